@@ -1,0 +1,456 @@
+//! Companies and everything known about them: assets, findings, scores, incidents,
+//! vulnerability records, API keys and jobs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use time::{Date, OffsetDateTime};
+
+use crate::{CveId, Domain, Grade, RiskVector, Score, Severity, SocialId};
+
+/// A company as the store knows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Company {
+    /// Row id in the store; never shown to clients.
+    pub id: i64,
+    pub social_id: SocialId,
+    pub company_name: String,
+    pub website: String,
+    pub domain: Option<Domain>,
+    pub industry: String,
+    pub description: String,
+    /// The service's own public identifier of the company.
+    pub company_id: String,
+    pub funding_id: String,
+    pub employees_number: String,
+    pub followers_number: i64,
+    pub naics_code: Option<i64>,
+    pub searched_by: i64,
+    pub last_scanned_at: Option<OffsetDateTime>,
+    /// Global score of the latest scan.
+    pub score: Option<Score>,
+    pub grade: Option<Grade>,
+}
+
+/// Identity and profile of a company to create or update.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CompanyProfile {
+    pub social_id: Option<SocialId>,
+    pub company_name: String,
+    pub website: String,
+    pub domain: Option<Domain>,
+    pub industry: String,
+    pub description: String,
+    pub company_id: Option<String>,
+    pub funding_id: String,
+    pub employees_number: String,
+    pub followers_number: i64,
+    pub naics_code: Option<i64>,
+}
+
+/// A domain or subdomain attributed to a company, with the reason for the attribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DomainAsset {
+    pub name: Domain,
+    #[serde(default)]
+    pub attribution: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Application {
+    pub name: String,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub categories: Vec<String>,
+    pub host: String,
+    #[serde(default)]
+    pub cpe: Option<String>,
+    #[serde(default)]
+    pub evidence: String,
+    pub first_seen: OffsetDateTimeText,
+    pub last_seen: OffsetDateTimeText,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetworkEndpoint {
+    pub ip: std::net::IpAddr,
+    pub port: u16,
+    #[serde(default = "tcp")]
+    pub protocol: String,
+    #[serde(default)]
+    pub host: Option<String>,
+    #[serde(default)]
+    pub service: Option<String>,
+    #[serde(default)]
+    pub product: Option<String>,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub banner: String,
+    pub first_seen: OffsetDateTimeText,
+    pub last_seen: OffsetDateTimeText,
+}
+
+fn tcp() -> String {
+    "tcp".to_owned()
+}
+
+/// One component of the external software bill of materials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SbomComponent {
+    pub name: String,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub purl: Option<String>,
+    #[serde(default)]
+    pub cpe: Option<String>,
+    #[serde(default)]
+    pub hosts: Vec<Domain>,
+    #[serde(default)]
+    pub evidence: String,
+    #[serde(default)]
+    pub end_of_life: Option<bool>,
+    #[serde(default)]
+    pub latest_version: Option<String>,
+    #[serde(default)]
+    pub cves: Vec<CveId>,
+    pub first_seen: OffsetDateTimeText,
+    pub last_seen: OffsetDateTimeText,
+}
+
+/// What a probe observed on one asset, with its evidence and the way to fix it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Store id; 0 before the finding is stored.
+    #[serde(default)]
+    pub id: i64,
+    pub risk_vector: RiskVector,
+    pub asset: String,
+    pub severity: Severity,
+    pub code: String,
+    pub title: String,
+    #[serde(default)]
+    pub evidence: String,
+    #[serde(default)]
+    pub remediation: String,
+    #[serde(default)]
+    pub references: Vec<String>,
+    pub first_seen: OffsetDateTimeText,
+    pub last_seen: OffsetDateTimeText,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentScore {
+    pub score: Score,
+    pub grade: Grade,
+    /// Share of the global score, in percent.
+    pub weight: Score,
+    #[serde(default)]
+    pub assets_checked: u32,
+    #[serde(default)]
+    pub findings_count: u32,
+}
+
+/// The result of rating one scan: global score and the twelve components.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreSnapshot {
+    pub scanned_at: OffsetDateTimeText,
+    pub score: Score,
+    pub grade: Grade,
+    pub components: BTreeMap<RiskVector, ComponentScore>,
+}
+
+/// A public security incident.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Incident {
+    pub incident_id: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub date_detected: Option<DateText>,
+    #[serde(default)]
+    pub date_publicly_disclosed: Option<DateText>,
+    #[serde(default, rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub attack_vector: String,
+    #[serde(default)]
+    pub threat_actor: String,
+    #[serde(default)]
+    pub motivation: String,
+    #[serde(default = "empty_object")]
+    pub impact: Value,
+    #[serde(default = "empty_array")]
+    pub affected_entities: Value,
+    #[serde(default = "empty_object")]
+    pub response: Value,
+    #[serde(default = "empty_object")]
+    pub data_breach: Value,
+    #[serde(default = "empty_object")]
+    pub ransomware: Value,
+    #[serde(default = "empty_array")]
+    pub references: Value,
+    #[serde(default)]
+    pub investigation_status: String,
+    #[serde(default)]
+    pub stakeholder_advisories: String,
+    #[serde(default)]
+    pub customer_advisories: String,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+fn empty_array() -> Value {
+    Value::Array(Vec::new())
+}
+
+/// A timestamp that reads RFC 3339 (or zone-less ISO 8601) and writes RFC 3339 UTC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OffsetDateTimeText(pub OffsetDateTime);
+
+impl Serialize for OffsetDateTimeText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::timefmt::rfc3339(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for OffsetDateTimeText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(d)?;
+        crate::timefmt::parse_datetime(&raw)
+            .map(OffsetDateTimeText)
+            .ok_or_else(|| serde::de::Error::custom(format!("not a date-time: {raw:?}")))
+    }
+}
+
+/// A calendar date written `YYYY-MM-DD`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DateText(pub Date);
+
+impl Serialize for DateText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::timefmt::format_date(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for DateText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(d)?;
+        crate::timefmt::parse_date(&raw)
+            .map(DateText)
+            .ok_or_else(|| serde::de::Error::custom(format!("not a YYYY-MM-DD date: {raw:?}")))
+    }
+}
+
+/// A vulnerability record in the shape cve-search publishes (spec 2.8), plus the
+/// CISA KEV entry and the EPSS figures where known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CveRecord {
+    pub id: CveId,
+    #[serde(default)]
+    pub summary: String,
+    pub published: OffsetDateTimeText,
+    pub modified: OffsetDateTimeText,
+    #[serde(rename = "lastModified", default)]
+    pub last_modified: Option<OffsetDateTimeText>,
+    #[serde(rename = "cvssTime", default)]
+    pub cvss_time: Option<OffsetDateTimeText>,
+    #[serde(default)]
+    pub assigner: String,
+    #[serde(default = "unknown_cwe")]
+    pub cwe: String,
+    #[serde(default)]
+    pub cvss: Option<f64>,
+    #[serde(rename = "impactScore", default)]
+    pub impact_score: Option<f64>,
+    #[serde(rename = "exploitabilityScore", default)]
+    pub exploitability_score: Option<f64>,
+    #[serde(rename = "cvssVector", default)]
+    pub cvss_vector: Option<String>,
+    #[serde(default)]
+    pub cvss3: Option<f64>,
+    #[serde(rename = "impactScore3", default)]
+    pub impact_score3: Option<f64>,
+    #[serde(rename = "exploitabilityScore3", default)]
+    pub exploitability_score3: Option<f64>,
+    #[serde(default)]
+    pub access: Option<CvssAccess>,
+    #[serde(default)]
+    pub impact: Option<CvssImpact>,
+    #[serde(default)]
+    pub impact3: Option<CvssImpact>,
+    #[serde(default)]
+    pub exploitability3: Option<CvssExploitability3>,
+    #[serde(default)]
+    pub refmap: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub vulnerable_configuration: Vec<CpeEntry>,
+    #[serde(default)]
+    pub vulnerable_configuration_cpe_2_2: Vec<CpeEntry>,
+    #[serde(default)]
+    pub vulnerable_product: Vec<String>,
+    #[serde(default)]
+    pub msbulletin: Vec<Value>,
+    #[serde(default)]
+    pub capec: Vec<Value>,
+    #[serde(default)]
+    pub references: Vec<String>,
+    #[serde(default)]
+    pub kev: Option<Value>,
+    #[serde(default)]
+    pub epss: Option<f64>,
+    #[serde(default)]
+    pub percentile: Option<f64>,
+}
+
+fn unknown_cwe() -> String {
+    "Unknown".to_owned()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CvssAccess {
+    #[serde(default)]
+    pub authentication: String,
+    #[serde(default)]
+    pub complexity: String,
+    #[serde(default)]
+    pub vector: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CvssImpact {
+    #[serde(default)]
+    pub availability: String,
+    #[serde(default)]
+    pub confidentiality: String,
+    #[serde(default)]
+    pub integrity: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CvssExploitability3 {
+    #[serde(default)]
+    pub attackvector: String,
+    #[serde(default)]
+    pub attackcomplexity: String,
+    #[serde(default)]
+    pub privilegesrequired: String,
+    #[serde(default)]
+    pub userinteraction: String,
+    #[serde(default)]
+    pub scope: String,
+}
+
+/// A CPE name in a vulnerable configuration, with its title where known.
+/// Accepts either a bare string or cve-search's `{"id": …, "title": …}` object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpeEntry {
+    pub id: String,
+    pub title: String,
+}
+
+impl<'de> Deserialize<'de> for CpeEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Name(String),
+            Entry {
+                id: String,
+                #[serde(default)]
+                title: String,
+            },
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::Name(id) => CpeEntry { title: id.clone(), id },
+            Raw::Entry { id, title } => CpeEntry {
+                title: if title.is_empty() { id.clone() } else { title },
+                id,
+            },
+        })
+    }
+}
+
+/// What an API key may call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    General,
+    Vulnerability,
+    Underwriter,
+    Monitor,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 4] = [Scope::General, Scope::Vulnerability, Scope::Underwriter, Scope::Monitor];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::General => "general",
+            Scope::Vulnerability => "vulnerability",
+            Scope::Underwriter => "underwriter",
+            Scope::Monitor => "monitor",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.as_str().eq_ignore_ascii_case(raw.trim()))
+    }
+
+    /// Parses a comma-separated list such as `general,underwriter`.
+    pub fn parse_list(raw: &str) -> Result<Vec<Scope>, String> {
+        let mut out = Vec::new();
+        for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let s = Scope::parse(part).ok_or_else(|| {
+                format!("unknown scope {part:?}: expected general, vulnerability, underwriter or monitor")
+            })?;
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// An API key as stored: only the hash of the secret is kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKey {
+    pub id: i64,
+    pub name: String,
+    /// The first characters of the key, to recognise it in listings.
+    pub prefix: String,
+    /// SHA-256 of the key, hex.
+    pub hash: String,
+    pub scopes: Vec<Scope>,
+    /// For monitor keys: the company the key reports on.
+    pub company: Option<SocialId>,
+    pub per_minute: u32,
+    pub monthly: u64,
+    pub active: bool,
+    pub created_at: OffsetDateTime,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewApiKey {
+    pub name: String,
+    pub prefix: String,
+    pub hash: String,
+    pub scopes: Vec<Scope>,
+    pub company: Option<SocialId>,
+    pub per_minute: u32,
+    pub monthly: u64,
+}
+
+/// A unit of background work in the durable queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub id: i64,
+    pub kind: String,
+    pub payload: Value,
+    pub attempts: i64,
+}

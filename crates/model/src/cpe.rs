@@ -1,0 +1,216 @@
+//! CPE names: the CPE 2.3 formatted string (`cpe:2.3:a:vendor:product:version:…`) and
+//! the older 2.2 URI (`cpe:/a:vendor:product:version`), parsed into one form.
+//!
+//! Matching and version ranges live in the vulnerability database; this is the name.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cpe is not valid")]
+pub struct CpeError;
+
+/// The eleven attributes of a CPE 2.3 name, each in the formatted-string encoding
+/// (`*` any, `-` not applicable, special characters escaped with `\`), lower case.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Cpe {
+    attrs: [String; 11],
+}
+
+const NAMES_LEN: usize = 11;
+
+impl Cpe {
+    pub fn parse(raw: &str) -> Result<Self, CpeError> {
+        let raw = raw.trim();
+        if raw.len() > 1024 {
+            return Err(CpeError);
+        }
+        let lower = raw.to_ascii_lowercase();
+        if let Some(rest) = lower.strip_prefix("cpe:2.3:") {
+            Self::parse_formatted(rest)
+        } else if let Some(rest) = lower.strip_prefix("cpe:/") {
+            Self::parse_uri(rest)
+        } else {
+            Err(CpeError)
+        }
+    }
+
+    fn parse_formatted(rest: &str) -> Result<Self, CpeError> {
+        let mut attrs: Vec<String> = Vec::with_capacity(NAMES_LEN);
+        let mut cur = String::new();
+        let mut chars = rest.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    let next = chars.next().ok_or(CpeError)?;
+                    cur.push('\\');
+                    cur.push(next);
+                }
+                ':' => attrs.push(std::mem::take(&mut cur)),
+                c if c.is_ascii_graphic() => cur.push(c),
+                _ => return Err(CpeError),
+            }
+        }
+        attrs.push(cur);
+        // Trailing attributes may be left out; they mean ANY.
+        if attrs.len() > NAMES_LEN || attrs.len() < 3 {
+            return Err(CpeError);
+        }
+        attrs.resize(NAMES_LEN, "*".to_owned());
+        Self::from_attrs(attrs)
+    }
+
+    fn parse_uri(rest: &str) -> Result<Self, CpeError> {
+        let parts: Vec<&str> = rest.split(':').collect();
+        if parts.len() > 7 || parts.len() < 2 {
+            return Err(CpeError);
+        }
+        let mut attrs: Vec<String> = Vec::with_capacity(NAMES_LEN);
+        for p in &parts {
+            attrs.push(match *p {
+                "" => "*".to_owned(),
+                "-" => "-".to_owned(),
+                v => uri_to_formatted(v)?,
+            });
+        }
+        attrs.resize(NAMES_LEN, "*".to_owned());
+        Self::from_attrs(attrs)
+    }
+
+    fn from_attrs(attrs: Vec<String>) -> Result<Self, CpeError> {
+        if !matches!(attrs[0].as_str(), "a" | "o" | "h" | "*") {
+            return Err(CpeError);
+        }
+        if attrs.iter().any(|a| a.is_empty()) {
+            return Err(CpeError);
+        }
+        let attrs: [String; NAMES_LEN] = attrs.try_into().map_err(|_| CpeError)?;
+        Ok(Self { attrs })
+    }
+
+    pub fn part(&self) -> &str {
+        &self.attrs[0]
+    }
+    pub fn vendor(&self) -> &str {
+        &self.attrs[1]
+    }
+    pub fn product(&self) -> &str {
+        &self.attrs[2]
+    }
+    pub fn version(&self) -> &str {
+        &self.attrs[3]
+    }
+
+    /// A concrete value (not ANY or NA) or `None`.
+    pub fn specific(attr: &str) -> Option<&str> {
+        (attr != "*" && attr != "-").then_some(attr)
+    }
+
+    /// The CPE 2.2 URI binding, as cve-search shows it in `vulnerable_configuration_cpe_2_2`.
+    pub fn to_uri(&self) -> String {
+        let mut out = String::from("cpe:/");
+        let mut fields: Vec<String> = self.attrs[..7]
+            .iter()
+            .map(|a| match a.as_str() {
+                "*" => String::new(),
+                "-" => "-".to_owned(),
+                v => formatted_to_uri(v),
+            })
+            .collect();
+        while fields.last().is_some_and(|f| f.is_empty()) {
+            fields.pop();
+        }
+        out.push_str(&fields.join(":"));
+        out
+    }
+}
+
+impl fmt::Display for Cpe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cpe:2.3:{}", self.attrs.join(":"))
+    }
+}
+
+fn uri_to_formatted(v: &str) -> Result<String, CpeError> {
+    let mut out = String::new();
+    let bytes = v.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let ch = if c == b'%' {
+            let hex = v.get(i + 1..i + 3).ok_or(CpeError)?;
+            i += 2;
+            u8::from_str_radix(hex, 16).map_err(|_| CpeError)?
+        } else {
+            c
+        };
+        if !ch.is_ascii_graphic() {
+            return Err(CpeError);
+        }
+        if !(ch.is_ascii_alphanumeric() || matches!(ch, b'_' | b'.' | b'-')) {
+            out.push('\\');
+        }
+        out.push(char::from(ch));
+        i += 1;
+    }
+    Ok(out)
+}
+
+fn formatted_to_uri(v: &str) -> String {
+    let mut out = String::new();
+    let mut chars = v.chars();
+    while let Some(c) = chars.next() {
+        let c = if c == '\\' { chars.next().unwrap_or('\\') } else { c };
+        if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '~') {
+            out.push(c);
+        } else {
+            out.push_str(&format!("%{:02x}", c as u32 & 0xff));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn formatted_strings() {
+        let c = Cpe::parse("cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*").unwrap();
+        assert_eq!((c.part(), c.vendor(), c.product(), c.version()), ("a", "apache", "log4j", "2.14.1"));
+        assert_eq!(c.to_string(), "cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*");
+        assert_eq!(c.to_uri(), "cpe:/a:apache:log4j:2.14.1");
+        let short = Cpe::parse("cpe:2.3:a:Apache:HTTP_Server").unwrap();
+        assert_eq!(short.to_string(), "cpe:2.3:a:apache:http_server:*:*:*:*:*:*:*:*");
+        let esc = Cpe::parse(r"cpe:2.3:a:foo\:bar:baz:1.0\+1:*:*:*:*:*:*:*").unwrap();
+        assert_eq!(esc.vendor(), r"foo\:bar");
+        assert_eq!(esc.to_uri(), "cpe:/a:foo%3abar:baz:1.0%2b1");
+        for bad in ["", "cpe:2.3:x:a:b", "cpe:2.3:a", "cpe:2.3:a:b:c:d:e:f:g:h:i:j:k:l", "cpe:2.3:a::b", "cpe:2.3:a:b:c\\"] {
+            assert!(Cpe::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn uris() {
+        let c = Cpe::parse("cpe:/a:openbsd:openssh:7.4").unwrap();
+        assert_eq!(c.to_string(), "cpe:2.3:a:openbsd:openssh:7.4:*:*:*:*:*:*:*");
+        assert_eq!(c.to_uri(), "cpe:/a:openbsd:openssh:7.4");
+        assert!(Cpe::parse("cpe:/a:x:y:%zz").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(s in "cpe:(2\\.3|/)[a-z:*\\-\\\\%0-9.]{0,60}") {
+            if let Ok(c) = Cpe::parse(&s) {
+                // The formatted string of a parsed name parses to the same name.
+                prop_assert_eq!(Cpe::parse(&c.to_string()).unwrap(), c.clone());
+                let _ = c.to_uri();
+            }
+        }
+
+        #[test]
+        fn arbitrary_input_never_panics(s in "\\PC{0,200}") {
+            let _ = Cpe::parse(&s);
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! Identifiers: social_id, web domain, CVE id.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    #[error("social_id is not valid")]
+    SocialId,
+    #[error("domain is not valid")]
+    Domain,
+    #[error("cve_id is not valid")]
+    CveId,
+}
+
+/// A company's identifier on the networking site: the slug of its company page.
+///
+/// 1 to 100 characters of ASCII letters, digits, `-`, `_` and `.`, starting with a
+/// letter or digit. Stored and compared in lower case.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SocialId(String);
+
+impl SocialId {
+    pub const MAX_LEN: usize = 100;
+
+    pub fn parse(raw: &str) -> Result<Self, IdError> {
+        let ok = !raw.is_empty()
+            && raw.len() <= Self::MAX_LEN
+            && raw.as_bytes()[0].is_ascii_alphanumeric()
+            && raw
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+        if ok {
+            Ok(Self(raw.to_ascii_lowercase()))
+        } else {
+            Err(IdError::SocialId)
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A DNS host or domain name in its canonical form: lower case, no trailing dot,
+/// at least two labels, letters/digits/hyphens only (IDNs in their `xn--` form).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Domain(String);
+
+impl Domain {
+    pub fn parse(raw: &str) -> Result<Self, IdError> {
+        let s = raw.strip_suffix('.').unwrap_or(raw).to_ascii_lowercase();
+        if s.is_empty() || s.len() > 253 {
+            return Err(IdError::Domain);
+        }
+        let labels: Vec<&str> = s.split('.').collect();
+        if labels.len() < 2 {
+            return Err(IdError::Domain);
+        }
+        for label in &labels {
+            let b = label.as_bytes();
+            if b.is_empty()
+                || b.len() > 63
+                || b[0] == b'-'
+                || b[b.len() - 1] == b'-'
+                || !b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+            {
+                return Err(IdError::Domain);
+            }
+        }
+        let tld = labels[labels.len() - 1];
+        if tld.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(IdError::Domain);
+        }
+        Ok(Self(s))
+    }
+
+    /// Parses the host of a URL such as `https://www.example.com:8443/path`, or a bare name.
+    pub fn from_url(url: &str) -> Result<Self, IdError> {
+        let rest = url
+            .split_once("://")
+            .map(|(scheme, rest)| {
+                if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+                    Ok(rest)
+                } else {
+                    Err(IdError::Domain)
+                }
+            })
+            .transpose()?
+            .unwrap_or(url);
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let host_port = authority.rsplit('@').next().unwrap_or("");
+        let host = match host_port.rsplit_once(':') {
+            Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+            _ => host_port,
+        };
+        Self::parse(host)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// This name and every parent with at least two labels, most specific first:
+    /// `a.b.example.com` gives `a.b.example.com`, `b.example.com`, `example.com`.
+    pub fn self_and_parents(&self) -> impl Iterator<Item = &str> {
+        let s = self.0.as_str();
+        std::iter::once(s)
+            .chain(s.match_indices('.').map(move |(i, _)| &s[i + 1..]))
+            .filter(|d| d.contains('.'))
+    }
+
+    /// True when `self` is `other` or a name below it.
+    pub fn is_within(&self, other: &Domain) -> bool {
+        self.0 == other.0
+            || (self.0.len() > other.0.len()
+                && self.0.ends_with(&other.0)
+                && self.0.as_bytes()[self.0.len() - other.0.len() - 1] == b'.')
+    }
+}
+
+/// A CVE identifier, `CVE-YYYY-NNNN…`, stored in upper case.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CveId(String);
+
+impl CveId {
+    pub fn parse(raw: &str) -> Result<Self, IdError> {
+        let up = raw.trim().to_ascii_uppercase();
+        let mut parts = up.splitn(3, '-');
+        let (Some("CVE"), Some(year), Some(num)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(IdError::CveId);
+        };
+        let year_ok = year.len() == 4
+            && year.bytes().all(|b| b.is_ascii_digit())
+            && year.as_bytes()[0] != b'0';
+        let num_ok = (4..=19).contains(&num.len()) && num.bytes().all(|b| b.is_ascii_digit());
+        if year_ok && num_ok {
+            Ok(Self(up))
+        } else {
+            Err(IdError::CveId)
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+macro_rules! string_newtype_impls {
+    ($t:ty) => {
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+        impl AsRef<str> for $t {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let raw = String::deserialize(d)?;
+                <$t>::parse(&raw).map_err(serde::de::Error::custom)
+            }
+        }
+        impl std::str::FromStr for $t {
+            type Err = IdError;
+            fn from_str(s: &str) -> Result<Self, IdError> {
+                <$t>::parse(s)
+            }
+        }
+    };
+}
+string_newtype_impls!(SocialId);
+string_newtype_impls!(Domain);
+string_newtype_impls!(CveId);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn social_ids() {
+        assert_eq!(SocialId::parse("Acme-Corp").unwrap().as_str(), "acme-corp");
+        for bad in ["", "-acme", "acme corp", "acme/x", "é", &"a".repeat(101)] {
+            assert!(SocialId::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn domains() {
+        assert_eq!(Domain::parse("WWW.Example.COM.").unwrap().as_str(), "www.example.com");
+        for bad in ["", "com", "a..b", "-a.com", "a-.com", "a_b.com", "1.2.3.4", "a.b/c"] {
+            assert!(Domain::parse(bad).is_err(), "{bad:?}");
+        }
+        let d = Domain::from_url("https://user@Shop.Acme.example:8443/x?y").unwrap();
+        assert_eq!(d.as_str(), "shop.acme.example");
+        assert!(Domain::from_url("ftp://acme.example").is_err());
+        let parents: Vec<&str> = d.self_and_parents().collect();
+        assert_eq!(parents, ["shop.acme.example", "acme.example"]);
+        assert!(d.is_within(&Domain::parse("acme.example").unwrap()));
+        assert!(!Domain::parse("xacme.example").unwrap().is_within(&Domain::parse("acme.example").unwrap()));
+    }
+
+    #[test]
+    fn cve_ids() {
+        assert_eq!(CveId::parse("cve-2021-44228").unwrap().as_str(), "CVE-2021-44228");
+        for bad in ["CVE-21-1234", "CVE-2021-123", "CVE-2021-12a4", "2021-1234", "CVE-2021-", "CVE-0999-1234"] {
+            assert!(CveId::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn parsers_never_panic(s in "\\PC{0,300}") {
+            let _ = SocialId::parse(&s);
+            let _ = Domain::parse(&s);
+            let _ = Domain::from_url(&s);
+            let _ = CveId::parse(&s);
+        }
+
+        #[test]
+        fn domain_parse_is_idempotent(s in "[a-zA-Z0-9.-]{1,80}") {
+            if let Ok(d) = Domain::parse(&s) {
+                prop_assert_eq!(Domain::parse(d.as_str()).unwrap(), d);
+            }
+        }
+
+        #[test]
+        fn social_id_roundtrip(s in "[a-z0-9][a-z0-9._-]{0,99}") {
+            let parsed = SocialId::parse(&s).unwrap();
+            prop_assert_eq!(parsed.as_str(), s.as_str());
+        }
+    }
+}

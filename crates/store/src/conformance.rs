@@ -1,0 +1,372 @@
+//! The conformance suite every backend must pass. Each backend's tests call
+//! [`run_all`] with a fresh, empty store.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use model::timefmt::parse_datetime;
+use model::{
+    Application, CompanyProfile, ComponentScore, CveId, CveRecord, Domain, DomainAsset, Finding,
+    Grade, Incident, NetworkEndpoint, NewApiKey, OffsetDateTimeText, Page, RiskVector,
+    SbomComponent, Scope, Score, ScoreSnapshot, Severity, SocialId,
+};
+
+use crate::{CompanySnapshot, FindingFilter, Store};
+
+fn at(s: &str) -> OffsetDateTimeText {
+    OffsetDateTimeText(parse_datetime(s).expect("test timestamp"))
+}
+
+fn sid(s: &str) -> SocialId {
+    SocialId::parse(s).expect("test social_id")
+}
+
+fn dom(s: &str) -> Domain {
+    Domain::parse(s).expect("test domain")
+}
+
+fn profile(social_id: &str, name: &str, domain: &str) -> CompanyProfile {
+    CompanyProfile {
+        social_id: Some(sid(social_id)),
+        company_name: name.into(),
+        website: format!("https://{domain}"),
+        domain: Some(dom(domain)),
+        industry: "Software Development".into(),
+        description: format!("{name} makes things"),
+        funding_id: format!("https://funding.example/{social_id}"),
+        employees_number: "51-200 employees".into(),
+        followers_number: 1200,
+        naics_code: Some(541511),
+        ..Default::default()
+    }
+}
+
+fn finding(rv: RiskVector, asset: &str, sev: Severity, code: &str) -> Finding {
+    Finding {
+        id: 0,
+        risk_vector: rv,
+        asset: asset.into(),
+        severity: sev,
+        code: code.into(),
+        title: format!("{code} on {asset}"),
+        evidence: "observed".into(),
+        remediation: "fix it".into(),
+        references: vec!["RFC 7208".into()],
+        first_seen: at("2026-01-01T00:00:00Z"),
+        last_seen: at("2026-02-01T00:00:00Z"),
+    }
+}
+
+fn snapshot(score: f64, when: &str) -> ScoreSnapshot {
+    let components: BTreeMap<RiskVector, ComponentScore> = RiskVector::ALL
+        .iter()
+        .map(|rv| {
+            (
+                *rv,
+                ComponentScore {
+                    score: Score::from_f64(score).expect("score"),
+                    grade: Grade::B,
+                    weight: Score::from_f64(100.0 / 12.0).expect("weight"),
+                    assets_checked: 3,
+                    findings_count: 1,
+                },
+            )
+        })
+        .collect();
+    ScoreSnapshot { scanned_at: at(when), score: Score::from_f64(score).expect("score"), grade: Grade::B, components }
+}
+
+fn cve(id: &str, modified: &str, products: &[&str]) -> CveRecord {
+    let json = serde_json::json!({
+        "id": id,
+        "summary": format!("summary of {id}"),
+        "published": "2021-12-10T10:15:09.143000",
+        "modified": modified,
+        "lastModified": modified,
+        "vulnerable_product": products,
+    });
+    serde_json::from_value(json).expect("test cve")
+}
+
+/// Runs every check against `store`, which must be empty.
+pub async fn run_all(store: Arc<dyn Store>) {
+    companies(&*store).await;
+    subsidiaries_and_search(&*store).await;
+    cves(&*store).await;
+    keys_and_usage(&*store).await;
+    jobs(&*store).await;
+}
+
+async fn companies(store: &dyn Store) {
+    assert!(store.company_by_social_id(&sid("acme")).await.unwrap().is_none());
+    let mut snap = CompanySnapshot { profile: profile("acme", "Acme Corp", "acme.example"), ..Default::default() };
+    let c = store.save_company(&snap).await.unwrap();
+    assert_eq!(c.social_id.as_str(), "acme");
+    assert!(c.company_id.starts_with("RP"), "{}", c.company_id);
+    assert!(c.score.is_none() && c.last_scanned_at.is_none());
+
+    snap.domains = Some(vec![DomainAsset { name: dom("acme-mail.example"), attribution: "MX of acme.example".into() }]);
+    snap.applications = Some(vec![Application {
+        name: "nginx".into(),
+        version: Some("1.18.0".into()),
+        categories: vec!["Web servers".into()],
+        host: "www.acme.example".into(),
+        cpe: Some("cpe:2.3:a:f5:nginx:1.18.0:*:*:*:*:*:*:*".into()),
+        evidence: "Server: nginx/1.18.0".into(),
+        first_seen: at("2026-01-01T00:00:00Z"),
+        last_seen: at("2026-02-01T00:00:00Z"),
+    }]);
+    snap.network_endpoints = Some(
+        (0..12)
+            .map(|i| NetworkEndpoint {
+                ip: format!("192.0.2.{}", i % 3).parse().unwrap(),
+                port: 8000 + i,
+                protocol: "tcp".into(),
+                host: Some("www.acme.example".into()),
+                service: Some("http".into()),
+                product: None,
+                version: None,
+                banner: String::new(),
+                first_seen: at("2026-01-01T00:00:00Z"),
+                last_seen: at("2026-02-01T00:00:00Z"),
+            })
+            .collect(),
+    );
+    snap.sbom = Some(vec![
+        SbomComponent {
+            name: "log4j".into(),
+            version: Some("2.14.1".into()),
+            purl: Some("pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1".into()),
+            cpe: Some("cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*".into()),
+            hosts: vec![dom("api.acme.example"), dom("www.acme.example")],
+            evidence: "banner".into(),
+            end_of_life: Some(true),
+            latest_version: Some("2.24.0".into()),
+            cves: vec![CveId::parse("CVE-2021-44228").unwrap()],
+            first_seen: at("2026-01-01T00:00:00Z"),
+            last_seen: at("2026-02-01T00:00:00Z"),
+        },
+        SbomComponent {
+            name: "jquery".into(),
+            version: Some("3.7.1".into()),
+            purl: None,
+            cpe: None,
+            hosts: vec![dom("www.acme.example")],
+            evidence: "script src".into(),
+            end_of_life: None,
+            latest_version: None,
+            cves: vec![],
+            first_seen: at("2026-01-01T00:00:00Z"),
+            last_seen: at("2026-02-01T00:00:00Z"),
+        },
+    ]);
+    snap.findings = Some(vec![
+        finding(RiskVector::Spf, "acme.example", Severity::High, "spf_softfail"),
+        finding(RiskVector::Dkim, "acme.example", Severity::Medium, "dkim_weak_key"),
+        finding(RiskVector::Dkim, "mail.acme.example", Severity::Critical, "dkim_rsa_512"),
+    ]);
+    snap.scores = vec![snapshot(71.5, "2026-01-01T00:00:00Z"), snapshot(82.25, "2026-02-01T00:00:00Z")];
+    snap.incidents = vec![serde_json::from_value::<Incident>(serde_json::json!({
+        "incident_id": "INC-1", "title": "Breach", "date_detected": "2025-03-04", "type": "hacking"
+    }))
+    .unwrap()];
+    let c = store.save_company(&snap).await.unwrap();
+    assert_eq!(c.score, Some(Score::from_f64(82.25).unwrap()), "latest score is current");
+    assert_eq!(c.last_scanned_at, Some(at("2026-02-01T00:00:00Z").0));
+
+    // Saving the same snapshot again changes nothing (idempotent import).
+    let again = store.save_company(&snap).await.unwrap();
+    assert_eq!(again, c);
+    assert_eq!(store.score_history(c.id, 10).await.unwrap().len(), 2);
+    let latest = store.latest_score(c.id).await.unwrap().unwrap();
+    assert_eq!(latest.components.len(), 12);
+    assert_eq!(latest.components[&RiskVector::Sbom].weight, Score::from_f64(8.33).unwrap());
+
+    // Domains: profile domain is always attributed; lookups walk up to parents.
+    let names: Vec<String> = store.domains(c.id).await.unwrap().into_iter().map(|d| d.name.to_string()).collect();
+    assert_eq!(names, ["acme-mail.example", "acme.example"]);
+    for q in ["acme.example", "www.acme.example", "acme-mail.example"] {
+        assert_eq!(store.company_by_domain(&dom(q)).await.unwrap().map(|c| c.id), Some(c.id), "{q}");
+    }
+    assert!(store.company_by_domain(&dom("other.example")).await.unwrap().is_none());
+    assert!(store.owns_host(c.id, &dom("mail.acme.example")).await.unwrap());
+    assert!(!store.owns_host(c.id, &dom("evil.example")).await.unwrap());
+
+    // Paging of assets.
+    let p2 = store.network_endpoints(c.id, Page::parse(Some("2")).unwrap()).await.unwrap();
+    assert_eq!((p2.items.len(), p2.total), (2, 12));
+    let far = store.network_endpoints(c.id, Page::parse(Some("99")).unwrap()).await.unwrap();
+    assert_eq!((far.items.len(), far.total), (0, 12));
+    let counts = store.counts(c.id).await.unwrap();
+    assert_eq!((counts.applications, counts.network_endpoints, counts.ip_addresses), (1, 12, 3));
+    assert_eq!(counts.findings[&Severity::Critical], 1);
+    let apps = store.applications(c.id, Page::FIRST).await.unwrap();
+    assert_eq!(apps.items[0].version.as_deref(), Some("1.18.0"));
+
+    // SBOM, with CVEs only, and by domain.
+    assert_eq!(store.sbom(c.id, Page::FIRST, false).await.unwrap().total, 2);
+    let with = store.sbom(c.id, Page::FIRST, true).await.unwrap();
+    assert_eq!((with.total, with.items[0].name.as_str()), (1, "log4j"));
+    assert_eq!(with.items[0].cves[0].as_str(), "CVE-2021-44228");
+    let by = store.sbom_by_domain(c.id, &dom("acme.example"), Page::FIRST).await.unwrap();
+    assert_eq!(by.total, 2);
+    assert_eq!(by.items[0].host, "api.acme.example");
+    assert_eq!(by.items[1].components.len(), 2);
+
+    // Findings: worst first, filters, and fixed findings disappear on the next snapshot.
+    let all = store.findings(c.id, FindingFilter::default(), Page::FIRST).await.unwrap();
+    assert_eq!(all.items.iter().map(|f| f.severity).collect::<Vec<_>>(), [Severity::Critical, Severity::High, Severity::Medium]);
+    let dkim = store
+        .findings(c.id, FindingFilter { asset: Some("acme.example"), risk_vector: Some(RiskVector::Dkim) }, Page::FIRST)
+        .await
+        .unwrap();
+    assert_eq!((dkim.total, dkim.items[0].code.as_str()), (1, "dkim_weak_key"));
+    let top = store.top_findings(c.id, 1).await.unwrap();
+    assert_eq!(top.len(), 2);
+    assert!(top.iter().any(|f| f.code == "dkim_rsa_512"));
+    let first_id = all.items[0].id;
+    let mut later = finding(RiskVector::Dkim, "mail.acme.example", Severity::Critical, "dkim_rsa_512");
+    later.first_seen = at("2026-03-01T00:00:00Z");
+    later.last_seen = at("2026-03-01T00:00:00Z");
+    let fix = CompanySnapshot { profile: snap.profile.clone(), findings: Some(vec![later]), ..Default::default() };
+    store.save_company(&fix).await.unwrap();
+    let after = store.findings(c.id, FindingFilter::default(), Page::FIRST).await.unwrap();
+    assert_eq!(after.total, 1);
+    assert_eq!(after.items[0].id, first_id, "a finding keeps its identity across scans");
+    assert_eq!(after.items[0].first_seen, at("2026-01-01T00:00:00Z"), "first_seen is the earliest sighting");
+    assert_eq!(after.items[0].last_seen, at("2026-03-01T00:00:00Z"));
+
+    // Incidents.
+    assert_eq!(store.incidents_for_company(c.id).await.unwrap().len(), 1);
+    assert_eq!(store.incidents_for_domain(&dom("acme.example")).await.unwrap()[0].incident_id, "INC-1");
+    assert!(store.incident("INC-1").await.unwrap().is_some());
+    assert!(store.incident("INC-404").await.unwrap().is_none());
+
+    // Lookup counters.
+    store.add_lookups(&[(c.id, 3)]).await.unwrap();
+    store.add_lookups(&[(c.id, 2)]).await.unwrap();
+    assert_eq!(store.company_by_social_id(&sid("ACME".to_lowercase().as_str())).await.unwrap().unwrap().searched_by, 5);
+
+    // Predictions.
+    assert!(store.prediction(c.id, "tail_risk", 6).await.unwrap().is_none());
+    store.save_prediction(c.id, "tail_risk", 6, &serde_json::json!([{"month": 1}])).await.unwrap();
+    assert_eq!(store.prediction(c.id, "tail_risk", 6).await.unwrap(), Some(serde_json::json!([{"month": 1}])));
+
+    // Last scanned.
+    let last = store.last_scanned(Page::FIRST).await.unwrap();
+    assert_eq!(last.items[0].social_id.as_str(), "acme");
+}
+
+async fn subsidiaries_and_search(store: &dyn Store) {
+    let parent = store.company_by_social_id(&sid("acme")).await.unwrap().unwrap();
+    let mut kids = Vec::new();
+    for (s, n) in [("acme-labs", "Acme Labs"), ("acme-cloud", "Acme Cloud"), ("zeta_inc", "Zeta 100% Inc")] {
+        let snap = CompanySnapshot { profile: profile(s, n, &format!("{}.example", s.replace('_', "-"))), ..Default::default() };
+        kids.push(store.save_company(&snap).await.unwrap());
+    }
+    assert!(store.link_subsidiary(parent.id, kids[0].id).await.unwrap());
+    assert!(!store.link_subsidiary(parent.id, kids[0].id).await.unwrap(), "linking twice is a no-op");
+    assert!(store.link_subsidiary(parent.id, kids[1].id).await.unwrap());
+    assert!(store.link_subsidiary(parent.id, parent.id).await.is_err());
+    let subs = store.subsidiaries(parent.id, None).await.unwrap();
+    assert_eq!(subs.items.iter().map(|c| c.company_name.as_str()).collect::<Vec<_>>(), ["Acme Cloud", "Acme Labs"]);
+    assert!(store.unlink_subsidiary(parent.id, kids[1].id).await.unwrap());
+    assert!(!store.unlink_subsidiary(parent.id, kids[1].id).await.unwrap());
+    assert_eq!(store.subsidiaries(parent.id, Some(Page::FIRST)).await.unwrap().total, 1);
+
+    let found = store.search_companies("ACME", Page::FIRST).await.unwrap();
+    assert_eq!(found.total, 3);
+    assert_eq!(found.items[0].company_name, "Acme Cloud", "prefix matches sorted by name");
+    let exact = store.search_companies("acme labs", Page::FIRST).await.unwrap();
+    assert_eq!(exact.items[0].company_name, "Acme Labs");
+    // LIKE wildcards in the needle are literal.
+    assert_eq!(store.search_companies("100%", Page::FIRST).await.unwrap().total, 1);
+    assert_eq!(store.search_companies("%", Page::FIRST).await.unwrap().total, 1);
+    assert_eq!(store.search_companies("_", Page::FIRST).await.unwrap().total, 0);
+}
+
+async fn cves(store: &dyn Store) {
+    let old = cve("CVE-2021-44228", "2021-12-10T10:15:09.143000", &["cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*"]);
+    let new = cve(
+        "CVE-2021-44228",
+        "2023-04-03T20:15:08.000000",
+        &["cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*", "cpe:2.3:a:apache:log4j:2.15.0:*:*:*:*:*:*:*"],
+    );
+    assert!(store.upsert_cve(&new).await.unwrap());
+    assert!(!store.upsert_cve(&old).await.unwrap(), "an older record never replaces a newer one");
+    assert!(!store.upsert_cve(&new).await.unwrap(), "the same record twice writes once");
+    assert!(store.upsert_cve(&cve("CVE-2014-0160", "2024-01-01T00:00:00", &["cpe:2.3:a:openssl:openssl:1.0.1f:*:*:*:*:*:*:*"])).await.unwrap());
+    assert!(store.upsert_cve(&cve("CVE-2020-0001", "2020-01-01T00:00:00", &["cpe:2.3:a:apache:http_server:*:*:*:*:*:*:*:*"])).await.unwrap());
+
+    let got = store.cve(&CveId::parse("cve-2021-44228").unwrap()).await.unwrap().unwrap();
+    assert_eq!(got.vulnerable_product.len(), 2);
+    assert_eq!(store.vendors().await.unwrap(), ["apache", "openssl"]);
+    assert_eq!(store.products("apache").await.unwrap(), ["http_server", "log4j"]);
+    assert_eq!(store.cves_for_product("apache", "log4j", Some("2.15.0"), 10).await.unwrap().len(), 1);
+    assert!(store.cves_for_product("apache", "log4j", Some("2.17.0"), 10).await.unwrap().is_empty());
+    assert_eq!(store.cves_for_product("apache", "http_server", Some("2.4.1"), 10).await.unwrap().len(), 1, "ANY version matches");
+    let last = store.last_cves(2).await.unwrap();
+    assert_eq!(last.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["CVE-2014-0160", "CVE-2021-44228"]);
+}
+
+async fn keys_and_usage(store: &dyn Store) {
+    let k = store
+        .create_key(&NewApiKey {
+            name: "monitor of acme".into(),
+            prefix: "rk_abcdef".into(),
+            hash: "ab".repeat(32),
+            scopes: vec![Scope::General, Scope::Monitor],
+            company: Some(sid("acme")),
+            per_minute: 60,
+            monthly: 10_000,
+        })
+        .await
+        .unwrap();
+    assert!(k.active);
+    let found = store.key_by_hash(&"ab".repeat(32)).await.unwrap().unwrap();
+    assert_eq!(found, k);
+    assert!(store.key_by_hash(&"cd".repeat(32)).await.unwrap().is_none());
+    assert!(store.set_key_active("rk_abcdef", false).await.unwrap());
+    assert!(!store.key_by_hash(&"ab".repeat(32)).await.unwrap().unwrap().active);
+    assert!(!store.set_key_active("nope", false).await.unwrap());
+    assert!(store.set_key_active(&k.id.to_string(), true).await.unwrap());
+    assert_eq!(store.keys().await.unwrap().len(), 1);
+
+    assert_eq!(store.usage(k.id, "2026-11").await.unwrap(), 0);
+    store.add_usage(k.id, "2026-11", 5).await.unwrap();
+    store.add_usage(k.id, "2026-11", 7).await.unwrap();
+    assert_eq!(store.usage(k.id, "2026-11").await.unwrap(), 12);
+    assert_eq!(store.usage(k.id, "2026-12").await.unwrap(), 0);
+}
+
+async fn jobs(store: &dyn Store) {
+    let payload = serde_json::json!({"social_id": "acme"});
+    assert!(store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap());
+    assert!(!store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap(), "deduplicated while queued");
+    assert!(store.enqueue("scan", &payload, None).await.unwrap());
+    assert_eq!(store.pending_jobs().await.unwrap().len(), 2);
+
+    let job = store.lease_job("w1", Duration::from_secs(60)).await.unwrap().unwrap();
+    assert_eq!((job.kind.as_str(), job.attempts), ("scan", 1));
+    assert!(!store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap(), "deduplicated while running");
+    let second = store.lease_job("w2", Duration::from_secs(60)).await.unwrap().unwrap();
+    assert_ne!(second.id, job.id, "a leased job is not handed out twice");
+    assert!(store.lease_job("w3", Duration::from_secs(60)).await.unwrap().is_none());
+
+    store.complete_job(job.id).await.unwrap();
+    assert!(store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap(), "queued again once done");
+
+    // A failed job is retried after its delay; an expired lease is taken over.
+    store.fail_job(second.id, "boom", Duration::from_secs(0), false).await.unwrap();
+    let mut seen = Vec::new();
+    while let Some(j) = store.lease_job("w4", Duration::from_secs(0)).await.unwrap() {
+        seen.push(j.id);
+        if seen.len() > 10 {
+            break;
+        }
+        store.complete_job(j.id).await.unwrap();
+    }
+    assert!(seen.contains(&second.id));
+    assert!(store.pending_jobs().await.unwrap().is_empty());
+}

@@ -1,0 +1,180 @@
+//! The store: every table Rampart keeps, behind one trait.
+//!
+//! `Store` is what the API, the importers and (later) the workers see; SQL lives only
+//! in the backend modules (`sqlite`, and PostgreSQL next), and every backend passes the
+//! one conformance suite in `conformance`. The store never talks to the network and
+//! never decides policy (scores, limits): it keeps what it is given, durably.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use model::{
+    ApiKey, Application, Company, CompanyProfile, CveId, CveRecord, Domain, DomainAsset, Finding,
+    Incident, Job, NetworkEndpoint, NewApiKey, Page, RiskVector, SbomComponent, ScoreSnapshot,
+    Severity, SocialId,
+};
+
+pub mod conformance;
+mod migrate;
+pub mod sqlite;
+
+pub use sqlite::SqliteStore;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("stored data is not valid: {0}")]
+    Corrupt(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("invalid input: {0}")]
+    Invalid(String),
+    #[error("unsupported database URL {0:?}: expected sqlite://PATH or a file path")]
+    UnsupportedUrl(String),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Everything known about one company, as written by the importer and the scanner.
+/// `None` members are left as they are; `Some` members replace what was stored.
+#[derive(Debug, Clone, Default)]
+pub struct CompanySnapshot {
+    pub profile: CompanyProfile,
+    pub domains: Option<Vec<DomainAsset>>,
+    pub applications: Option<Vec<Application>>,
+    pub network_endpoints: Option<Vec<NetworkEndpoint>>,
+    pub sbom: Option<Vec<SbomComponent>>,
+    pub findings: Option<Vec<Finding>>,
+    /// Ratings to add to the history (a rating already stored for the same time is kept).
+    pub scores: Vec<ScoreSnapshot>,
+    pub incidents: Vec<Incident>,
+}
+
+/// Which findings to list.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FindingFilter<'a> {
+    pub asset: Option<&'a str>,
+    pub risk_vector: Option<RiskVector>,
+}
+
+/// A page of items and the total number of items over all pages.
+#[derive(Debug, Clone)]
+pub struct Paged<T> {
+    pub items: Vec<T>,
+    pub total: u64,
+}
+
+/// Subdomain (host) with the SBOM components seen on it.
+#[derive(Debug, Clone)]
+pub struct HostComponents {
+    pub host: String,
+    pub components: Vec<SbomComponent>,
+}
+
+/// Per-company counts used by the subsidiary statistics.
+#[derive(Debug, Clone, Default)]
+pub struct CompanyCounts {
+    pub applications: u64,
+    pub network_endpoints: u64,
+    pub ip_addresses: u64,
+    pub sbom_components: u64,
+    pub findings: BTreeMap<Severity, u64>,
+}
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    // --- companies -------------------------------------------------------------
+    /// Creates or updates a company and everything in the snapshot, in one transaction.
+    async fn save_company(&self, snapshot: &CompanySnapshot) -> Result<Company>;
+    async fn company_by_social_id(&self, social_id: &SocialId) -> Result<Option<Company>>;
+    /// The company whose web domain is `domain` or one of its parents, or which owns
+    /// such a name among its attributed domains.
+    async fn company_by_domain(&self, domain: &Domain) -> Result<Option<Company>>;
+    /// Companies whose name contains `needle` (case-insensitive), best matches first.
+    async fn search_companies(&self, needle: &str, page: Page) -> Result<Paged<Company>>;
+    /// Adds lookups to `searched_by`: (company row id, count).
+    async fn add_lookups(&self, counts: &[(i64, i64)]) -> Result<()>;
+    async fn domains(&self, company: i64) -> Result<Vec<DomainAsset>>;
+    async fn counts(&self, company: i64) -> Result<CompanyCounts>;
+    /// Companies most recently rated first.
+    async fn last_scanned(&self, page: Page) -> Result<Paged<Company>>;
+
+    // --- subsidiaries ----------------------------------------------------------
+    /// Links `child` below `parent`; false when the link existed.
+    async fn link_subsidiary(&self, parent: i64, child: i64) -> Result<bool>;
+    /// Removes the link; false when there was none.
+    async fn unlink_subsidiary(&self, parent: i64, child: i64) -> Result<bool>;
+    /// Subsidiaries by name; all of them when `page` is `None`.
+    async fn subsidiaries(&self, parent: i64, page: Option<Page>) -> Result<Paged<Company>>;
+
+    // --- assets and findings ---------------------------------------------------
+    async fn applications(&self, company: i64, page: Page) -> Result<Paged<Application>>;
+    async fn network_endpoints(&self, company: i64, page: Page) -> Result<Paged<NetworkEndpoint>>;
+    /// SBOM components; only those with CVEs when `with_cves`.
+    async fn sbom(&self, company: i64, page: Page, with_cves: bool) -> Result<Paged<SbomComponent>>;
+    /// Hosts within `domain` that carry SBOM components, by host name.
+    async fn sbom_by_domain(&self, company: i64, domain: &Domain, page: Page) -> Result<Paged<HostComponents>>;
+    /// Findings, worst first.
+    async fn findings(&self, company: i64, filter: FindingFilter<'_>, page: Page) -> Result<Paged<Finding>>;
+    /// The `per_vector` worst findings of each risk vector.
+    async fn top_findings(&self, company: i64, per_vector: u32) -> Result<Vec<Finding>>;
+    /// True when `host` is one of the company's attributed names or carries an asset.
+    async fn owns_host(&self, company: i64, host: &Domain) -> Result<bool>;
+
+    // --- scores ------------------------------------------------------------------
+    async fn latest_score(&self, company: i64) -> Result<Option<ScoreSnapshot>>;
+    async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>>;
+
+    // --- incidents and predictions ------------------------------------------------
+    async fn incidents_for_company(&self, company: i64) -> Result<Vec<Incident>>;
+    async fn incidents_for_domain(&self, domain: &Domain) -> Result<Vec<Incident>>;
+    async fn incident(&self, incident_id: &str) -> Result<Option<Incident>>;
+    async fn save_prediction(&self, company: i64, kind: &str, period: u32, data: &serde_json::Value) -> Result<()>;
+    async fn prediction(&self, company: i64, kind: &str, period: u32) -> Result<Option<serde_json::Value>>;
+
+    // --- vulnerabilities -----------------------------------------------------------
+    /// Inserts or replaces a record; an older record never replaces a newer one.
+    /// Returns whether anything was written.
+    async fn upsert_cve(&self, record: &CveRecord) -> Result<bool>;
+    async fn cve(&self, id: &CveId) -> Result<Option<CveRecord>>;
+    /// Records whose vulnerable products name `vendor`/`product` and, when given,
+    /// `version` exactly or any version (`*`). Newest first.
+    async fn cves_for_product(&self, vendor: &str, product: &str, version: Option<&str>, limit: u32) -> Result<Vec<CveRecord>>;
+    async fn last_cves(&self, limit: u32) -> Result<Vec<CveRecord>>;
+    async fn vendors(&self) -> Result<Vec<String>>;
+    async fn products(&self, vendor: &str) -> Result<Vec<String>>;
+
+    // --- API keys and usage --------------------------------------------------------
+    async fn create_key(&self, key: &NewApiKey) -> Result<ApiKey>;
+    async fn key_by_hash(&self, hash: &str) -> Result<Option<ApiKey>>;
+    async fn keys(&self) -> Result<Vec<ApiKey>>;
+    /// Sets a key's active flag by id or by prefix; false when no key matched.
+    async fn set_key_active(&self, id_or_prefix: &str, active: bool) -> Result<bool>;
+    /// Requests counted for a key in a month (`YYYY-MM`).
+    async fn usage(&self, key_id: i64, month: &str) -> Result<u64>;
+    async fn add_usage(&self, key_id: i64, month: &str, requests: u64) -> Result<()>;
+
+    // --- job queue -------------------------------------------------------------------
+    /// Queues a job. With a `dedup_key`, a job is not queued again while one with the
+    /// same key waits or runs; returns whether a job was queued.
+    async fn enqueue(&self, kind: &str, payload: &serde_json::Value, dedup_key: Option<&str>) -> Result<bool>;
+    /// Takes the oldest ready job (or one whose lease expired) for `lease`.
+    async fn lease_job(&self, worker: &str, lease: Duration) -> Result<Option<Job>>;
+    async fn complete_job(&self, job_id: i64) -> Result<()>;
+    /// Marks a job failed; it is retried after `retry_after` unless `give_up`.
+    async fn fail_job(&self, job_id: i64, error: &str, retry_after: Duration, give_up: bool) -> Result<()>;
+    /// Jobs waiting or running, oldest first.
+    async fn pending_jobs(&self) -> Result<Vec<Job>>;
+}
+
+/// Opens the store a URL names: `sqlite://PATH`, `sqlite::memory:`, or a plain path.
+pub async fn open(url: &str) -> Result<std::sync::Arc<dyn Store>> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Err(StoreError::UnsupportedUrl(url.to_owned()));
+    }
+    Ok(std::sync::Arc::new(SqliteStore::open(url).await?))
+}

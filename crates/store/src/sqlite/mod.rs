@@ -1,0 +1,1158 @@
+//! The embedded backend: one SQLite file in WAL mode.
+//!
+//! Reads go through a pool of connections; every write goes through a single writer
+//! connection in an IMMEDIATE transaction, so writers in this process never race for
+//! the lock and writers in other processes wait on the busy timeout.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use model::timefmt::{parse_datetime, rfc3339};
+use model::{
+    ApiKey, Application, Company, CompanyProfile, CveId, CveRecord, Domain, DomainAsset, Finding,
+    Grade, Incident, Job, NetworkEndpoint, NewApiKey, OffsetDateTimeText, Page, RiskVector,
+    SbomComponent, Scope, Score, ScoreSnapshot, Severity, SocialId,
+};
+use model::{ComponentScore, Cpe};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+use sqlx::{Row, Sqlite, Transaction};
+use time::OffsetDateTime;
+
+use crate::migrate::Embedded;
+use crate::{
+    CompanyCounts, CompanySnapshot, FindingFilter, HostComponents, Paged, Result, Store,
+    StoreError,
+};
+
+const MIGRATIONS: Embedded = Embedded(&[(1, "init", include_str!("../../migrations/sqlite/0001_init.sql"))]);
+
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    read: SqlitePool,
+    write: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database `url` names — `sqlite://PATH`,
+    /// `sqlite:PATH`, a plain path, or `sqlite::memory:` — and applies migrations.
+    pub async fn open(url: &str) -> Result<Self> {
+        let path = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+            .unwrap_or(url);
+        if path.is_empty() {
+            return Err(StoreError::UnsupportedUrl(url.to_owned()));
+        }
+        if path == ":memory:" {
+            // One shared connection keeps a private in-memory database alive.
+            let opts = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .connect_with(opts)
+                .await?;
+            return Self::init(pool.clone(), pool).await;
+        }
+        let opts = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(opts.clone())
+            .await?;
+        let read = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(opts.read_only(false))
+            .await?;
+        Self::init(read, write).await
+    }
+
+    async fn init(read: SqlitePool, write: SqlitePool) -> Result<Self> {
+        let migrator = sqlx::migrate::Migrator::new(MIGRATIONS).await?;
+        migrator.run(&write).await?;
+        Ok(Self { read, write })
+    }
+
+    async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {
+        Ok(self.write.begin_with("BEGIN IMMEDIATE").await?)
+    }
+}
+
+// --- row decoding -------------------------------------------------------------------
+
+fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
+    StoreError::Corrupt(format!("{what}: {value:?}"))
+}
+
+fn ts(raw: &str) -> Result<OffsetDateTime> {
+    parse_datetime(raw).ok_or_else(|| corrupt("timestamp", raw))
+}
+
+fn ts_text(raw: &str) -> Result<OffsetDateTimeText> {
+    ts(raw).map(OffsetDateTimeText)
+}
+
+fn score(h: i64) -> Result<Score> {
+    Score::from_hundredths(h).map_err(|_| corrupt("score", h))
+}
+
+fn json<T: serde::de::DeserializeOwned>(raw: &str) -> Result<T> {
+    serde_json::from_str(raw).map_err(|e| corrupt("json", e.to_string()))
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| StoreError::Invalid(e.to_string()))
+}
+
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+const COMPANY_SELECT: &str = "SELECT c.id, c.social_id, c.company_name, c.website, c.domain, c.industry, \
+     c.description, c.company_id, c.funding_id, c.employees_number, c.followers_number, c.naics_code, \
+     c.searched_by, c.last_scanned_at, s.score AS score, s.grade AS grade \
+     FROM companies c LEFT JOIN scores s ON s.id = \
+     (SELECT id FROM scores WHERE company_id = c.id ORDER BY scanned_at DESC LIMIT 1)";
+
+fn company_from_row(row: &SqliteRow) -> Result<Company> {
+    let social_id: String = row.try_get("social_id")?;
+    let domain: Option<String> = row.try_get("domain")?;
+    let last: Option<String> = row.try_get("last_scanned_at")?;
+    let sc: Option<i64> = row.try_get("score")?;
+    let grade: Option<String> = row.try_get("grade")?;
+    Ok(Company {
+        id: row.try_get("id")?,
+        social_id: SocialId::parse(&social_id).map_err(|_| corrupt("social_id", &social_id))?,
+        company_name: row.try_get("company_name")?,
+        website: row.try_get("website")?,
+        domain: domain.as_deref().map(Domain::parse).transpose().map_err(|_| corrupt("domain", &domain))?,
+        industry: row.try_get("industry")?,
+        description: row.try_get("description")?,
+        company_id: row.try_get("company_id")?,
+        funding_id: row.try_get("funding_id")?,
+        employees_number: row.try_get("employees_number")?,
+        followers_number: row.try_get("followers_number")?,
+        naics_code: row.try_get("naics_code")?,
+        searched_by: row.try_get("searched_by")?,
+        last_scanned_at: last.as_deref().map(ts).transpose()?,
+        score: sc.map(score).transpose()?,
+        grade: grade.as_deref().map(Grade::parse).transpose().map_err(|_| corrupt("grade", &grade))?,
+    })
+}
+
+fn application_from_row(row: &SqliteRow) -> Result<Application> {
+    Ok(Application {
+        name: row.try_get("name")?,
+        version: row.try_get("version")?,
+        categories: json(row.try_get::<&str, _>("categories")?)?,
+        host: row.try_get("host")?,
+        cpe: row.try_get("cpe")?,
+        evidence: row.try_get("evidence")?,
+        first_seen: ts_text(row.try_get("first_seen")?)?,
+        last_seen: ts_text(row.try_get("last_seen")?)?,
+    })
+}
+
+fn endpoint_from_row(row: &SqliteRow) -> Result<NetworkEndpoint> {
+    let ip: String = row.try_get("ip")?;
+    let port: i64 = row.try_get("port")?;
+    Ok(NetworkEndpoint {
+        ip: ip.parse().map_err(|_| corrupt("ip", &ip))?,
+        port: u16::try_from(port).map_err(|_| corrupt("port", port))?,
+        protocol: row.try_get("protocol")?,
+        host: row.try_get("host")?,
+        service: row.try_get("service")?,
+        product: row.try_get("product")?,
+        version: row.try_get("version")?,
+        banner: row.try_get("banner")?,
+        first_seen: ts_text(row.try_get("first_seen")?)?,
+        last_seen: ts_text(row.try_get("last_seen")?)?,
+    })
+}
+
+fn finding_from_row(row: &SqliteRow) -> Result<Finding> {
+    let rv: String = row.try_get("risk_vector")?;
+    let sev: String = row.try_get("severity")?;
+    Ok(Finding {
+        id: row.try_get("id")?,
+        risk_vector: RiskVector::parse(&rv).map_err(|_| corrupt("risk_vector", &rv))?,
+        asset: row.try_get("asset")?,
+        severity: Severity::parse(&sev).map_err(|_| corrupt("severity", &sev))?,
+        code: row.try_get("code")?,
+        title: row.try_get("title")?,
+        evidence: row.try_get("evidence")?,
+        remediation: row.try_get("remediation")?,
+        references: json(row.try_get::<&str, _>("refs")?)?,
+        first_seen: ts_text(row.try_get("first_seen")?)?,
+        last_seen: ts_text(row.try_get("last_seen")?)?,
+    })
+}
+
+fn key_from_row(row: &SqliteRow) -> Result<ApiKey> {
+    let scopes: String = row.try_get("scopes")?;
+    let company: Option<String> = row.try_get("company")?;
+    let per_minute: i64 = row.try_get("per_minute")?;
+    let monthly: i64 = row.try_get("monthly")?;
+    Ok(ApiKey {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        prefix: row.try_get("prefix")?,
+        hash: row.try_get("hash")?,
+        scopes: Scope::parse_list(&scopes).map_err(|e| corrupt("scopes", e))?,
+        company: company
+            .as_deref()
+            .map(SocialId::parse)
+            .transpose()
+            .map_err(|_| corrupt("company", &company))?,
+        per_minute: u32::try_from(per_minute).map_err(|_| corrupt("per_minute", per_minute))?,
+        monthly: u64::try_from(monthly).map_err(|_| corrupt("monthly", monthly))?,
+        active: row.try_get("active")?,
+        created_at: ts(row.try_get("created_at")?)?,
+    })
+}
+
+fn job_from_row(row: &SqliteRow) -> Result<Job> {
+    Ok(Job {
+        id: row.try_get("id")?,
+        kind: row.try_get("kind")?,
+        payload: json(row.try_get::<&str, _>("payload")?)?,
+        attempts: row.try_get("attempts")?,
+    })
+}
+
+fn severity_rank(s: Severity) -> i64 {
+    match s {
+        Severity::Info => 0,
+        Severity::Low => 1,
+        Severity::Medium => 2,
+        Severity::High => 3,
+        Severity::Critical => 4,
+    }
+}
+
+// --- writes of a company snapshot ----------------------------------------------------
+
+async fn upsert_profile(tx: &mut Transaction<'_, Sqlite>, p: &CompanyProfile, now: &str) -> Result<i64> {
+    let social_id = p
+        .social_id
+        .as_ref()
+        .ok_or_else(|| StoreError::Invalid("social_id is required".into()))?;
+    let pending_id = format!("pending:{social_id}");
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO companies (social_id, company_name, name_lc, website, domain, industry, description, \
+         company_id, funding_id, employees_number, followers_number, naics_code, created_at, updated_at) \
+         VALUES (?1, ?2, lower(?2), ?3, ?4, ?5, ?6, coalesce(?7, ?8), ?9, ?10, ?11, ?12, ?13, ?13) \
+         ON CONFLICT (social_id) DO UPDATE SET company_name = excluded.company_name, name_lc = excluded.name_lc, \
+         website = excluded.website, domain = excluded.domain, industry = excluded.industry, \
+         description = excluded.description, company_id = coalesce(?7, companies.company_id), \
+         funding_id = excluded.funding_id, employees_number = excluded.employees_number, \
+         followers_number = excluded.followers_number, naics_code = excluded.naics_code, \
+         updated_at = excluded.updated_at RETURNING id",
+    )
+    .bind(social_id.as_str())
+    .bind(&p.company_name)
+    .bind(&p.website)
+    .bind(p.domain.as_ref().map(Domain::as_str))
+    .bind(&p.industry)
+    .bind(&p.description)
+    .bind(p.company_id.as_deref())
+    .bind(&pending_id)
+    .bind(&p.funding_id)
+    .bind(&p.employees_number)
+    .bind(p.followers_number)
+    .bind(p.naics_code)
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await?;
+    sqlx::query("UPDATE companies SET company_id = printf('RP%08d', id) WHERE id = ?1 AND company_id = ?2")
+        .bind(id)
+        .bind(&pending_id)
+        .execute(&mut **tx)
+        .await?;
+    if let Some(d) = &p.domain {
+        sqlx::query("INSERT INTO domains (company_id, name, attribution) VALUES (?1, ?2, 'web domain of the company profile') ON CONFLICT DO NOTHING")
+            .bind(id)
+            .bind(d.as_str())
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(id)
+}
+
+async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySnapshot, now: &str) -> Result<()> {
+    if let Some(domains) = &s.domains {
+        sqlx::query("DELETE FROM domains WHERE company_id = ?1 AND name IS NOT (SELECT domain FROM companies WHERE id = ?1)")
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+        for d in domains {
+            sqlx::query("INSERT INTO domains (company_id, name, attribution) VALUES (?1, ?2, ?3) ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution")
+                .bind(id)
+                .bind(d.name.as_str())
+                .bind(&d.attribution)
+                .execute(&mut **tx)
+                .await?;
+        }
+    }
+    if let Some(apps) = &s.applications {
+        sqlx::query("DELETE FROM applications WHERE company_id = ?1").bind(id).execute(&mut **tx).await?;
+        for a in apps {
+            sqlx::query("INSERT INTO applications (company_id, name, version, categories, host, cpe, evidence, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+                .bind(id)
+                .bind(&a.name)
+                .bind(a.version.as_deref())
+                .bind(to_json(&a.categories)?)
+                .bind(&a.host)
+                .bind(a.cpe.as_deref())
+                .bind(&a.evidence)
+                .bind(rfc3339(a.first_seen.0))
+                .bind(rfc3339(a.last_seen.0))
+                .execute(&mut **tx)
+                .await?;
+        }
+    }
+    if let Some(eps) = &s.network_endpoints {
+        sqlx::query("DELETE FROM network_endpoints WHERE company_id = ?1").bind(id).execute(&mut **tx).await?;
+        for e in eps {
+            sqlx::query("INSERT INTO network_endpoints (company_id, ip, port, protocol, host, service, product, version, banner, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")
+                .bind(id)
+                .bind(e.ip.to_string())
+                .bind(i64::from(e.port))
+                .bind(&e.protocol)
+                .bind(e.host.as_deref())
+                .bind(e.service.as_deref())
+                .bind(e.product.as_deref())
+                .bind(e.version.as_deref())
+                .bind(&e.banner)
+                .bind(rfc3339(e.first_seen.0))
+                .bind(rfc3339(e.last_seen.0))
+                .execute(&mut **tx)
+                .await?;
+        }
+    }
+    if let Some(sbom) = &s.sbom {
+        sqlx::query("DELETE FROM sbom_components WHERE company_id = ?1").bind(id).execute(&mut **tx).await?;
+        for c in sbom {
+            let cid: i64 = sqlx::query_scalar("INSERT INTO sbom_components (company_id, name, version, purl, cpe, evidence, end_of_life, latest_version, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id")
+                .bind(id)
+                .bind(&c.name)
+                .bind(c.version.as_deref())
+                .bind(c.purl.as_deref())
+                .bind(c.cpe.as_deref())
+                .bind(&c.evidence)
+                .bind(c.end_of_life)
+                .bind(c.latest_version.as_deref())
+                .bind(rfc3339(c.first_seen.0))
+                .bind(rfc3339(c.last_seen.0))
+                .fetch_one(&mut **tx)
+                .await?;
+            for h in &c.hosts {
+                sqlx::query("INSERT INTO sbom_hosts (component_id, host) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
+                    .bind(cid)
+                    .bind(h.as_str())
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            for cve in &c.cves {
+                sqlx::query("INSERT INTO sbom_cves (component_id, cve_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
+                    .bind(cid)
+                    .bind(cve.as_str())
+                    .execute(&mut **tx)
+                    .await?;
+            }
+        }
+    }
+    if let Some(findings) = &s.findings {
+        let mut kept: Vec<i64> = Vec::with_capacity(findings.len());
+        for f in findings {
+            let fid: i64 = sqlx::query_scalar(
+                "INSERT INTO findings (company_id, risk_vector, asset, severity, severity_rank, code, title, evidence, remediation, refs, first_seen, last_seen) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
+                 ON CONFLICT (company_id, risk_vector, asset, code) DO UPDATE SET severity = excluded.severity, \
+                 severity_rank = excluded.severity_rank, title = excluded.title, evidence = excluded.evidence, \
+                 remediation = excluded.remediation, refs = excluded.refs, \
+                 first_seen = min(findings.first_seen, excluded.first_seen), last_seen = excluded.last_seen RETURNING id",
+            )
+            .bind(id)
+            .bind(f.risk_vector.as_str())
+            .bind(&f.asset)
+            .bind(f.severity.as_str())
+            .bind(severity_rank(f.severity))
+            .bind(&f.code)
+            .bind(&f.title)
+            .bind(&f.evidence)
+            .bind(&f.remediation)
+            .bind(to_json(&f.references)?)
+            .bind(rfc3339(f.first_seen.0))
+            .bind(rfc3339(f.last_seen.0))
+            .fetch_one(&mut **tx)
+            .await?;
+            kept.push(fid);
+        }
+        sqlx::query("DELETE FROM findings WHERE company_id = ?1 AND id NOT IN (SELECT value FROM json_each(?2))")
+            .bind(id)
+            .bind(to_json(&kept)?)
+            .execute(&mut **tx)
+            .await?;
+    }
+    for snap in &s.scores {
+        let at = rfc3339(snap.scanned_at.0);
+        let sid: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO scores (company_id, scanned_at, score, grade) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING RETURNING id",
+        )
+        .bind(id)
+        .bind(&at)
+        .bind(snap.score.hundredths())
+        .bind(snap.grade.as_str())
+        .fetch_optional(&mut **tx)
+        .await?;
+        let Some(sid) = sid else { continue };
+        for (rv, c) in &snap.components {
+            sqlx::query("INSERT INTO component_scores (score_id, risk_vector, score, grade, weight, assets_checked, findings_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+                .bind(sid)
+                .bind(rv.as_str())
+                .bind(c.score.hundredths())
+                .bind(c.grade.as_str())
+                .bind(c.weight.hundredths())
+                .bind(i64::from(c.assets_checked))
+                .bind(i64::from(c.findings_count))
+                .execute(&mut **tx)
+                .await?;
+        }
+        sqlx::query("UPDATE companies SET last_scanned_at = ?2 WHERE id = ?1 AND (last_scanned_at IS NULL OR last_scanned_at < ?2)")
+            .bind(id)
+            .bind(&at)
+            .execute(&mut **tx)
+            .await?;
+    }
+    for inc in &s.incidents {
+        sqlx::query(
+            "INSERT INTO incidents (incident_id, company_id, domain, date_detected, record) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (incident_id) DO UPDATE SET company_id = excluded.company_id, domain = excluded.domain, \
+             date_detected = excluded.date_detected, record = excluded.record",
+        )
+        .bind(&inc.incident_id)
+        .bind(id)
+        .bind(s.profile.domain.as_ref().map(Domain::as_str))
+        .bind(inc.date_detected.map(|d| model::timefmt::format_date(d.0)))
+        .bind(to_json(inc)?)
+        .execute(&mut **tx)
+        .await?;
+    }
+    let _ = now;
+    Ok(())
+}
+
+impl SqliteStore {
+    async fn load_sbom(&self, rows: Vec<SqliteRow>) -> Result<Vec<SbomComponent>> {
+        let ids: Vec<i64> = rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?;
+        let ids_json = to_json(&ids)?;
+        let mut hosts: BTreeMap<i64, Vec<Domain>> = BTreeMap::new();
+        for r in sqlx::query("SELECT component_id, host FROM sbom_hosts WHERE component_id IN (SELECT value FROM json_each(?1)) ORDER BY host")
+            .bind(&ids_json)
+            .fetch_all(&self.read)
+            .await?
+        {
+            let h: String = r.try_get("host")?;
+            hosts
+                .entry(r.try_get("component_id")?)
+                .or_default()
+                .push(Domain::parse(&h).map_err(|_| corrupt("host", &h))?);
+        }
+        let mut cves: BTreeMap<i64, Vec<CveId>> = BTreeMap::new();
+        for r in sqlx::query("SELECT component_id, cve_id FROM sbom_cves WHERE component_id IN (SELECT value FROM json_each(?1)) ORDER BY cve_id")
+            .bind(&ids_json)
+            .fetch_all(&self.read)
+            .await?
+        {
+            let c: String = r.try_get("cve_id")?;
+            cves.entry(r.try_get("component_id")?)
+                .or_default()
+                .push(CveId::parse(&c).map_err(|_| corrupt("cve_id", &c))?);
+        }
+        rows.iter()
+            .map(|row| {
+                let id: i64 = row.try_get("id")?;
+                Ok(SbomComponent {
+                    name: row.try_get("name")?,
+                    version: row.try_get("version")?,
+                    purl: row.try_get("purl")?,
+                    cpe: row.try_get("cpe")?,
+                    hosts: hosts.remove(&id).unwrap_or_default(),
+                    evidence: row.try_get("evidence")?,
+                    end_of_life: row.try_get("end_of_life")?,
+                    latest_version: row.try_get("latest_version")?,
+                    cves: cves.remove(&id).unwrap_or_default(),
+                    first_seen: ts_text(row.try_get("first_seen")?)?,
+                    last_seen: ts_text(row.try_get("last_seen")?)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn load_scores(&self, rows: Vec<SqliteRow>) -> Result<Vec<ScoreSnapshot>> {
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let sid: i64 = row.try_get("id")?;
+            let grade: String = row.try_get("grade")?;
+            let mut components = BTreeMap::new();
+            for c in sqlx::query("SELECT risk_vector, score, grade, weight, assets_checked, findings_count FROM component_scores WHERE score_id = ?1")
+                .bind(sid)
+                .fetch_all(&self.read)
+                .await?
+            {
+                let rv: String = c.try_get("risk_vector")?;
+                let g: String = c.try_get("grade")?;
+                components.insert(
+                    RiskVector::parse(&rv).map_err(|_| corrupt("risk_vector", &rv))?,
+                    ComponentScore {
+                        score: score(c.try_get("score")?)?,
+                        grade: Grade::parse(&g).map_err(|_| corrupt("grade", &g))?,
+                        weight: score(c.try_get("weight")?)?,
+                        assets_checked: u32::try_from(c.try_get::<i64, _>("assets_checked")?).unwrap_or(0),
+                        findings_count: u32::try_from(c.try_get::<i64, _>("findings_count")?).unwrap_or(0),
+                    },
+                );
+            }
+            out.push(ScoreSnapshot {
+                scanned_at: ts_text(row.try_get("scanned_at")?)?,
+                score: score(row.try_get("score")?)?,
+                grade: Grade::parse(&grade).map_err(|_| corrupt("grade", &grade))?,
+                components,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn companies_page(&self, where_sql: &'static str, order_sql: &'static str, binds: &[&str], id_bind: Option<i64>, page: Option<Page>) -> Result<Paged<Company>> {
+        let count_sql = format!("SELECT count(*) FROM companies c WHERE {where_sql}");
+        let mut cq = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(count_sql));
+        if let Some(id) = id_bind {
+            cq = cq.bind(id);
+        }
+        for b in binds {
+            cq = cq.bind(*b);
+        }
+        let total = count(cq.fetch_one(&self.read).await?);
+        let (limit, offset) = page.map_or((-1, 0), |p| (p.limit(), p.offset()));
+        let sql = format!("{COMPANY_SELECT} WHERE {where_sql} ORDER BY {order_sql} LIMIT {limit} OFFSET {offset}");
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+        if let Some(id) = id_bind {
+            q = q.bind(id);
+        }
+        for b in binds {
+            q = q.bind(*b);
+        }
+        let items = q.fetch_all(&self.read).await?.iter().map(company_from_row).collect::<Result<_>>()?;
+        Ok(Paged { items, total })
+    }
+}
+
+fn like_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn save_company(&self, snapshot: &CompanySnapshot) -> Result<Company> {
+        let now = rfc3339(OffsetDateTime::now_utc());
+        let mut tx = self.begin().await?;
+        let id = upsert_profile(&mut tx, &snapshot.profile, &now).await?;
+        write_snapshot(&mut tx, id, snapshot, &now).await?;
+        tx.commit().await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("{COMPANY_SELECT} WHERE c.id = ?1")))
+            .bind(id)
+            .fetch_one(&self.write)
+            .await?;
+        company_from_row(&row)
+    }
+
+    async fn company_by_social_id(&self, social_id: &SocialId) -> Result<Option<Company>> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("{COMPANY_SELECT} WHERE c.social_id = ?1")))
+            .bind(social_id.as_str())
+            .fetch_optional(&self.read)
+            .await?;
+        row.as_ref().map(company_from_row).transpose()
+    }
+
+    async fn company_by_domain(&self, domain: &Domain) -> Result<Option<Company>> {
+        for name in domain.self_and_parents() {
+            let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "{COMPANY_SELECT} WHERE c.domain = ?1 OR c.id IN (SELECT company_id FROM domains WHERE name = ?1) \
+                 ORDER BY (c.domain = ?1) DESC, c.id LIMIT 1"
+            )))
+            .bind(name)
+            .fetch_optional(&self.read)
+            .await?;
+            if let Some(row) = row {
+                return company_from_row(&row).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    async fn search_companies(&self, needle: &str, page: Page) -> Result<Paged<Company>> {
+        let needle = needle.trim().to_lowercase();
+        let pattern = format!("%{}%", like_escape(&needle));
+        let prefix = format!("{}%", like_escape(&needle));
+        self.companies_page(
+            "c.name_lc LIKE ?1 ESCAPE '\\'",
+            "(c.name_lc = ?3) DESC, (c.name_lc LIKE ?2 ESCAPE '\\') DESC, c.name_lc, c.id",
+            &[&pattern, &prefix, &needle],
+            None,
+            Some(page),
+        )
+        .await
+    }
+
+    async fn add_lookups(&self, counts: &[(i64, i64)]) -> Result<()> {
+        if counts.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.begin().await?;
+        for (id, n) in counts {
+            sqlx::query("UPDATE companies SET searched_by = searched_by + ?2 WHERE id = ?1")
+                .bind(id)
+                .bind(n)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn domains(&self, company: i64) -> Result<Vec<DomainAsset>> {
+        sqlx::query("SELECT name, attribution FROM domains WHERE company_id = ?1 ORDER BY name")
+            .bind(company)
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(|r| {
+                let n: String = r.try_get("name")?;
+                Ok(DomainAsset {
+                    name: Domain::parse(&n).map_err(|_| corrupt("domain", &n))?,
+                    attribution: r.try_get("attribution")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn counts(&self, company: i64) -> Result<CompanyCounts> {
+        let row = sqlx::query(
+            "SELECT (SELECT count(*) FROM applications WHERE company_id = ?1) AS apps, \
+             (SELECT count(*) FROM network_endpoints WHERE company_id = ?1) AS eps, \
+             (SELECT count(DISTINCT ip) FROM network_endpoints WHERE company_id = ?1) AS ips, \
+             (SELECT count(*) FROM sbom_components WHERE company_id = ?1) AS sbom",
+        )
+        .bind(company)
+        .fetch_one(&self.read)
+        .await?;
+        let mut findings = BTreeMap::new();
+        for s in Severity::ALL {
+            findings.insert(*s, 0);
+        }
+        for r in sqlx::query("SELECT severity, count(*) AS n FROM findings WHERE company_id = ?1 GROUP BY severity")
+            .bind(company)
+            .fetch_all(&self.read)
+            .await?
+        {
+            let s: String = r.try_get("severity")?;
+            findings.insert(Severity::parse(&s).map_err(|_| corrupt("severity", &s))?, count(r.try_get("n")?));
+        }
+        Ok(CompanyCounts {
+            applications: count(row.try_get("apps")?),
+            network_endpoints: count(row.try_get("eps")?),
+            ip_addresses: count(row.try_get("ips")?),
+            sbom_components: count(row.try_get("sbom")?),
+            findings,
+        })
+    }
+
+    async fn last_scanned(&self, page: Page) -> Result<Paged<Company>> {
+        self.companies_page("c.last_scanned_at IS NOT NULL", "c.last_scanned_at DESC, c.id DESC", &[], None, Some(page))
+            .await
+    }
+
+    async fn link_subsidiary(&self, parent: i64, child: i64) -> Result<bool> {
+        if parent == child {
+            return Err(StoreError::Invalid("a company cannot be its own subsidiary".into()));
+        }
+        let done = sqlx::query("INSERT INTO subsidiaries (parent_id, child_id, added_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
+            .bind(parent)
+            .bind(child)
+            .bind(rfc3339(OffsetDateTime::now_utc()))
+            .execute(&self.write)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn unlink_subsidiary(&self, parent: i64, child: i64) -> Result<bool> {
+        let done = sqlx::query("DELETE FROM subsidiaries WHERE parent_id = ?1 AND child_id = ?2")
+            .bind(parent)
+            .bind(child)
+            .execute(&self.write)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn subsidiaries(&self, parent: i64, page: Option<Page>) -> Result<Paged<Company>> {
+        self.companies_page(
+            "c.id IN (SELECT child_id FROM subsidiaries WHERE parent_id = ?1)",
+            "c.name_lc, c.id",
+            &[],
+            Some(parent),
+            page,
+        )
+        .await
+    }
+
+    async fn applications(&self, company: i64, page: Page) -> Result<Paged<Application>> {
+        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM applications WHERE company_id = ?1")
+            .bind(company)
+            .fetch_one(&self.read)
+            .await?;
+        let items = sqlx::query("SELECT * FROM applications WHERE company_id = ?1 ORDER BY lower(name), host, id LIMIT ?2 OFFSET ?3")
+            .bind(company)
+            .bind(page.limit())
+            .bind(page.offset())
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(application_from_row)
+            .collect::<Result<_>>()?;
+        Ok(Paged { items, total: count(total) })
+    }
+
+    async fn network_endpoints(&self, company: i64, page: Page) -> Result<Paged<NetworkEndpoint>> {
+        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM network_endpoints WHERE company_id = ?1")
+            .bind(company)
+            .fetch_one(&self.read)
+            .await?;
+        let items = sqlx::query("SELECT * FROM network_endpoints WHERE company_id = ?1 ORDER BY ip, port, id LIMIT ?2 OFFSET ?3")
+            .bind(company)
+            .bind(page.limit())
+            .bind(page.offset())
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(endpoint_from_row)
+            .collect::<Result<_>>()?;
+        Ok(Paged { items, total: count(total) })
+    }
+
+    async fn sbom(&self, company: i64, page: Page, with_cves: bool) -> Result<Paged<SbomComponent>> {
+        let filter = if with_cves { 1 } else { 0 };
+        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM sbom_components c WHERE company_id = ?1 AND (?2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id))")
+            .bind(company)
+            .bind(filter)
+            .fetch_one(&self.read)
+            .await?;
+        let rows = sqlx::query("SELECT * FROM sbom_components c WHERE company_id = ?1 AND (?2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) ORDER BY lower(name), version, id LIMIT ?3 OFFSET ?4")
+            .bind(company)
+            .bind(filter)
+            .bind(page.limit())
+            .bind(page.offset())
+            .fetch_all(&self.read)
+            .await?;
+        Ok(Paged { items: self.load_sbom(rows).await?, total: count(total) })
+    }
+
+    async fn sbom_by_domain(&self, company: i64, domain: &Domain, page: Page) -> Result<Paged<HostComponents>> {
+        const HOSTS: &str = "FROM sbom_hosts h JOIN sbom_components c ON c.id = h.component_id \
+             WHERE c.company_id = ?1 AND (h.host = ?2 OR h.host LIKE '%.' || ?2)";
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(DISTINCT h.host) {HOSTS}")))
+            .bind(company)
+            .bind(domain.as_str())
+            .fetch_one(&self.read)
+            .await?;
+        let hosts: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT DISTINCT h.host {HOSTS} ORDER BY h.host LIMIT ?3 OFFSET ?4"
+        )))
+        .bind(company)
+        .bind(domain.as_str())
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(&self.read)
+        .await?;
+        let mut items = Vec::with_capacity(hosts.len());
+        for host in hosts {
+            let rows = sqlx::query("SELECT c.* FROM sbom_components c JOIN sbom_hosts h ON h.component_id = c.id WHERE c.company_id = ?1 AND h.host = ?2 ORDER BY lower(c.name), c.version, c.id")
+                .bind(company)
+                .bind(&host)
+                .fetch_all(&self.read)
+                .await?;
+            items.push(HostComponents { host, components: self.load_sbom(rows).await? });
+        }
+        Ok(Paged { items, total: count(total) })
+    }
+
+    async fn findings(&self, company: i64, filter: FindingFilter<'_>, page: Page) -> Result<Paged<Finding>> {
+        const WHERE: &str = "company_id = ?1 AND (?2 IS NULL OR asset = ?2) AND (?3 IS NULL OR risk_vector = ?3)";
+        let rv = filter.risk_vector.map(RiskVector::as_str);
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM findings WHERE {WHERE}")))
+            .bind(company)
+            .bind(filter.asset)
+            .bind(rv)
+            .fetch_one(&self.read)
+            .await?;
+        let items = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT * FROM findings WHERE {WHERE} ORDER BY severity_rank DESC, risk_vector, asset, code, id LIMIT ?4 OFFSET ?5"
+        )))
+        .bind(company)
+        .bind(filter.asset)
+        .bind(rv)
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(finding_from_row)
+        .collect::<Result<_>>()?;
+        Ok(Paged { items, total: count(total) })
+    }
+
+    async fn top_findings(&self, company: i64, per_vector: u32) -> Result<Vec<Finding>> {
+        sqlx::query(
+            "SELECT * FROM (SELECT f.*, row_number() OVER (PARTITION BY risk_vector \
+             ORDER BY severity_rank DESC, asset, code, id) AS rn FROM findings f WHERE company_id = ?1) \
+             WHERE rn <= ?2 ORDER BY risk_vector, rn",
+        )
+        .bind(company)
+        .bind(i64::from(per_vector))
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(finding_from_row)
+        .collect()
+    }
+
+    async fn owns_host(&self, company: i64, host: &Domain) -> Result<bool> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT (SELECT count(*) FROM domains WHERE company_id = ?1 AND (name = ?2 OR ?2 LIKE '%.' || name)) \
+             + (SELECT count(*) FROM findings WHERE company_id = ?1 AND asset = ?2) \
+             + (SELECT count(*) FROM applications WHERE company_id = ?1 AND host = ?2)",
+        )
+        .bind(company)
+        .bind(host.as_str())
+        .fetch_one(&self.read)
+        .await?;
+        Ok(n > 0)
+    }
+
+    async fn latest_score(&self, company: i64) -> Result<Option<ScoreSnapshot>> {
+        Ok(self.score_history(company, 1).await?.into_iter().next())
+    }
+
+    async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>> {
+        let rows = sqlx::query("SELECT id, scanned_at, score, grade FROM scores WHERE company_id = ?1 ORDER BY scanned_at DESC LIMIT ?2")
+            .bind(company)
+            .bind(i64::from(limit))
+            .fetch_all(&self.read)
+            .await?;
+        self.load_scores(rows).await
+    }
+
+    async fn incidents_for_company(&self, company: i64) -> Result<Vec<Incident>> {
+        sqlx::query_scalar::<_, String>("SELECT record FROM incidents WHERE company_id = ?1 ORDER BY date_detected DESC, incident_id")
+            .bind(company)
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(|r| json(r))
+            .collect()
+    }
+
+    async fn incidents_for_domain(&self, domain: &Domain) -> Result<Vec<Incident>> {
+        sqlx::query_scalar::<_, String>(
+            "SELECT record FROM incidents WHERE domain = ?1 OR company_id IN \
+             (SELECT id FROM companies WHERE domain = ?1 UNION SELECT company_id FROM domains WHERE name = ?1) \
+             ORDER BY date_detected DESC, incident_id",
+        )
+        .bind(domain.as_str())
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(|r| json(r))
+        .collect()
+    }
+
+    async fn incident(&self, incident_id: &str) -> Result<Option<Incident>> {
+        let rec: Option<String> = sqlx::query_scalar("SELECT record FROM incidents WHERE incident_id = ?1")
+            .bind(incident_id)
+            .fetch_optional(&self.read)
+            .await?;
+        rec.as_deref().map(json).transpose()
+    }
+
+    async fn save_prediction(&self, company: i64, kind: &str, period: u32, data: &serde_json::Value) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO predictions (company_id, kind, period, computed_at, data) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (company_id, kind, period) DO UPDATE SET computed_at = excluded.computed_at, data = excluded.data",
+        )
+        .bind(company)
+        .bind(kind)
+        .bind(i64::from(period))
+        .bind(rfc3339(OffsetDateTime::now_utc()))
+        .bind(to_json(data)?)
+        .execute(&self.write)
+        .await?;
+        Ok(())
+    }
+
+    async fn prediction(&self, company: i64, kind: &str, period: u32) -> Result<Option<serde_json::Value>> {
+        let data: Option<String> = sqlx::query_scalar("SELECT data FROM predictions WHERE company_id = ?1 AND kind = ?2 AND period = ?3")
+            .bind(company)
+            .bind(kind)
+            .bind(i64::from(period))
+            .fetch_optional(&self.read)
+            .await?;
+        data.as_deref().map(json).transpose()
+    }
+
+    async fn upsert_cve(&self, record: &CveRecord) -> Result<bool> {
+        let last = rfc3339(record.last_modified.unwrap_or(record.modified).0);
+        let mut tx = self.begin().await?;
+        let done = sqlx::query(
+            "INSERT INTO cves (id, published, last_modified, record) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
+             record = excluded.record WHERE excluded.last_modified > cves.last_modified",
+        )
+        .bind(record.id.as_str())
+        .bind(rfc3339(record.published.0))
+        .bind(&last)
+        .bind(to_json(record)?)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Ok(false);
+        }
+        sqlx::query("DELETE FROM cve_products WHERE cve_id = ?1")
+            .bind(record.id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        for name in &record.vulnerable_product {
+            let Ok(cpe) = Cpe::parse(name) else { continue };
+            sqlx::query("INSERT INTO cve_products (cve_id, vendor, product, version, cpe) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING")
+                .bind(record.id.as_str())
+                .bind(cpe.vendor())
+                .bind(cpe.product())
+                .bind(cpe.version())
+                .bind(cpe.to_string())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn cve(&self, id: &CveId) -> Result<Option<CveRecord>> {
+        let rec: Option<String> = sqlx::query_scalar("SELECT record FROM cves WHERE id = ?1")
+            .bind(id.as_str())
+            .fetch_optional(&self.read)
+            .await?;
+        rec.as_deref().map(json).transpose()
+    }
+
+    async fn cves_for_product(&self, vendor: &str, product: &str, version: Option<&str>, limit: u32) -> Result<Vec<CveRecord>> {
+        sqlx::query_scalar::<_, String>(
+            "SELECT record FROM cves WHERE id IN (SELECT cve_id FROM cve_products WHERE vendor = ?1 AND product = ?2 \
+             AND (?3 IS NULL OR version = ?3 OR version = '*')) ORDER BY last_modified DESC, id DESC LIMIT ?4",
+        )
+        .bind(vendor)
+        .bind(product)
+        .bind(version)
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(|r| json(r))
+        .collect()
+    }
+
+    async fn last_cves(&self, limit: u32) -> Result<Vec<CveRecord>> {
+        sqlx::query_scalar::<_, String>("SELECT record FROM cves ORDER BY last_modified DESC, id DESC LIMIT ?1")
+            .bind(i64::from(limit))
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(|r| json(r))
+            .collect()
+    }
+
+    async fn vendors(&self) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar("SELECT DISTINCT vendor FROM cve_products ORDER BY vendor")
+            .fetch_all(&self.read)
+            .await?)
+    }
+
+    async fn products(&self, vendor: &str) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar("SELECT DISTINCT product FROM cve_products WHERE vendor = ?1 ORDER BY product")
+            .bind(vendor)
+            .fetch_all(&self.read)
+            .await?)
+    }
+
+    async fn create_key(&self, key: &NewApiKey) -> Result<ApiKey> {
+        let scopes: Vec<&str> = key.scopes.iter().map(|s| s.as_str()).collect();
+        let row = sqlx::query(
+            "INSERT INTO api_keys (name, prefix, hash, scopes, company, per_minute, monthly, active, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8) RETURNING *",
+        )
+        .bind(&key.name)
+        .bind(&key.prefix)
+        .bind(&key.hash)
+        .bind(scopes.join(","))
+        .bind(key.company.as_ref().map(SocialId::as_str))
+        .bind(i64::from(key.per_minute))
+        .bind(i64::try_from(key.monthly).unwrap_or(i64::MAX))
+        .bind(rfc3339(OffsetDateTime::now_utc()))
+        .fetch_one(&self.write)
+        .await?;
+        key_from_row(&row)
+    }
+
+    async fn key_by_hash(&self, hash: &str) -> Result<Option<ApiKey>> {
+        let row = sqlx::query("SELECT * FROM api_keys WHERE hash = ?1")
+            .bind(hash)
+            .fetch_optional(&self.read)
+            .await?;
+        row.as_ref().map(key_from_row).transpose()
+    }
+
+    async fn keys(&self) -> Result<Vec<ApiKey>> {
+        sqlx::query("SELECT * FROM api_keys ORDER BY id")
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(key_from_row)
+            .collect()
+    }
+
+    async fn set_key_active(&self, id_or_prefix: &str, active: bool) -> Result<bool> {
+        let matches: Vec<i64> = sqlx::query_scalar("SELECT id FROM api_keys WHERE CAST(id AS TEXT) = ?1 OR prefix = ?1")
+            .bind(id_or_prefix)
+            .fetch_all(&self.write)
+            .await?;
+        match matches.as_slice() {
+            [] => Ok(false),
+            [id] => {
+                sqlx::query("UPDATE api_keys SET active = ?2 WHERE id = ?1")
+                    .bind(id)
+                    .bind(active)
+                    .execute(&self.write)
+                    .await?;
+                Ok(true)
+            }
+            _ => Err(StoreError::Invalid(format!("{id_or_prefix:?} matches several keys: use the id"))),
+        }
+    }
+
+    async fn usage(&self, key_id: i64, month: &str) -> Result<u64> {
+        let n: Option<i64> = sqlx::query_scalar("SELECT requests FROM usage_counters WHERE key_id = ?1 AND month = ?2")
+            .bind(key_id)
+            .bind(month)
+            .fetch_optional(&self.read)
+            .await?;
+        Ok(n.map_or(0, count))
+    }
+
+    async fn add_usage(&self, key_id: i64, month: &str, requests: u64) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO usage_counters (key_id, month, requests) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (key_id, month) DO UPDATE SET requests = requests + excluded.requests",
+        )
+        .bind(key_id)
+        .bind(month)
+        .bind(i64::try_from(requests).unwrap_or(i64::MAX))
+        .execute(&self.write)
+        .await?;
+        Ok(())
+    }
+
+    async fn enqueue(&self, kind: &str, payload: &serde_json::Value, dedup_key: Option<&str>) -> Result<bool> {
+        let now = rfc3339(OffsetDateTime::now_utc());
+        let done = sqlx::query(
+            "INSERT INTO jobs (kind, payload, dedup_key, status, run_after, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, 'queued', ?4, ?4, ?4) ON CONFLICT DO NOTHING",
+        )
+        .bind(kind)
+        .bind(to_json(payload)?)
+        .bind(dedup_key)
+        .bind(&now)
+        .execute(&self.write)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn lease_job(&self, worker: &str, lease: Duration) -> Result<Option<Job>> {
+        let now_t = OffsetDateTime::now_utc();
+        let now = rfc3339(now_t);
+        let until = rfc3339(now_t + lease);
+        let mut tx = self.begin().await?;
+        let row = sqlx::query(
+            "UPDATE jobs SET status = 'running', lease_until = ?2, worker = ?3, attempts = attempts + 1, updated_at = ?1 \
+             WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' AND run_after <= ?1) \
+             OR (status = 'running' AND lease_until < ?1) ORDER BY run_after, id LIMIT 1) RETURNING *",
+        )
+        .bind(&now)
+        .bind(&until)
+        .bind(worker)
+        .fetch_optional(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        row.as_ref().map(job_from_row).transpose()
+    }
+
+    async fn complete_job(&self, job_id: i64) -> Result<()> {
+        sqlx::query("UPDATE jobs SET status = 'done', lease_until = NULL, updated_at = ?2 WHERE id = ?1")
+            .bind(job_id)
+            .bind(rfc3339(OffsetDateTime::now_utc()))
+            .execute(&self.write)
+            .await?;
+        Ok(())
+    }
+
+    async fn fail_job(&self, job_id: i64, error: &str, retry_after: Duration, give_up: bool) -> Result<()> {
+        let now = OffsetDateTime::now_utc();
+        sqlx::query(
+            "UPDATE jobs SET status = CASE WHEN ?4 THEN 'failed' ELSE 'queued' END, last_error = ?2, \
+             run_after = ?3, lease_until = NULL, updated_at = ?5 WHERE id = ?1",
+        )
+        .bind(job_id)
+        .bind(error)
+        .bind(rfc3339(now + retry_after))
+        .bind(give_up)
+        .bind(rfc3339(now))
+        .execute(&self.write)
+        .await?;
+        Ok(())
+    }
+
+    async fn pending_jobs(&self) -> Result<Vec<Job>> {
+        sqlx::query("SELECT * FROM jobs WHERE status IN ('queued', 'running') ORDER BY id")
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(job_from_row)
+            .collect()
+    }
+}
+
