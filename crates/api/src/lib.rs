@@ -1,0 +1,185 @@
+//! The HTTP API of spec `API-SPEC.md`: routing, key authentication, rate limits,
+//! handlers for the 43 operations, mock mode and the OpenAPI document.
+//!
+//! Only this crate knows HTTP and JSON response shapes: domain types are mapped to the
+//! response types of `responses` here, never serialised straight from the store. It
+//! must never hold SQL or call the network.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use model::{CveId, SocialId};
+use store::Store;
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+
+pub mod auth;
+pub mod error;
+pub mod limit;
+pub mod openapi;
+pub mod params;
+pub mod responses;
+mod routes;
+
+pub use auth::{Caller, GeneratedKey, KeyError, generate_key, hash_key};
+pub use limit::{LimitKind, Limited, MemoryLimiter, RateLimiter};
+
+/// What mock mode answers with: every lookup that finds nothing falls back to these.
+#[derive(Debug, Clone)]
+pub struct MockData {
+    pub company: SocialId,
+    pub cve: CveId,
+    pub incident: String,
+}
+
+/// Settings of one API process.
+#[derive(Clone)]
+pub struct Config {
+    /// How long a looked-up key is trusted before it is read again.
+    pub key_cache_ttl: Duration,
+    /// How often lookup and usage counters are written to the store.
+    pub flush_every: Duration,
+    pub mock: Option<MockData>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self { key_cache_ttl: Duration::from_secs(2), flush_every: Duration::from_secs(1), mock: None }
+    }
+}
+
+/// Lookups of companies (`searched_by`), counted in memory and written in batches so
+/// that reading a company's score costs no write.
+#[derive(Default)]
+pub struct Lookups(Mutex<HashMap<i64, i64>>);
+
+impl Lookups {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<i64, i64>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn record(&self, company: i64) {
+        *self.map().entry(company).or_insert(0) += 1;
+    }
+
+    /// Lookups of `company` not yet written.
+    pub fn pending(&self, company: i64) -> i64 {
+        self.map().get(&company).copied().unwrap_or(0)
+    }
+
+    pub async fn flush(&self, store: &dyn Store) -> Result<(), store::StoreError> {
+        let batch: Vec<(i64, i64)> = self.map().iter().map(|(k, v)| (*k, *v)).collect();
+        if batch.is_empty() {
+            return Ok(());
+        }
+        store.add_lookups(&batch).await?;
+        let mut map = self.map();
+        for (id, n) in batch {
+            if let Some(v) = map.get_mut(&id) {
+                *v -= n;
+                if *v == 0 {
+                    map.remove(&id);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    limiter: Arc<dyn RateLimiter>,
+    keys: auth::KeyCache,
+    lookups: Lookups,
+    config: Config,
+}
+
+/// Shared state of the handlers.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+impl AppState {
+    pub fn new(store: Arc<dyn Store>, limiter: Arc<dyn RateLimiter>, config: Config) -> Self {
+        Self(Arc::new(Inner { keys: auth::KeyCache::new(config.key_cache_ttl), store, limiter, lookups: Lookups::default(), config }))
+    }
+
+    /// The usual state: the in-memory limiter over the same store.
+    pub fn with_store(store: Arc<dyn Store>, config: Config) -> Self {
+        let limiter = Arc::new(MemoryLimiter::new(store.clone()));
+        Self::new(store, limiter, config)
+    }
+
+    pub fn store(&self) -> &dyn Store {
+        &*self.0.store
+    }
+    pub fn limiter(&self) -> &dyn RateLimiter {
+        &*self.0.limiter
+    }
+    pub fn keys(&self) -> &auth::KeyCache {
+        &self.0.keys
+    }
+    pub fn lookups(&self) -> &Lookups {
+        &self.0.lookups
+    }
+    pub fn mock(&self) -> Option<&MockData> {
+        self.0.config.mock.as_ref()
+    }
+
+    /// Writes pending counters to the store.
+    pub async fn flush(&self) {
+        if let Err(e) = self.0.lookups.flush(self.store()).await {
+            tracing::warn!(error = %e, "could not write lookup counters");
+        }
+        if let Err(e) = self.0.limiter.flush().await {
+            tracing::warn!(error = %e, "could not write usage counters");
+        }
+    }
+}
+
+/// Largest request body accepted (the add-subsidiary body is far smaller).
+const BODY_LIMIT: usize = 64 * 1024;
+
+/// The whole application: operations behind authentication, the documentation and
+/// health paths without, and the spec's 404 for everything else.
+pub fn router(state: AppState) -> Router {
+    let (api, doc) = openapi::operations().split_for_parts();
+    let api = api.route_layer(axum::middleware::from_fn_with_state(state.clone(), auth::authenticate));
+    let swagger = utoipa_swagger_ui::SwaggerUi::new("/docs").url("/openapi.json", doc);
+    Router::new()
+        .merge(api)
+        .merge(swagger)
+        .route("/healthz", axum::routing::get(routes::healthz))
+        .fallback(error::route_not_found)
+        .method_not_allowed_fallback(error::route_not_found)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(CatchPanicLayer::custom(error::panic_response))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves, writing counters every `flush_every` and at the end.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let flusher = {
+        let state = state.clone();
+        let every = state.0.config.flush_every;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                state.flush().await;
+            }
+        })
+    };
+    let app = router(state.clone());
+    let result = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+    flusher.abort();
+    state.flush().await;
+    result
+}

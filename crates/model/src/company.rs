@@ -209,13 +209,16 @@ fn empty_array() -> Value {
     Value::Array(Vec::new())
 }
 
-/// A timestamp that reads RFC 3339 (or zone-less ISO 8601) and writes RFC 3339 UTC.
+/// A timestamp that reads RFC 3339 (or zone-less ISO 8601) and writes RFC 3339 UTC,
+/// keeping any fraction of a second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct OffsetDateTimeText(pub OffsetDateTime);
 
 impl Serialize for OffsetDateTimeText {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&crate::timefmt::rfc3339(self.0))
+        let t = self.0.to_offset(time::UtcOffset::UTC);
+        let text = t.format(&time::format_description::well_known::Rfc3339).map_err(serde::ser::Error::custom)?;
+        s.serialize_str(&text)
     }
 }
 

@@ -1,1 +1,305 @@
-fn main() {}
+//! `rampart`: the one binary. Wiring only: parse the command line, open the store,
+//! hand over to the library crates.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use model::{Scope, SocialId};
+use tokio::net::TcpListener;
+
+#[derive(Parser)]
+#[command(name = "rampart", version, about = "Open, explainable cyber-risk ratings")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+struct DbArg {
+    /// Database: sqlite://PATH, a file path, or sqlite::memory:
+    #[arg(long, env = "RAMPART_DB", default_value = "rampart.db")]
+    db: String,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the API.
+    Serve {
+        #[command(flatten)]
+        db: DbArg,
+        /// Address to listen on.
+        #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+    },
+    /// Manage API keys.
+    Keys {
+        #[command(subcommand)]
+        action: KeysAction,
+    },
+    /// Import data files.
+    Import {
+        #[command(subcommand)]
+        what: ImportWhat,
+    },
+    /// Serve every path with sample responses; any non-empty apikey is accepted.
+    Mock {
+        #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8081")]
+        listen: SocketAddr,
+    },
+    /// Print the OpenAPI document.
+    Openapi,
+    /// Seed sample companies, print working keys and curl commands, and serve.
+    Demo {
+        #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+        #[arg(long, env = "RAMPART_DB", default_value = "rampart-demo.db")]
+        db: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysAction {
+    /// Create a key and print it (alone, on stdout). It is shown only this once.
+    Create {
+        #[command(flatten)]
+        db: DbArg,
+        #[arg(long)]
+        name: String,
+        /// Comma-separated: general, vulnerability, underwriter, monitor.
+        /// Default: general,vulnerability,underwriter (plus monitor with --company).
+        #[arg(long)]
+        scopes: Option<String>,
+        /// The company a monitor key reports on.
+        #[arg(long)]
+        company: Option<String>,
+        /// Requests per minute (0: unlimited).
+        #[arg(long, default_value_t = 600)]
+        per_minute: u32,
+        /// Requests per calendar month (0: unlimited).
+        #[arg(long, default_value_t = 100_000)]
+        monthly: u64,
+    },
+    /// List keys (never the secrets).
+    List {
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Deactivate a key, by id or prefix.
+    Deactivate {
+        #[command(flatten)]
+        db: DbArg,
+        key: String,
+    },
+    /// Reactivate a key, by id or prefix.
+    Activate {
+        #[command(flatten)]
+        db: DbArg,
+        key: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum ImportWhat {
+    /// Companies in JSON Lines (docs/IMPORT.md).
+    Companies {
+        #[command(flatten)]
+        db: DbArg,
+        file: PathBuf,
+    },
+    /// Vulnerability records in cve-search JSON Lines.
+    Cves {
+        #[command(flatten)]
+        db: DbArg,
+        file: PathBuf,
+    },
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve { db, listen } => {
+            let store = open(&db.db).await?;
+            serve(store, listen, api::Config::default()).await
+        }
+        Command::Keys { action } => keys(action).await,
+        Command::Import { what } => import(what).await,
+        Command::Mock { listen } => {
+            let store = open("sqlite::memory:").await?;
+            intel::sample::load(&*store).await?;
+            let mock = api::MockData {
+                company: SocialId::parse(intel::sample::MOCK_COMPANY)?,
+                cve: model::CveId::parse(intel::sample::MOCK_CVE)?,
+                incident: intel::sample::MOCK_INCIDENT.to_owned(),
+            };
+            serve(store, listen, api::Config { mock: Some(mock), ..Default::default() }).await
+        }
+        Command::Openapi => {
+            println!("{}", api::openapi::document().to_pretty_json()?);
+            Ok(())
+        }
+        Command::Demo { listen, db } => demo(listen, &db).await,
+    }
+}
+
+async fn open(url: &str) -> Result<Arc<dyn store::Store>> {
+    store::open(url).await.with_context(|| format!("opening database {url}"))
+}
+
+async fn serve(store: Arc<dyn store::Store>, listen: SocketAddr, config: api::Config) -> Result<()> {
+    let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
+    tracing::info!(address = %listener.local_addr()?, "serving");
+    let state = api::AppState::with_store(store, config);
+    api::serve(listener, state, shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutting down");
+}
+
+async fn create_key(
+    store: &dyn store::Store,
+    name: &str,
+    scopes: Vec<Scope>,
+    company: Option<SocialId>,
+    per_minute: u32,
+    monthly: u64,
+) -> Result<String> {
+    if let Some(c) = &company {
+        if store.company_by_social_id(c).await?.is_none() {
+            bail!("company {c} is not in the database: import it first");
+        }
+    }
+    let key = api::generate_key(name, scopes, company, per_minute, monthly)?;
+    store.create_key(&key.record).await?;
+    Ok(key.secret)
+}
+
+async fn keys(action: KeysAction) -> Result<()> {
+    match action {
+        KeysAction::Create { db, name, scopes, company, per_minute, monthly } => {
+            let store = open(&db.db).await?;
+            let company = company.as_deref().map(SocialId::parse).transpose().context("--company")?;
+            let scopes = match scopes {
+                Some(list) => Scope::parse_list(&list).map_err(anyhow::Error::msg)?,
+                None if company.is_some() => Scope::ALL.to_vec(),
+                None => vec![Scope::General, Scope::Vulnerability, Scope::Underwriter],
+            };
+            let secret = create_key(&*store, &name, scopes, company, per_minute, monthly).await?;
+            println!("{secret}");
+        }
+        KeysAction::List { db } => {
+            let store = open(&db.db).await?;
+            println!("{:<5} {:<12} {:<8} {:<40} {:<24} {:>10} {:>10}  name", "id", "prefix", "active", "scopes", "company", "per_min", "monthly");
+            for k in store.keys().await? {
+                let scopes: Vec<&str> = k.scopes.iter().map(|s| s.as_str()).collect();
+                println!(
+                    "{:<5} {:<12} {:<8} {:<40} {:<24} {:>10} {:>10}  {}",
+                    k.id,
+                    k.prefix,
+                    if k.active { "yes" } else { "no" },
+                    scopes.join(","),
+                    k.company.as_ref().map(SocialId::as_str).unwrap_or("-"),
+                    k.per_minute,
+                    k.monthly,
+                    k.name
+                );
+            }
+        }
+        KeysAction::Deactivate { db, key } => {
+            let store = open(&db.db).await?;
+            if !store.set_key_active(&key, false).await? {
+                bail!("no key with id or prefix {key:?}");
+            }
+            eprintln!("key {key} deactivated");
+        }
+        KeysAction::Activate { db, key } => {
+            let store = open(&db.db).await?;
+            if !store.set_key_active(&key, true).await? {
+                bail!("no key with id or prefix {key:?}");
+            }
+            eprintln!("key {key} activated");
+        }
+    }
+    Ok(())
+}
+
+async fn import(what: ImportWhat) -> Result<()> {
+    let (db, file, companies) = match what {
+        ImportWhat::Companies { db, file } => (db, file, true),
+        ImportWhat::Cves { db, file } => (db, file, false),
+    };
+    let store = open(&db.db).await?;
+    let reader = std::io::BufReader::new(
+        std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?,
+    );
+    let report = if companies {
+        intel::import_companies(&*store, reader).await?
+    } else {
+        intel::import_cve_records(&*store, reader).await?
+    };
+    eprintln!(
+        "{}: {} records, {} companies written, {} CVE records written, {} unchanged",
+        file.display(),
+        report.lines,
+        report.companies,
+        report.cves_written,
+        report.cves_unchanged
+    );
+    Ok(())
+}
+
+async fn demo(listen: SocketAddr, db: &str) -> Result<()> {
+    let store = open(db).await?;
+    intel::sample::load(&*store).await?;
+    let stamp = model::timefmt::rfc3339(model::timefmt::now());
+    let underwriter = create_key(
+        &*store,
+        &format!("demo underwriter {stamp}"),
+        vec![Scope::General, Scope::Vulnerability, Scope::Underwriter],
+        None,
+        600,
+        100_000,
+    )
+    .await?;
+    let company = SocialId::parse(intel::sample::MOCK_COMPANY)?;
+    let monitor = create_key(&*store, &format!("demo monitor {stamp}"), vec![Scope::Monitor], Some(company.clone()), 600, 100_000).await?;
+    let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
+    let base = format!("http://{}", listener.local_addr()?);
+    println!("Rampart demo — database {db}, sample companies loaded.\n");
+    println!("Underwriter key (general, vulnerability, underwriter): {underwriter}");
+    println!("Monitor key for {company}:                      {monitor}\n");
+    println!("Try:");
+    println!("  curl -s -H 'apikey: {underwriter}' '{base}/underwriter-getcompanyscores?social_id={company}'");
+    println!("  curl -s -H 'apikey: {underwriter}' '{base}/general-getsocialid-by-domain?domain=acme-robotics.example'");
+    println!("  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM'");
+    println!("\nAPI documentation: {base}/docs   (Ctrl-C stops the server)");
+    let state = api::AppState::with_store(store, api::Config::default());
+    api::serve(listener, state, shutdown_signal()).await?;
+    Ok(())
+}

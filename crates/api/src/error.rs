@@ -1,0 +1,104 @@
+//! Error bodies exactly as spec section 7 and DESIGN §6 state them.
+
+use std::time::Duration;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+pub const INTERNAL: &str = "Something went wrong, please contact support";
+pub const INVALID_REQUEST: &str = "Invalid request";
+pub const COMPANY_NOT_FOUND: &str = "Company not found";
+pub const NOT_PROCESSED: &str = "social_id not processed yet, a scan will start soon";
+pub const KEY_REQUIRED: &str = "API Key is required";
+pub const KEY_INVALID: &str = "Invalid API key";
+pub const KEY_DEACTIVATED: &str = "API key is deactivated";
+pub const NOT_ALLOWED: &str = "API key is not allowed to call this operation";
+pub const PER_MINUTE: &str = "Too many API requests per minute";
+pub const MONTHLY: &str = "API rate limit exceeded";
+pub const ROUTE_NOT_FOUND: &str = "404 Route Not Found";
+
+/// `{"error": "..."}`: the body of every 400, 401, 403, 429 and 500.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: String,
+}
+
+/// `{"error_msg": "404 Route Not Found"}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RouteNotFound {
+    pub error_msg: String,
+}
+
+#[derive(Debug)]
+pub enum ApiError {
+    BadRequest(String),
+    Unauthorized(&'static str),
+    Forbidden,
+    RouteNotFound,
+    TooManyRequests { message: &'static str, retry_after: Duration },
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn bad(msg: impl Into<String>) -> Self {
+        ApiError::BadRequest(msg.into())
+    }
+
+    pub fn required(param: &str) -> Self {
+        ApiError::BadRequest(format!("{param} is a required parameter"))
+    }
+
+    pub fn not_valid(param: &str) -> Self {
+        ApiError::BadRequest(format!("{param} is not valid"))
+    }
+}
+
+impl From<store::StoreError> for ApiError {
+    fn from(e: store::StoreError) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
+fn error_body(status: StatusCode, msg: &str) -> Response {
+    (status, axum::Json(ErrorBody { error: msg.to_owned() })).into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match self {
+            ApiError::BadRequest(m) => error_body(StatusCode::BAD_REQUEST, &m),
+            ApiError::Unauthorized(m) => error_body(StatusCode::UNAUTHORIZED, m),
+            ApiError::Forbidden => error_body(StatusCode::FORBIDDEN, NOT_ALLOWED),
+            ApiError::RouteNotFound => (
+                StatusCode::NOT_FOUND,
+                axum::Json(RouteNotFound { error_msg: ROUTE_NOT_FOUND.to_owned() }),
+            )
+                .into_response(),
+            ApiError::TooManyRequests { message, retry_after } => {
+                let mut resp = error_body(StatusCode::TOO_MANY_REQUESTS, message);
+                let secs = retry_after.as_secs().max(1);
+                if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+                    resp.headers_mut().insert(header::RETRY_AFTER, v);
+                }
+                resp
+            }
+            ApiError::Internal(detail) => {
+                tracing::error!(%detail, "request failed");
+                error_body(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL)
+            }
+        }
+    }
+}
+
+/// The router's fallback: unknown paths and known paths with another method.
+pub async fn route_not_found() -> ApiError {
+    ApiError::RouteNotFound
+}
+
+/// What a panic in a handler turns into: a 500 that leaks nothing.
+pub fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("handler panicked");
+    error_body(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL)
+}

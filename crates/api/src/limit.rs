@@ -1,0 +1,167 @@
+//! Rate limits per API key: requests per calendar minute and a monthly quota.
+//!
+//! The limiter is a trait so that several API processes can share one (Redis) later;
+//! the in-memory limiter here serves one process and persists monthly usage in the
+//! store, so quotas survive restarts.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use model::ApiKey;
+use store::{Store, StoreError};
+use time::{Date, Month, OffsetDateTime, Time};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKind {
+    PerMinute,
+    Monthly,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limited {
+    pub kind: LimitKind,
+    pub retry_after: Duration,
+}
+
+#[async_trait]
+pub trait RateLimiter: Send + Sync + 'static {
+    /// Counts one request of `key`, or says which limit it hits (and does not count it).
+    async fn check(&self, key: &ApiKey) -> Result<Result<(), Limited>, StoreError>;
+    /// Writes counts not yet persisted.
+    async fn flush(&self) -> Result<(), StoreError>;
+}
+
+#[derive(Debug)]
+struct Window {
+    minute: i64,
+    in_minute: u32,
+    month: String,
+    /// Requests of `month` persisted in the store when this process loaded them,
+    /// plus those it has flushed since.
+    month_base: u64,
+    /// Requests counted here and not yet written to the store.
+    month_pending: u64,
+}
+
+/// One process's limiter. A limit of 0 means unlimited.
+pub struct MemoryLimiter {
+    store: Arc<dyn Store>,
+    windows: Mutex<HashMap<i64, Window>>,
+}
+
+impl MemoryLimiter {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self { store, windows: Mutex::new(HashMap::new()) }
+    }
+
+    fn windows(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Window>> {
+        self.windows.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn seconds_to_next_month(now: OffsetDateTime) -> u64 {
+    let (y, m) = match now.month() {
+        Month::December => (now.year() + 1, Month::January),
+        m => (now.year(), m.next()),
+    };
+    let next = Date::from_calendar_date(y, m, 1)
+        .map(|d| d.with_time(Time::MIDNIGHT).assume_utc())
+        .unwrap_or(now);
+    u64::try_from((next - now).whole_seconds()).unwrap_or(0).max(1)
+}
+
+#[async_trait]
+impl RateLimiter for MemoryLimiter {
+    async fn check(&self, key: &ApiKey) -> Result<Result<(), Limited>, StoreError> {
+        let now = OffsetDateTime::now_utc();
+        let month = model::timefmt::month(now);
+        let loaded = self.windows().get(&key.id).is_some_and(|w| w.month == month);
+        if !loaded {
+            let base = self.store.usage(key.id, &month).await?;
+            let mut windows = self.windows();
+            let w = windows.entry(key.id).or_insert_with(|| Window {
+                minute: 0,
+                in_minute: 0,
+                month: String::new(),
+                month_base: 0,
+                month_pending: 0,
+            });
+            if w.month != month {
+                // Counts of the month that ended go to that month, not to the new one.
+                if w.month_pending > 0 {
+                    let (old_month, n) = (w.month.clone(), w.month_pending);
+                    let (store, key_id) = (self.store.clone(), key.id);
+                    tokio::spawn(async move {
+                        if let Err(e) = store.add_usage(key_id, &old_month, n).await {
+                            tracing::warn!(error = %e, "could not persist usage of the previous month");
+                        }
+                    });
+                }
+                *w = Window { minute: 0, in_minute: 0, month: month.clone(), month_base: base, month_pending: 0 };
+            }
+        }
+        let unix = now.unix_timestamp();
+        let minute = unix.div_euclid(60);
+        let mut windows = self.windows();
+        let Some(w) = windows.get_mut(&key.id) else {
+            return Ok(Ok(()));
+        };
+        if w.minute != minute {
+            w.minute = minute;
+            w.in_minute = 0;
+        }
+        if key.per_minute > 0 && w.in_minute >= key.per_minute {
+            let retry = u64::try_from(60 - unix.rem_euclid(60)).unwrap_or(60);
+            return Ok(Err(Limited { kind: LimitKind::PerMinute, retry_after: Duration::from_secs(retry) }));
+        }
+        if key.monthly > 0 && w.month_base + w.month_pending >= key.monthly {
+            return Ok(Err(Limited {
+                kind: LimitKind::Monthly,
+                retry_after: Duration::from_secs(seconds_to_next_month(now)),
+            }));
+        }
+        w.in_minute += 1;
+        w.month_pending += 1;
+        Ok(Ok(()))
+    }
+
+    async fn flush(&self) -> Result<(), StoreError> {
+        let pending: Vec<(i64, String, u64)> = {
+            let mut windows = self.windows();
+            windows
+                .iter_mut()
+                .filter(|(_, w)| w.month_pending > 0)
+                .map(|(id, w)| {
+                    let n = std::mem::take(&mut w.month_pending);
+                    w.month_base += n;
+                    (*id, w.month.clone(), n)
+                })
+                .collect()
+        };
+        for (id, month, n) in pending {
+            if let Err(e) = self.store.add_usage(id, &month, n).await {
+                // Put the count back so the next flush retries it.
+                if let Some(w) = self.windows().get_mut(&id).filter(|w| w.month == month) {
+                    w.month_base -= n;
+                    w.month_pending += n;
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    #[test]
+    fn next_month_boundaries() {
+        assert_eq!(seconds_to_next_month(datetime!(2026-12-31 23:59:00 UTC)), 60);
+        assert_eq!(seconds_to_next_month(datetime!(2026-02-28 00:00:00 UTC)), 86_400);
+    }
+}

@@ -1,0 +1,131 @@
+//! The OpenAPI 3.1 document, generated from the handlers' annotations: the routes and
+//! the document come from the same list, so they cannot drift apart.
+
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::security::SecurityRequirement;
+use utoipa::{IntoResponses, Modify, OpenApi, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::error::ErrorBody;
+use crate::routes::{general, monitor, underwriter, vulnerability};
+
+/// The error statuses every operation may answer with.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub enum CommonErrors {
+    /// Missing or invalid parameter, unknown company, company not processed yet.
+    #[response(status = 400)]
+    BadRequest(ErrorBody),
+    /// Missing, invalid or deactivated API key.
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// The key may not call this operation or see this company.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// Per-minute limit or monthly quota reached; see the Retry-After header.
+    #[response(status = 429)]
+    TooManyRequests(ErrorBody),
+    /// Unexpected failure.
+    #[response(status = 500)]
+    Internal(ErrorBody),
+}
+
+/// The body of POST /monitor-add-subsidiary.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct AddSubsidiaryBody {
+    name: String,
+    /// http(s) URL or host name of the subsidiary's website.
+    website: String,
+    employees: Option<u64>,
+    followers: Option<u64>,
+    industry: Option<String>,
+    sub_industry: Option<String>,
+    social_id: String,
+    parent_company_name: Option<String>,
+    /// Must be the company of the calling key.
+    parent_social_id: String,
+}
+
+struct KeyAuth;
+
+impl Modify for KeyAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("KeyAuth", SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("apikey"))));
+        openapi.security = Some(vec![SecurityRequirement::new("KeyAuth", Vec::<String>::new())]);
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Rampart — Company Cyber-Risk Rating API",
+        version = "0.0.1-beta",
+        description = "Open, explainable cyber-risk ratings: company identity, vulnerability data, scores with evidence, assets, SBOM, incidents and predictions.",
+        license(name = "Apache-2.0", identifier = "Apache-2.0")
+    ),
+    modifiers(&KeyAuth),
+    tags(
+        (name = "General", description = "Convert between a company's social_id, its company name and its web domain."),
+        (name = "Vulnerability", description = "Look up public vulnerability (CVE) data, vendors and products."),
+        (name = "Underwriter", description = "Profile, scores, assets, SBOM, subsidiaries' statistics and incident history of any company."),
+        (name = "Monitor", description = "The same for the company bound to the calling key, plus subsidiaries, findings, rescans and predictions.")
+    )
+)]
+struct ApiDoc;
+
+/// Every operation, routed and documented.
+pub fn operations() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(general::get_domain_by_social_id))
+        .routes(routes!(general::get_social_id_by_company_name))
+        .routes(routes!(general::get_social_id_by_domain))
+        .routes(routes!(vulnerability::describe_cve_id))
+        .routes(routes!(vulnerability::get_cve_from_cpe_id))
+        .routes(routes!(vulnerability::get_last))
+        .routes(routes!(vulnerability::get_product_by_vendor))
+        .routes(routes!(vulnerability::get_vendors))
+        .routes(routes!(vulnerability::search_by_vendor))
+        .routes(routes!(underwriter::get_company_info))
+        .routes(routes!(underwriter::get_company_applications_assets))
+        .routes(routes!(underwriter::get_company_infrastructure_assets))
+        .routes(routes!(underwriter::get_company_sbom))
+        .routes(routes!(underwriter::get_company_sbom_cve))
+        .routes(routes!(underwriter::get_company_sbom_domain))
+        .routes(routes!(underwriter::get_company_scores))
+        .routes(routes!(underwriter::get_company_stats))
+        .routes(routes!(underwriter::get_company_subscores))
+        .routes(routes!(underwriter::get_incident_detail_by_id))
+        .routes(routes!(underwriter::get_last_companies_scanned))
+        .routes(routes!(underwriter::get_company_history))
+        .routes(routes!(underwriter::get_company_history_domain))
+        .routes(routes!(monitor::get_company_info))
+        .routes(routes!(monitor::get_company_applications_assets))
+        .routes(routes!(monitor::get_company_infrastructure_assets))
+        .routes(routes!(monitor::get_company_sbom))
+        .routes(routes!(monitor::get_company_sbom_cve))
+        .routes(routes!(monitor::get_company_sbom_domain))
+        .routes(routes!(monitor::get_company_scores))
+        .routes(routes!(monitor::get_company_stats))
+        .routes(routes!(monitor::get_company_subscores))
+        .routes(routes!(monitor::get_company_subsidiaries))
+        .routes(routes!(monitor::list_subsidiaries))
+        .routes(routes!(monitor::get_company_history))
+        .routes(routes!(monitor::get_all_vulnerability_detection))
+        .routes(routes!(monitor::get_all_subdomain_findings))
+        .routes(routes!(monitor::get_subdomain_findings))
+        .routes(routes!(monitor::get_tail_risk_estimation))
+        .routes(routes!(monitor::get_data_loss_prediction))
+        .routes(routes!(monitor::get_incident_prediction))
+        .routes(routes!(monitor::rescan_subdomain_by_vector_id))
+        .routes(routes!(monitor::add_subsidiary))
+        .routes(routes!(monitor::delete_subsidiary))
+}
+
+/// The OpenAPI document as JSON.
+pub fn document() -> utoipa::openapi::OpenApi {
+    operations().into_openapi()
+}

@@ -1,0 +1,880 @@
+//! Response bodies: the exact JSON of the spec, mapped from domain types here and
+//! nowhere else. Mock mode serialises these same types.
+
+use std::collections::BTreeMap;
+
+use model::timefmt::{cve_search_datetime, rfc3339};
+use model::{
+    Application, Company, CpeEntry, CveRecord, Finding, Incident, NetworkEndpoint, Pagination,
+    RiskVector, SbomComponent, ScoreSnapshot,
+};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The pagination object of spec 2.1.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PaginationOut {
+    pub current_page: u64,
+    pub page_size: u32,
+    pub total_pages: u64,
+    pub total_items: u64,
+}
+
+impl From<Pagination> for PaginationOut {
+    fn from(p: Pagination) -> Self {
+        Self { current_page: p.current_page, page_size: p.page_size, total_pages: p.total_pages, total_items: p.total_items }
+    }
+}
+
+/// `{"message": "..."}`: the result of a write.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MessageOut {
+    pub message: String,
+}
+
+// --- General ---------------------------------------------------------------------------
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DomainBySocialId {
+    pub social_id: String,
+    pub company_name: String,
+    pub website: String,
+    pub domain: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NameAndSocialId {
+    pub company_name: String,
+    pub social_id: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SocialIdsByName {
+    pub data: Vec<NameAndSocialId>,
+    pub pagination: PaginationOut,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SocialIdByDomain {
+    pub social_id: String,
+}
+
+// --- Company records ----------------------------------------------------------------------
+
+/// The company information record of spec 2.3. `score` and `naics_code` are null only
+/// for a company not rated yet or whose NAICS code is unknown.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CompanyInfo {
+    pub social_id: String,
+    pub company_name: String,
+    pub website: String,
+    pub industry: String,
+    pub description: String,
+    pub company_id: String,
+    pub funding_id: String,
+    pub employees_number: String,
+    pub followers_number: i64,
+    pub score: Option<f64>,
+    pub naics_code: Option<i64>,
+    pub searched_by: i64,
+    /// Names of subsidiaries (company info responses only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subsidiaries_list: Option<Vec<String>>,
+    pub ip_addresses: u64,
+}
+
+impl CompanyInfo {
+    pub fn new(c: &Company, searched_by: i64, ip_addresses: u64, subsidiaries: Option<Vec<String>>) -> Self {
+        Self {
+            social_id: c.social_id.to_string(),
+            company_name: c.company_name.clone(),
+            website: c.website.clone(),
+            industry: c.industry.clone(),
+            description: c.description.clone(),
+            company_id: c.company_id.clone(),
+            funding_id: c.funding_id.clone(),
+            employees_number: c.employees_number.clone(),
+            followers_number: c.followers_number,
+            score: c.score.map(|s| s.as_f64()),
+            naics_code: c.naics_code,
+            searched_by,
+            subsidiaries_list: subsidiaries,
+            ip_addresses,
+        }
+    }
+}
+
+/// A company information record as the list-subsidiaries response spells it
+/// (`serched_by`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListedSubsidiary {
+    pub social_id: String,
+    pub company_name: String,
+    pub website: String,
+    pub industry: String,
+    pub description: String,
+    pub company_id: String,
+    pub funding_id: String,
+    pub employees_number: String,
+    pub followers_number: i64,
+    pub score: Option<f64>,
+    pub naics_code: Option<i64>,
+    pub serched_by: i64,
+    pub ip_addresses: u64,
+}
+
+impl From<CompanyInfo> for ListedSubsidiary {
+    fn from(c: CompanyInfo) -> Self {
+        Self {
+            social_id: c.social_id,
+            company_name: c.company_name,
+            website: c.website,
+            industry: c.industry,
+            description: c.description,
+            company_id: c.company_id,
+            funding_id: c.funding_id,
+            employees_number: c.employees_number,
+            followers_number: c.followers_number,
+            score: c.score,
+            naics_code: c.naics_code,
+            serched_by: c.searched_by,
+            ip_addresses: c.ip_addresses,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListSubsidiaries {
+    pub social_id: String,
+    pub subsidiaries_list: Vec<ListedSubsidiary>,
+    pub pagination: PaginationOut,
+}
+
+// --- Findings and scores ----------------------------------------------------------------
+
+/// A finding: what was observed on which asset, how bad it is and how to fix it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FindingOut {
+    pub id: i64,
+    pub risk_vector: String,
+    pub asset: String,
+    pub severity: String,
+    pub code: String,
+    pub title: String,
+    pub evidence: String,
+    pub remediation: String,
+    pub references: Vec<String>,
+    pub first_seen: String,
+    pub last_seen: String,
+}
+
+impl From<&Finding> for FindingOut {
+    fn from(f: &Finding) -> Self {
+        Self {
+            id: f.id,
+            risk_vector: f.risk_vector.as_str().to_owned(),
+            asset: f.asset.clone(),
+            severity: f.severity.as_str().to_owned(),
+            code: f.code.clone(),
+            title: f.title.clone(),
+            evidence: f.evidence.clone(),
+            remediation: f.remediation.clone(),
+            references: f.references.clone(),
+            first_seen: rfc3339(f.first_seen.0),
+            last_seen: rfc3339(f.last_seen.0),
+        }
+    }
+}
+
+/// One of the twelve components of a score.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ComponentOut {
+    pub score: f64,
+    pub grade: String,
+    /// Share of the global score, in percent.
+    pub weight: f64,
+    pub assets_checked: u32,
+    pub findings_count: u32,
+    /// The worst findings of this component.
+    pub findings: Vec<FindingOut>,
+}
+
+/// The score object of spec 2.4: exactly the twelve components.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ScoreComponents {
+    pub spf: ComponentOut,
+    pub dkim: ComponentOut,
+    pub certificate_conf: ComponentOut,
+    pub certificate_info: ComponentOut,
+    pub open_ports: ComponentOut,
+    pub web_headers: ComponentOut,
+    pub dmarc: ComponentOut,
+    pub it_standardization: ComponentOut,
+    pub digitalization: ComponentOut,
+    pub certificate_cve: ComponentOut,
+    pub vulnerabilities: ComponentOut,
+    pub sbom: ComponentOut,
+}
+
+impl ScoreComponents {
+    /// Builds the twelve members from a rating and the top findings of each vector.
+    /// A component the rating lacks is shown as not assessed (score 0, grade F, weight 0).
+    pub fn new(snap: &ScoreSnapshot, top: &[Finding]) -> Self {
+        let mut by_vector: BTreeMap<RiskVector, Vec<FindingOut>> = BTreeMap::new();
+        for f in top {
+            by_vector.entry(f.risk_vector).or_default().push(f.into());
+        }
+        let mut one = |rv: RiskVector| {
+            let findings = by_vector.remove(&rv).unwrap_or_default();
+            match snap.components.get(&rv) {
+                Some(c) => ComponentOut {
+                    score: c.score.as_f64(),
+                    grade: c.grade.as_str().to_owned(),
+                    weight: c.weight.as_f64(),
+                    assets_checked: c.assets_checked,
+                    findings_count: c.findings_count,
+                    findings,
+                },
+                None => ComponentOut {
+                    score: 0.0,
+                    grade: "F".into(),
+                    weight: 0.0,
+                    assets_checked: 0,
+                    findings_count: 0,
+                    findings,
+                },
+            }
+        };
+        Self {
+            spf: one(RiskVector::Spf),
+            dkim: one(RiskVector::Dkim),
+            certificate_conf: one(RiskVector::CertificateConf),
+            certificate_info: one(RiskVector::CertificateInfo),
+            open_ports: one(RiskVector::OpenPorts),
+            web_headers: one(RiskVector::WebHeaders),
+            dmarc: one(RiskVector::Dmarc),
+            it_standardization: one(RiskVector::ItStandardization),
+            digitalization: one(RiskVector::Digitalization),
+            certificate_cve: one(RiskVector::CertificateCve),
+            vulnerabilities: one(RiskVector::Vulnerabilities),
+            sbom: one(RiskVector::Sbom),
+        }
+    }
+}
+
+/// The company scores response (spec 2.2 and 2.4). `global_score`, `grade` and
+/// `scanned_at` are Rampart's additions.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CompanyScores {
+    pub social_id: String,
+    pub company_name: String,
+    pub website: String,
+    pub domain: String,
+    pub industry: String,
+    pub description: String,
+    pub subsidiaries_number: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub global_score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grade: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scanned_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<ScoreComponents>,
+    /// Instead of `score` when the company has no rating.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+// --- Assets -------------------------------------------------------------------------------
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApplicationOut {
+    pub name: String,
+    pub version: Option<String>,
+    pub categories: Vec<String>,
+    pub host: String,
+    pub cpe: Option<String>,
+    pub evidence: String,
+    pub first_seen: String,
+    pub last_seen: String,
+}
+
+impl From<Application> for ApplicationOut {
+    fn from(a: Application) -> Self {
+        Self {
+            name: a.name,
+            version: a.version,
+            categories: a.categories,
+            host: a.host,
+            cpe: a.cpe,
+            evidence: a.evidence,
+            first_seen: rfc3339(a.first_seen.0),
+            last_seen: rfc3339(a.last_seen.0),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApplicationsAssets {
+    pub social_id: String,
+    pub company_name: String,
+    pub website: String,
+    pub industry: String,
+    pub description: String,
+    pub number_of_applications: u64,
+    pub applications: Vec<ApplicationOut>,
+    pub pagination: PaginationOut,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EndpointOut {
+    pub ip: String,
+    pub port: u16,
+    pub protocol: String,
+    pub host: Option<String>,
+    pub service: Option<String>,
+    pub product: Option<String>,
+    pub version: Option<String>,
+    pub banner: String,
+    pub first_seen: String,
+    pub last_seen: String,
+}
+
+impl From<NetworkEndpoint> for EndpointOut {
+    fn from(e: NetworkEndpoint) -> Self {
+        Self {
+            ip: e.ip.to_string(),
+            port: e.port,
+            protocol: e.protocol,
+            host: e.host,
+            service: e.service,
+            product: e.product,
+            version: e.version,
+            banner: e.banner,
+            first_seen: rfc3339(e.first_seen.0),
+            last_seen: rfc3339(e.last_seen.0),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InfrastructureAssets {
+    pub social_id: String,
+    pub company_name: String,
+    pub website: String,
+    pub industry: String,
+    pub description: String,
+    pub number_of_infrastructure_endpoint: u64,
+    pub network_endpoints: Vec<EndpointOut>,
+    pub pagination: PaginationOut,
+}
+
+/// A CVE that affects an SBOM component, with the figures that rank it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ComponentCve {
+    pub id: String,
+    pub summary: Option<String>,
+    pub cvss3: Option<f64>,
+    pub cvss: Option<f64>,
+    pub kev: bool,
+    pub epss: Option<f64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SbomOut {
+    pub name: String,
+    pub version: Option<String>,
+    pub purl: Option<String>,
+    pub cpe: Option<String>,
+    pub hosts: Vec<String>,
+    pub evidence: String,
+    pub end_of_life: Option<bool>,
+    pub latest_version: Option<String>,
+    pub first_seen: String,
+    pub last_seen: String,
+    /// Present in SBOM-with-CVE responses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cves: Option<Vec<ComponentCve>>,
+}
+
+impl SbomOut {
+    pub fn new(c: SbomComponent, cves: Option<Vec<ComponentCve>>) -> Self {
+        Self {
+            name: c.name,
+            version: c.version,
+            purl: c.purl,
+            cpe: c.cpe,
+            hosts: c.hosts.iter().map(ToString::to_string).collect(),
+            evidence: c.evidence,
+            end_of_life: c.end_of_life,
+            latest_version: c.latest_version,
+            first_seen: rfc3339(c.first_seen.0),
+            last_seen: rfc3339(c.last_seen.0),
+            cves,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SbomPage {
+    pub data: Vec<SbomOut>,
+    pub pagination: PaginationOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SbomHost {
+    pub subdomain: String,
+    pub components: Vec<SbomOut>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SbomDomainData {
+    pub domain_name: String,
+    pub subdomain: Vec<SbomHost>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SbomByDomain {
+    pub data: SbomDomainData,
+    pub pagination: PaginationOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+// --- Subsidiaries and last scanned ---------------------------------------------------------
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FindingsBySeverity {
+    pub critical: u64,
+    pub high: u64,
+    pub medium: u64,
+    pub low: u64,
+    pub info: u64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubsidiaryStats {
+    pub social_id: String,
+    pub company_name: String,
+    pub domain: Option<String>,
+    pub score: Option<f64>,
+    pub grade: Option<String>,
+    pub last_scanned: Option<String>,
+    pub number_of_applications: u64,
+    pub number_of_infrastructure_endpoint: u64,
+    pub ip_addresses: u64,
+    pub sbom_components: u64,
+    pub findings: FindingsBySeverity,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CompanyStats {
+    pub parent_social_id: String,
+    pub subsidiaries_stats: Vec<SubsidiaryStats>,
+    pub pagination: PaginationOut,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubsidiaryScore {
+    pub social_id: String,
+    pub company_name: String,
+    pub domain: Option<String>,
+    pub score: Option<f64>,
+    pub grade: Option<String>,
+    pub scanned_at: Option<String>,
+    /// Component scores by name; empty when not rated.
+    pub components: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CompanySubScores {
+    pub social_id: String,
+    pub subsidiaries_scores: Vec<SubsidiaryScore>,
+    pub pagination: PaginationOut,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ScannedCompany {
+    pub social_id: String,
+    pub company_name: String,
+    pub domain: Option<String>,
+    pub score: Option<f64>,
+    pub grade: Option<String>,
+    pub scanned_at: Option<String>,
+}
+
+impl From<&Company> for ScannedCompany {
+    fn from(c: &Company) -> Self {
+        Self {
+            social_id: c.social_id.to_string(),
+            company_name: c.company_name.clone(),
+            domain: c.domain.as_ref().map(ToString::to_string),
+            score: c.score.map(|s| s.as_f64()),
+            grade: c.grade.map(|g| g.as_str().to_owned()),
+            scanned_at: c.last_scanned_at.map(rfc3339),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LastScanned {
+    pub data: Vec<ScannedCompany>,
+    pub pagination: PaginationOut,
+}
+
+// --- Incidents ----------------------------------------------------------------------------
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IncidentSummary {
+    pub incident_id: String,
+    pub title: String,
+    pub date_detected: Option<String>,
+    pub date_publicly_disclosed: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub attack_vector: String,
+    pub threat_actor: String,
+    pub investigation_status: String,
+}
+
+impl From<&Incident> for IncidentSummary {
+    fn from(i: &Incident) -> Self {
+        Self {
+            incident_id: i.incident_id.clone(),
+            title: i.title.clone(),
+            date_detected: i.date_detected.map(|d| model::timefmt::format_date(d.0)),
+            date_publicly_disclosed: i.date_publicly_disclosed.map(|d| model::timefmt::format_date(d.0)),
+            kind: i.kind.clone(),
+            attack_vector: i.attack_vector.clone(),
+            threat_actor: i.threat_actor.clone(),
+            investigation_status: i.investigation_status.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CompanyHistory {
+    pub social_id: String,
+    pub incidents: Vec<IncidentSummary>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DomainHistory {
+    pub domain: String,
+    pub incidents: Vec<IncidentSummary>,
+}
+
+/// The incident data object of spec 2.7.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IncidentData {
+    pub title: String,
+    pub description: String,
+    /// `YYYY-MM-DD`, null when unknown.
+    pub date_detected: Option<String>,
+    pub date_publicly_disclosed: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub attack_vector: String,
+    pub threat_actor: String,
+    pub motivation: String,
+    #[schema(value_type = Object)]
+    pub impact: Value,
+    #[schema(value_type = Vec<Object>)]
+    pub affected_entities: Value,
+    #[schema(value_type = Object)]
+    pub response: Value,
+    #[schema(value_type = Object)]
+    pub data_breach: Value,
+    #[schema(value_type = Object)]
+    pub ransomware: Value,
+    #[schema(value_type = Vec<Object>)]
+    pub references: Value,
+    pub investigation_status: String,
+    pub stakeholder_advisories: String,
+    pub customer_advisories: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IncidentDetail {
+    pub incident_id: String,
+    pub data: IncidentData,
+}
+
+impl From<Incident> for IncidentDetail {
+    fn from(i: Incident) -> Self {
+        Self {
+            incident_id: i.incident_id,
+            data: IncidentData {
+                title: i.title,
+                description: i.description,
+                date_detected: i.date_detected.map(|d| model::timefmt::format_date(d.0)),
+                date_publicly_disclosed: i.date_publicly_disclosed.map(|d| model::timefmt::format_date(d.0)),
+                kind: i.kind,
+                attack_vector: i.attack_vector,
+                threat_actor: i.threat_actor,
+                motivation: i.motivation,
+                impact: i.impact,
+                affected_entities: i.affected_entities,
+                response: i.response,
+                data_breach: i.data_breach,
+                ransomware: i.ransomware,
+                references: i.references,
+                investigation_status: i.investigation_status,
+                stakeholder_advisories: i.stakeholder_advisories,
+                customer_advisories: i.customer_advisories,
+            },
+        }
+    }
+}
+
+// --- Monitor-only ----------------------------------------------------------------------------
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VulnerabilityDetections {
+    pub social_id: String,
+    pub data: Vec<FindingOut>,
+    pub pagination: PaginationOut,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubdomainFindingsData {
+    pub domain_name: String,
+    pub subdomain: Vec<FindingOut>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubdomainFindings {
+    pub data: SubdomainFindingsData,
+    pub pagination: PaginationOut,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Prediction {
+    pub social_id: String,
+    pub period: u32,
+    #[schema(value_type = Vec<Object>)]
+    pub data: Vec<Value>,
+    /// A notice when no prediction is available yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+// --- Vulnerability (cve-search shape) ----------------------------------------------------------
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CvssAccessOut {
+    pub authentication: String,
+    pub complexity: String,
+    pub vector: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CiaOut {
+    pub availability: String,
+    pub confidentiality: String,
+    pub integrity: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Exploitability3Out {
+    pub attackvector: String,
+    pub attackcomplexity: String,
+    pub privilegesrequired: String,
+    pub userinteraction: String,
+    pub scope: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CpeObject {
+    pub id: String,
+    pub title: String,
+}
+
+impl From<&CpeEntry> for CpeObject {
+    fn from(e: &CpeEntry) -> Self {
+        Self { id: e.id.clone(), title: e.title.clone() }
+    }
+}
+
+/// `vulnerable_configuration_cpe_2_2`: objects in the describe response, names elsewhere.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum Cpe22List {
+    Objects(Vec<CpeObject>),
+    Names(Vec<String>),
+}
+
+/// A CVE record in the shape of spec 2.8 (cve-search). CVSS figures are null when the
+/// record has no metric of that version.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CveOut {
+    pub id: String,
+    pub summary: String,
+    pub published: String,
+    pub modified: String,
+    #[serde(rename = "lastModified")]
+    pub last_modified: String,
+    #[serde(rename = "cvssTime")]
+    pub cvss_time: Option<String>,
+    pub assigner: String,
+    pub cwe: String,
+    pub cvss: Option<f64>,
+    #[serde(rename = "impactScore")]
+    pub impact_score: Option<f64>,
+    #[serde(rename = "exploitabilityScore")]
+    pub exploitability_score: Option<f64>,
+    #[serde(rename = "cvssVector")]
+    pub cvss_vector: Option<String>,
+    pub cvss3: Option<f64>,
+    #[serde(rename = "impactScore3")]
+    pub impact_score3: Option<f64>,
+    #[serde(rename = "exploitabilityScore3")]
+    pub exploitability_score3: Option<f64>,
+    pub access: CvssAccessOut,
+    pub impact: CiaOut,
+    pub impact3: CiaOut,
+    pub exploitability3: Exploitability3Out,
+    pub refmap: BTreeMap<String, Vec<String>>,
+    pub vulnerable_configuration: Vec<CpeObject>,
+    pub vulnerable_configuration_cpe_2_2: Cpe22List,
+    pub vulnerable_product: Vec<String>,
+    #[schema(value_type = Vec<Object>)]
+    pub msbulletin: Vec<Value>,
+    #[schema(value_type = Vec<Object>)]
+    pub capec: Vec<Value>,
+    pub references: Vec<String>,
+    /// CISA Known Exploited Vulnerabilities entry, when listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub kev: Option<Value>,
+    /// FIRST EPSS probability, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epss: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percentile: Option<f64>,
+}
+
+fn cia(c: Option<&model::CvssImpact>) -> CiaOut {
+    let c = c.cloned().unwrap_or_default();
+    CiaOut { availability: c.availability, confidentiality: c.confidentiality, integrity: c.integrity }
+}
+
+fn exploitability3(r: &CveRecord) -> Exploitability3Out {
+    let e = r.exploitability3.clone().unwrap_or_default();
+    Exploitability3Out {
+        attackvector: e.attackvector,
+        attackcomplexity: e.attackcomplexity,
+        privilegesrequired: e.privilegesrequired,
+        userinteraction: e.userinteraction,
+        scope: e.scope,
+    }
+}
+
+fn cpe22(r: &CveRecord, as_objects: bool) -> Cpe22List {
+    if as_objects {
+        Cpe22List::Objects(r.vulnerable_configuration_cpe_2_2.iter().map(CpeObject::from).collect())
+    } else {
+        Cpe22List::Names(r.vulnerable_configuration_cpe_2_2.iter().map(|e| e.id.clone()).collect())
+    }
+}
+
+impl CveOut {
+    /// `describe` selects the object form of `vulnerable_configuration_cpe_2_2`.
+    pub fn new(r: &CveRecord, describe: bool) -> Self {
+        let access = r.access.clone().unwrap_or_default();
+        Self {
+            id: r.id.to_string(),
+            summary: r.summary.clone(),
+            published: cve_search_datetime(r.published.0),
+            modified: cve_search_datetime(r.modified.0),
+            last_modified: cve_search_datetime(r.last_modified.unwrap_or(r.modified).0),
+            cvss_time: r.cvss_time.map(|t| cve_search_datetime(t.0)),
+            assigner: r.assigner.clone(),
+            cwe: r.cwe.clone(),
+            cvss: r.cvss,
+            impact_score: r.impact_score,
+            exploitability_score: r.exploitability_score,
+            cvss_vector: r.cvss_vector.clone(),
+            cvss3: r.cvss3,
+            impact_score3: r.impact_score3,
+            exploitability_score3: r.exploitability_score3,
+            access: CvssAccessOut { authentication: access.authentication, complexity: access.complexity, vector: access.vector },
+            impact: cia(r.impact.as_ref()),
+            impact3: cia(r.impact3.as_ref()),
+            exploitability3: exploitability3(r),
+            refmap: r.refmap.clone(),
+            vulnerable_configuration: r.vulnerable_configuration.iter().map(CpeObject::from).collect(),
+            vulnerable_configuration_cpe_2_2: cpe22(r, describe),
+            vulnerable_product: r.vulnerable_product.clone(),
+            msbulletin: r.msbulletin.clone(),
+            capec: r.capec.clone(),
+            references: r.references.clone(),
+            kev: r.kev.clone(),
+            epss: r.epss,
+            percentile: r.percentile,
+        }
+    }
+}
+
+/// The reduced record of get-last (spec 2.8): these fourteen members only.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CveLastOut {
+    pub vulnerable_configuration_cpe_2_2: Vec<String>,
+    pub modified: String,
+    pub published: String,
+    pub assigner: String,
+    pub cwe: String,
+    pub id: String,
+    pub impact3: CiaOut,
+    pub exploitability3: Exploitability3Out,
+    pub cvss3: Option<f64>,
+    #[serde(rename = "impactScore3")]
+    pub impact_score3: Option<f64>,
+    #[serde(rename = "exploitabilityScore3")]
+    pub exploitability_score3: Option<f64>,
+    #[serde(rename = "lastModified")]
+    pub last_modified: String,
+    pub references: Vec<String>,
+    pub summary: String,
+}
+
+impl From<&CveRecord> for CveLastOut {
+    fn from(r: &CveRecord) -> Self {
+        Self {
+            vulnerable_configuration_cpe_2_2: r.vulnerable_configuration_cpe_2_2.iter().map(|e| e.id.clone()).collect(),
+            modified: cve_search_datetime(r.modified.0),
+            published: cve_search_datetime(r.published.0),
+            assigner: r.assigner.clone(),
+            cwe: r.cwe.clone(),
+            id: r.id.to_string(),
+            impact3: cia(r.impact3.as_ref()),
+            exploitability3: exploitability3(r),
+            cvss3: r.cvss3,
+            impact_score3: r.impact_score3,
+            exploitability_score3: r.exploitability_score3,
+            last_modified: cve_search_datetime(r.last_modified.unwrap_or(r.modified).0),
+            references: r.references.clone(),
+            summary: r.summary.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VendorProducts {
+    pub vendor: String,
+    pub product: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Vendors {
+    pub vendor: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchResults {
+    pub results: Vec<CveOut>,
+}

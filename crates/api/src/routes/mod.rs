@@ -1,0 +1,106 @@
+//! Handlers, one file per operation group, and what they share: resolving the company
+//! a request names, and the rule that a company must have been rated.
+
+use axum::Json;
+use model::{Company, SocialId};
+use serde::Serialize;
+
+use crate::error::{self, ApiError};
+use crate::{AppState, Caller};
+
+pub mod general;
+pub mod monitor;
+pub mod underwriter;
+pub mod vulnerability;
+
+#[derive(Serialize)]
+pub struct Health {
+    status: &'static str,
+}
+
+pub async fn healthz() -> Json<Health> {
+    Json(Health { status: "ok" })
+}
+
+/// The company `social_id` names, as the caller may see it.
+pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &SocialId) -> Result<Company, ApiError> {
+    let found = match app.store().company_by_social_id(social_id).await? {
+        Some(c) => Some(c),
+        None => match app.mock() {
+            Some(m) => app.store().company_by_social_id(&m.company).await?,
+            None => None,
+        },
+    };
+    let company = found.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?;
+    may_see(app, caller, &company).await?;
+    Ok(company)
+}
+
+/// A key bound to a company sees that company and its subsidiaries only.
+pub(crate) async fn may_see(app: &AppState, caller: &Caller, company: &Company) -> Result<(), ApiError> {
+    let Some(own) = &caller.company else { return Ok(()) };
+    if &company.social_id == own {
+        return Ok(());
+    }
+    let Some(own) = app.store().company_by_social_id(own).await? else {
+        return Err(ApiError::Forbidden);
+    };
+    let subs = app.store().subsidiaries(own.id, None).await?;
+    if subs.items.iter().any(|s| s.id == company.id) { Ok(()) } else { Err(ApiError::Forbidden) }
+}
+
+/// A company that has never been rated cannot be reported on: its scan is queued
+/// (once, however often it is asked for) and the caller is told to come back.
+pub(crate) async fn rated(app: &AppState, company: Company) -> Result<Company, ApiError> {
+    if company.last_scanned_at.is_some() {
+        return Ok(company);
+    }
+    queue_scan(app, &company).await?;
+    Err(ApiError::bad(error::NOT_PROCESSED))
+}
+
+pub(crate) async fn queue_scan(app: &AppState, company: &Company) -> Result<bool, ApiError> {
+    let payload = serde_json::json!({ "social_id": company.social_id.as_str() });
+    let dedup = format!("scan:{}", company.social_id);
+    Ok(app.store().enqueue("scan", &payload, Some(&dedup)).await?)
+}
+
+/// The rated company a `social_id` parameter names, counted as one lookup.
+pub(crate) async fn looked_up(app: &AppState, caller: &Caller, params: &crate::params::Params) -> Result<Company, ApiError> {
+    let social_id = params.social_id()?;
+    let company = rated(app, company_named(app, caller, &social_id).await?).await?;
+    app.lookups().record(company.id);
+    Ok(company)
+}
+
+/// The company of a monitor key, which must have been rated.
+pub(crate) async fn own_company(app: &AppState, caller: &Caller) -> Result<Company, ApiError> {
+    rated(app, own_company_unrated(app, caller).await?).await
+}
+
+pub(crate) async fn own_company_unrated(app: &AppState, caller: &Caller) -> Result<Company, ApiError> {
+    let own = caller.company.as_ref().ok_or(ApiError::Forbidden)?;
+    app.store().company_by_social_id(own).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))
+}
+
+/// `searched_by` including lookups not yet written.
+pub(crate) fn searched_by(app: &AppState, company: &Company) -> i64 {
+    company.searched_by + app.lookups().pending(company.id)
+}
+
+/// A company bound to a key and its subsidiaries: everything such a key may see.
+pub(crate) async fn family(app: &AppState, own: &SocialId) -> Result<Vec<Company>, ApiError> {
+    let Some(own) = app.store().company_by_social_id(own).await? else {
+        return Ok(Vec::new());
+    };
+    let mut all = app.store().subsidiaries(own.id, None).await?.items;
+    all.insert(0, own);
+    Ok(all)
+}
+
+/// One page of an in-memory list.
+pub(crate) fn paginate<T>(all: Vec<T>, page: model::Page) -> store::Paged<T> {
+    let total = all.len() as u64;
+    let start = usize::try_from(page.offset()).unwrap_or(usize::MAX);
+    store::Paged { items: all.into_iter().skip(start).take(model::PAGE_SIZE as usize).collect(), total }
+}

@@ -1,0 +1,369 @@
+//! Monitor: the company bound to the calling key, its subsidiaries, findings per
+//! subdomain, rescans and predictions.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Extension, State};
+use model::{CompanyProfile, Domain, SocialId};
+use serde_json::Value;
+use store::{CompanySnapshot, FindingFilter};
+
+use crate::error::ApiError;
+use crate::openapi::CommonErrors;
+use crate::params::Params;
+use crate::responses::*;
+use crate::{AppState, Caller};
+
+use super::underwriter as uw;
+
+/// The caller's company information record.
+#[utoipa::path(get, path = "/monitor-getcompanyinfo", tag = "Monitor",
+    responses((status = 200, description = "Company information", body = CompanyInfo), CommonErrors))]
+pub async fn get_company_info(State(app): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<CompanyInfo>, ApiError> {
+    let c = super::own_company(&app, &caller).await?;
+    Ok(Json(uw::company_info(&app, &c, true).await?))
+}
+
+/// Applications and technologies detected on the caller's assets.
+#[utoipa::path(get, path = "/monitor-getcompanyapplicationsassets", tag = "Monitor",
+    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
+pub async fn get_company_applications_assets(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<ApplicationsAssets>, ApiError> {
+    let page = p.page()?;
+    let c = super::own_company(&app, &caller).await?;
+    Ok(Json(uw::applications(&app, c, page).await?))
+}
+
+/// The caller's network endpoints.
+#[utoipa::path(get, path = "/monitor-getcompanyinfrastructureassets", tag = "Monitor",
+    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
+pub async fn get_company_infrastructure_assets(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<InfrastructureAssets>, ApiError> {
+    let page = p.page()?;
+    let c = super::own_company(&app, &caller).await?;
+    Ok(Json(uw::infrastructure(&app, c, page).await?))
+}
+
+/// The caller's external software bill of materials.
+#[utoipa::path(get, path = "/monitor-getcompanysbom", tag = "Monitor",
+    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
+pub async fn get_company_sbom(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomPage>, ApiError> {
+    let page = p.page()?;
+    let c = super::own_company(&app, &caller).await?;
+    Ok(Json(uw::sbom(&app, &c, page, true).await?))
+}
+
+/// The caller's SBOM components that have known CVEs.
+#[utoipa::path(get, path = "/monitor-getcompanysbomcve", tag = "Monitor",
+    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
+pub async fn get_company_sbom_cve(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomPage>, ApiError> {
+    let page = p.page()?;
+    let c = super::own_company(&app, &caller).await?;
+    Ok(Json(uw::sbom_cve(&app, &c, page, true).await?))
+}
+
+/// The caller's SBOM by subdomain of one domain.
+#[utoipa::path(get, path = "/monitor-getcompanysbomdomain", tag = "Monitor",
+    params(("domain" = String, Query, description = "A domain of the company"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "SBOM by subdomain", body = SbomByDomain), CommonErrors))]
+pub async fn get_company_sbom_domain(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomByDomain>, ApiError> {
+    let domain = p.domain("domain")?;
+    let page = p.page()?;
+    let c = super::own_company(&app, &caller).await?;
+    Ok(Json(uw::sbom_domain(&app, &c, domain, page, true).await?))
+}
+
+/// The caller's global score and its twelve components.
+#[utoipa::path(get, path = "/monitor-getcompanyscores", tag = "Monitor",
+    responses((status = 200, description = "Scores", body = CompanyScores), CommonErrors))]
+pub async fn get_company_scores(State(app): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<CompanyScores>, ApiError> {
+    let c = super::own_company(&app, &caller).await?;
+    Ok(Json(uw::scores(&app, c).await?))
+}
+
+/// Statistics of each of the caller's subsidiaries.
+#[utoipa::path(get, path = "/monitor-getcompanystats", tag = "Monitor",
+    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
+pub async fn get_company_stats(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanyStats>, ApiError> {
+    let page = p.page()?;
+    let c = super::own_company(&app, &caller).await?;
+    Ok(Json(uw::stats(&app, &c, page).await?))
+}
+
+/// Scores of each of the caller's subsidiaries.
+#[utoipa::path(get, path = "/monitor-getcompanysubscores", tag = "Monitor",
+    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
+pub async fn get_company_subscores(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanySubScores>, ApiError> {
+    let page = p.page()?;
+    let c = super::own_company(&app, &caller).await?;
+    Ok(Json(uw::subscores(&app, &c, page).await?))
+}
+
+async fn subsidiary_records(app: &AppState, caller: &Caller, page: Option<model::Page>) -> Result<(model::Company, store::Paged<CompanyInfo>), ApiError> {
+    let c = super::own_company_unrated(app, caller).await?;
+    let subs = app.store().subsidiaries(c.id, page).await?;
+    let mut out = Vec::with_capacity(subs.items.len());
+    for s in &subs.items {
+        out.push(uw::company_info(app, s, false).await?);
+    }
+    Ok((c, store::Paged { items: out, total: subs.total }))
+}
+
+/// The caller's subsidiaries as company information records.
+#[utoipa::path(get, path = "/monitor-getcompanysubsidiaries", tag = "Monitor",
+    responses((status = 200, description = "Subsidiaries", body = Vec<CompanyInfo>), CommonErrors))]
+pub async fn get_company_subsidiaries(State(app): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<Vec<CompanyInfo>>, ApiError> {
+    let (_, subs) = subsidiary_records(&app, &caller, None).await?;
+    Ok(Json(subs.items))
+}
+
+/// The caller's subsidiaries, paged (records spell `serched_by`).
+#[utoipa::path(get, path = "/monitor-listsubsidiaries", tag = "Monitor",
+    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Subsidiaries", body = ListSubsidiaries), CommonErrors))]
+pub async fn list_subsidiaries(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<ListSubsidiaries>, ApiError> {
+    let page = p.page()?;
+    let (c, subs) = subsidiary_records(&app, &caller, Some(page)).await?;
+    Ok(Json(ListSubsidiaries {
+        social_id: c.social_id.to_string(),
+        subsidiaries_list: subs.items.into_iter().map(Into::into).collect(),
+        pagination: page.pagination(subs.total).into(),
+    }))
+}
+
+/// Public incident history of the caller's company.
+#[utoipa::path(get, path = "/monitor-getcompany-history", tag = "Monitor",
+    responses((status = 200, description = "Incident history", body = CompanyHistory), CommonErrors))]
+pub async fn get_company_history(State(app): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<CompanyHistory>, ApiError> {
+    let c = super::own_company(&app, &caller).await?;
+    Ok(Json(uw::history(&app, &c).await?))
+}
+
+/// Every vulnerability finding (CVE of detected software) on the caller's assets.
+#[utoipa::path(get, path = "/monitor-getall-vulnerability-detection", tag = "Monitor",
+    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Vulnerability findings", body = VulnerabilityDetections), CommonErrors))]
+pub async fn get_all_vulnerability_detection(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<VulnerabilityDetections>, ApiError> {
+    let page = p.page()?;
+    let c = super::own_company(&app, &caller).await?;
+    let filter = FindingFilter { asset: None, risk_vector: Some(model::RiskVector::Vulnerabilities) };
+    let found = app.store().findings(c.id, filter, page).await?;
+    Ok(Json(VulnerabilityDetections {
+        social_id: c.social_id.to_string(),
+        data: found.items.iter().map(Into::into).collect(),
+        pagination: page.pagination(found.total).into(),
+    }))
+}
+
+async fn subdomain_findings(app: &AppState, caller: &Caller, p: &Params, by_vector: bool) -> Result<SubdomainFindings, ApiError> {
+    let subdomain = match p.optional("subdomain") {
+        Some(raw) => Some(Domain::parse(raw).map_err(|_| ApiError::not_valid("subdomain"))?),
+        None => None,
+    };
+    let risk_vector = if by_vector { Some(p.risk_vector("risk_vector_type")?) } else { None };
+    let page = p.page()?;
+    let c = super::own_company(app, caller).await?;
+    let filter = FindingFilter { asset: subdomain.as_ref().map(Domain::as_str), risk_vector };
+    let found = app.store().findings(c.id, filter, page).await?;
+    let domain_name = subdomain.or(c.domain).map(|d| d.to_string()).unwrap_or_default();
+    Ok(SubdomainFindings {
+        data: SubdomainFindingsData { domain_name, subdomain: found.items.iter().map(Into::into).collect() },
+        pagination: page.pagination(found.total).into(),
+    })
+}
+
+/// Every finding on one subdomain (all of the company's when none is given).
+#[utoipa::path(get, path = "/monitor-getall-subdomain-findings", tag = "Monitor",
+    params(("subdomain" = Option<String>, Query, description = "Host name, e.g. www.example.com"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Findings", body = SubdomainFindings), CommonErrors))]
+pub async fn get_all_subdomain_findings(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SubdomainFindings>, ApiError> {
+    Ok(Json(subdomain_findings(&app, &caller, &p, false).await?))
+}
+
+/// Findings of one risk vector on one subdomain.
+#[utoipa::path(get, path = "/monitor-get-subdomain-findings", tag = "Monitor",
+    params(("subdomain" = Option<String>, Query, description = "Host name, e.g. www.example.com"),
+           ("risk_vector_type" = String, Query, description = "One of the twelve components, case-insensitive, e.g. DKIM"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Findings", body = SubdomainFindings), CommonErrors))]
+pub async fn get_subdomain_findings(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SubdomainFindings>, ApiError> {
+    Ok(Json(subdomain_findings(&app, &caller, &p, true).await?))
+}
+
+async fn prediction(app: &AppState, caller: &Caller, p: &Params, kind: &str) -> Result<Prediction, ApiError> {
+    let period = p.period()?;
+    let c = super::own_company(app, caller).await?;
+    let data = app.store().prediction(c.id, kind, period).await?;
+    let (data, message) = match data {
+        Some(Value::Array(items)) => (items, None),
+        Some(other) => (vec![other], None),
+        None => (Vec::new(), Some(format!("No {} prediction is available for this company yet", kind.replace('_', "-")))),
+    };
+    Ok(Prediction { social_id: c.social_id.to_string(), period, data, message })
+}
+
+/// Tail-risk (large-loss) estimation over `period` months.
+#[utoipa::path(get, path = "/monitor-get-tail-risk-estimation", tag = "Monitor",
+    params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
+    responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
+pub async fn get_tail_risk_estimation(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<Prediction>, ApiError> {
+    Ok(Json(prediction(&app, &caller, &p, "tail_risk").await?))
+}
+
+/// Data-loss prediction over `period` months.
+#[utoipa::path(get, path = "/monitor-get-data-loss-prediction", tag = "Monitor",
+    params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
+    responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
+pub async fn get_data_loss_prediction(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<Prediction>, ApiError> {
+    Ok(Json(prediction(&app, &caller, &p, "data_loss").await?))
+}
+
+/// Incident prediction over `period` months.
+#[utoipa::path(get, path = "/monitor-get-incident-prediction", tag = "Monitor",
+    params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
+    responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
+pub async fn get_incident_prediction(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<Prediction>, ApiError> {
+    Ok(Json(prediction(&app, &caller, &p, "incident").await?))
+}
+
+/// Queues a rescan of one risk vector on one of the caller's subdomains.
+#[utoipa::path(put, path = "/monitor-rescan-subdomain-by-vectorid", tag = "Monitor",
+    params(("risk_vector_id" = String, Query, description = "One of the twelve components, case-insensitive"),
+           ("subdomain" = String, Query, description = "Host name of the company")),
+    responses((status = 200, description = "Rescan queued", body = MessageOut), CommonErrors))]
+pub async fn rescan_subdomain_by_vector_id(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<MessageOut>, ApiError> {
+    let risk_vector = p.risk_vector("risk_vector_id")?;
+    let subdomain = p.domain("subdomain")?;
+    let c = super::own_company_unrated(&app, &caller).await?;
+    if !app.store().owns_host(c.id, &subdomain).await? {
+        return Err(ApiError::bad(format!("{subdomain} is not an asset of this company")));
+    }
+    let payload = serde_json::json!({
+        "social_id": c.social_id.as_str(),
+        "subdomain": subdomain.as_str(),
+        "risk_vector": risk_vector.as_str(),
+    });
+    let dedup = format!("rescan:{}:{}:{}", c.social_id, subdomain, risk_vector);
+    app.store().enqueue("rescan", &payload, Some(&dedup)).await?;
+    Ok(Json(MessageOut {
+        message: format!("Scan request for subdomain {subdomain} and risk vector {risk_vector} was received and will be processed soon"),
+    }))
+}
+
+/// The body of add-subsidiary, validated field by field in the spec's order.
+struct NewSubsidiary {
+    name: String,
+    website: String,
+    domain: Domain,
+    employees: Option<u64>,
+    followers: Option<u64>,
+    industry: String,
+    social_id: SocialId,
+    parent_social_id: SocialId,
+}
+
+fn text(body: &serde_json::Map<String, Value>, field: &str, required: bool) -> Result<Option<String>, ApiError> {
+    match body.get(field) {
+        None | Some(Value::Null) if required => Err(ApiError::required(field)),
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() && required => Err(ApiError::required(field)),
+        Some(Value::String(s)) if s.len() <= 500 && !s.chars().any(char::is_control) => Ok(Some(s.trim().to_owned())),
+        Some(_) => Err(ApiError::not_valid(field)),
+    }
+}
+
+fn count_field(body: &serde_json::Map<String, Value>, field: &str) -> Result<Option<u64>, ApiError> {
+    match body.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| ApiError::not_valid(field)),
+    }
+}
+
+fn parse_new_subsidiary(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
+    let Ok(Value::Object(body)) = serde_json::from_slice::<Value>(raw) else {
+        return Err(ApiError::bad(crate::error::INVALID_REQUEST));
+    };
+    let name = text(&body, "name", true)?.unwrap_or_default();
+    let website = text(&body, "website", true)?.unwrap_or_default();
+    let domain = Domain::from_url(&website).map_err(|_| ApiError::not_valid("website"))?;
+    let employees = count_field(&body, "employees")?;
+    let followers = count_field(&body, "followers")?;
+    let industry = text(&body, "industry", false)?.unwrap_or_default();
+    let sub_industry = text(&body, "sub_industry", false)?.unwrap_or_default();
+    let social_id = SocialId::parse(&text(&body, "social_id", true)?.unwrap_or_default()).map_err(|_| ApiError::not_valid("social_id"))?;
+    text(&body, "parent_company_name", false)?;
+    let parent_social_id = SocialId::parse(&text(&body, "parent_social_id", true)?.unwrap_or_default())
+        .map_err(|_| ApiError::not_valid("parent_social_id"))?;
+    Ok(NewSubsidiary {
+        name,
+        website,
+        domain,
+        employees,
+        followers,
+        // The subsidiary's own industry; `sub_industry` refines it when `industry` is absent.
+        industry: if industry.is_empty() { sub_industry } else { industry },
+        social_id,
+        parent_social_id,
+    })
+}
+
+/// Adds a subsidiary to the caller's company; a new company is queued for its first scan.
+#[utoipa::path(post, path = "/monitor-add-subsidiary", tag = "Monitor",
+    request_body(content = crate::openapi::AddSubsidiaryBody, content_type = "application/json"),
+    responses((status = 200, description = "Subsidiary added", body = MessageOut), CommonErrors))]
+pub async fn add_subsidiary(State(app): State<AppState>, Extension(caller): Extension<Caller>, body: Bytes) -> Result<Json<MessageOut>, ApiError> {
+    let new = parse_new_subsidiary(&body)?;
+    let parent = super::own_company_unrated(&app, &caller).await?;
+    if new.parent_social_id != parent.social_id {
+        return Err(ApiError::bad("parent_social_id is not the company of this API key"));
+    }
+    if new.social_id == parent.social_id {
+        return Err(ApiError::bad("social_id must differ from parent_social_id"));
+    }
+    let child = match app.store().company_by_social_id(&new.social_id).await? {
+        Some(existing) => existing,
+        None => {
+            let profile = CompanyProfile {
+                social_id: Some(new.social_id.clone()),
+                company_name: new.name.clone(),
+                website: new.website,
+                domain: Some(new.domain),
+                industry: new.industry,
+                employees_number: new.employees.map(|n| format!("{n} employees")).unwrap_or_default(),
+                followers_number: i64::try_from(new.followers.unwrap_or(0)).unwrap_or(i64::MAX),
+                ..Default::default()
+            };
+            let created = app.store().save_company(&CompanySnapshot { profile, ..Default::default() }).await?;
+            super::queue_scan(&app, &created).await?;
+            created
+        }
+    };
+    let linked = app.store().link_subsidiary(parent.id, child.id).await?;
+    let message = if linked {
+        format!("Subsidiary {} ({}) was added to {}", child.company_name, child.social_id, parent.company_name)
+    } else {
+        format!("Subsidiary {} ({}) is already a subsidiary of {}", child.company_name, child.social_id, parent.company_name)
+    };
+    Ok(Json(MessageOut { message }))
+}
+
+/// Removes a subsidiary from the caller's company.
+#[utoipa::path(delete, path = "/monitor-delete-subsidiary", tag = "Monitor",
+    params(("subsidiary_id" = String, Query, description = "The subsidiary's social_id")),
+    responses((status = 200, description = "Subsidiary deleted", body = MessageOut), CommonErrors))]
+pub async fn delete_subsidiary(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<MessageOut>, ApiError> {
+    let sub_id = SocialId::parse(p.required("subsidiary_id")?).map_err(|_| ApiError::not_valid("subsidiary_id"))?;
+    let parent = super::own_company_unrated(&app, &caller).await?;
+    let not_found = || ApiError::bad("Subsidiary not found");
+    let child = app.store().company_by_social_id(&sub_id).await?.ok_or_else(not_found)?;
+    if !app.store().unlink_subsidiary(parent.id, child.id).await? {
+        return Err(not_found());
+    }
+    Ok(Json(MessageOut { message: format!("Subsidiary {} ({}) was deleted from {}", child.company_name, child.social_id, parent.company_name) }))
+}

@@ -1,0 +1,392 @@
+//! Underwriter: any company, named by social_id or domain. The builders here serve
+//! the Monitor operations too, for the caller's own company.
+
+use axum::Json;
+use axum::extract::{Extension, State};
+use model::{Company, Domain, Page, Severity};
+
+use crate::error::{self, ApiError};
+use crate::openapi::CommonErrors;
+use crate::params::Params;
+use crate::responses::*;
+use crate::{AppState, Caller};
+
+/// How many findings each score component shows.
+const TOP_FINDINGS: u32 = 5;
+
+pub(crate) async fn company_by_domain(app: &AppState, caller: &Caller, domain: &Domain) -> Result<Company, ApiError> {
+    let mut found = app.store().company_by_domain(domain).await?;
+    if found.is_none() {
+        if let Some(m) = app.mock() {
+            found = app.store().company_by_social_id(&m.company).await?;
+        }
+    }
+    let c = found.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?;
+    super::may_see(app, caller, &c).await?;
+    Ok(c)
+}
+
+pub(crate) async fn company_info(app: &AppState, c: &Company, with_subsidiaries: bool) -> Result<CompanyInfo, ApiError> {
+    let counts = app.store().counts(c.id).await?;
+    let subs = if with_subsidiaries {
+        Some(app.store().subsidiaries(c.id, None).await?.items.into_iter().map(|s| s.company_name).collect())
+    } else {
+        None
+    };
+    Ok(CompanyInfo::new(c, super::searched_by(app, c), counts.ip_addresses, subs))
+}
+
+pub(crate) async fn applications(app: &AppState, c: Company, page: Page) -> Result<ApplicationsAssets, ApiError> {
+    let apps = app.store().applications(c.id, page).await?;
+    Ok(ApplicationsAssets {
+        social_id: c.social_id.to_string(),
+        company_name: c.company_name,
+        website: c.website,
+        industry: c.industry,
+        description: c.description,
+        number_of_applications: apps.total,
+        applications: apps.items.into_iter().map(Into::into).collect(),
+        pagination: page.pagination(apps.total).into(),
+    })
+}
+
+pub(crate) async fn infrastructure(app: &AppState, c: Company, page: Page) -> Result<InfrastructureAssets, ApiError> {
+    let eps = app.store().network_endpoints(c.id, page).await?;
+    Ok(InfrastructureAssets {
+        social_id: c.social_id.to_string(),
+        company_name: c.company_name,
+        website: c.website,
+        industry: c.industry,
+        description: c.description,
+        number_of_infrastructure_endpoint: eps.total,
+        network_endpoints: eps.items.into_iter().map(Into::into).collect(),
+        pagination: page.pagination(eps.total).into(),
+    })
+}
+
+pub(crate) async fn sbom(app: &AppState, c: &Company, page: Page, success_message: bool) -> Result<SbomPage, ApiError> {
+    let items = app.store().sbom(c.id, page, false).await?;
+    let message = if items.total == 0 {
+        Some("No SBOM component has been detected for this company".to_owned())
+    } else if success_message {
+        Some("SBOM retrieved successfully".to_owned())
+    } else {
+        None
+    };
+    Ok(SbomPage {
+        data: items.items.into_iter().map(|s| SbomOut::new(s, None)).collect(),
+        pagination: page.pagination(items.total).into(),
+        message,
+    })
+}
+
+pub(crate) async fn sbom_cve(app: &AppState, c: &Company, page: Page, success_message: bool) -> Result<SbomPage, ApiError> {
+    let items = app.store().sbom(c.id, page, true).await?;
+    let mut data = Vec::with_capacity(items.items.len());
+    for comp in items.items {
+        let mut cves = Vec::with_capacity(comp.cves.len());
+        for id in &comp.cves {
+            let rec = app.store().cve(id).await?;
+            cves.push(ComponentCve {
+                id: id.to_string(),
+                summary: rec.as_ref().map(|r| r.summary.clone()),
+                cvss3: rec.as_ref().and_then(|r| r.cvss3),
+                cvss: rec.as_ref().and_then(|r| r.cvss),
+                kev: rec.as_ref().is_some_and(|r| r.kev.is_some()),
+                epss: rec.as_ref().and_then(|r| r.epss),
+            });
+        }
+        data.push(SbomOut::new(comp, Some(cves)));
+    }
+    let message = if items.total == 0 {
+        Some("No SBOM vulnerability found".to_owned())
+    } else if success_message {
+        Some("SBOM vulnerabilities retrieved successfully".to_owned())
+    } else {
+        None
+    };
+    Ok(SbomPage { data, pagination: page.pagination(items.total).into(), message })
+}
+
+pub(crate) async fn sbom_domain(app: &AppState, c: &Company, domain: Domain, page: Page, success_message: bool) -> Result<SbomByDomain, ApiError> {
+    let hosts = app.store().sbom_by_domain(c.id, &domain, page).await?;
+    let message = if hosts.total == 0 {
+        Some(format!("No SBOM component has been detected on {domain}"))
+    } else if success_message {
+        Some("SBOM retrieved successfully".to_owned())
+    } else {
+        None
+    };
+    Ok(SbomByDomain {
+        data: SbomDomainData {
+            domain_name: domain.to_string(),
+            subdomain: hosts
+                .items
+                .into_iter()
+                .map(|h| SbomHost {
+                    subdomain: h.host,
+                    components: h.components.into_iter().map(|s| SbomOut::new(s, None)).collect(),
+                })
+                .collect(),
+        },
+        pagination: page.pagination(hosts.total).into(),
+        message,
+    })
+}
+
+pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, ApiError> {
+    let subsidiaries_number = app.store().subsidiaries(c.id, Some(Page::FIRST)).await?.total;
+    let latest = app.store().latest_score(c.id).await?;
+    let (global_score, grade, scanned_at, score, message) = match latest {
+        Some(snap) => {
+            let top = app.store().top_findings(c.id, TOP_FINDINGS).await?;
+            (
+                Some(snap.score.as_f64()),
+                Some(snap.grade.as_str().to_owned()),
+                Some(model::timefmt::rfc3339(snap.scanned_at.0)),
+                Some(ScoreComponents::new(&snap, &top)),
+                None,
+            )
+        }
+        None => (None, None, None, None, Some("No score is available for this company yet".to_owned())),
+    };
+    Ok(CompanyScores {
+        social_id: c.social_id.to_string(),
+        company_name: c.company_name,
+        website: c.website,
+        domain: c.domain.map(|d| d.to_string()).unwrap_or_default(),
+        industry: c.industry,
+        description: c.description,
+        subsidiaries_number,
+        global_score,
+        grade,
+        scanned_at,
+        score,
+        message,
+    })
+}
+
+pub(crate) async fn stats(app: &AppState, c: &Company, page: Page) -> Result<CompanyStats, ApiError> {
+    let subs = app.store().subsidiaries(c.id, Some(page)).await?;
+    let mut out = Vec::with_capacity(subs.items.len());
+    for s in subs.items {
+        let n = app.store().counts(s.id).await?;
+        let f = |sev| n.findings.get(&sev).copied().unwrap_or(0);
+        out.push(SubsidiaryStats {
+            social_id: s.social_id.to_string(),
+            company_name: s.company_name.clone(),
+            domain: s.domain.as_ref().map(ToString::to_string),
+            score: s.score.map(|x| x.as_f64()),
+            grade: s.grade.map(|g| g.as_str().to_owned()),
+            last_scanned: s.last_scanned_at.map(model::timefmt::rfc3339),
+            number_of_applications: n.applications,
+            number_of_infrastructure_endpoint: n.network_endpoints,
+            ip_addresses: n.ip_addresses,
+            sbom_components: n.sbom_components,
+            findings: FindingsBySeverity {
+                critical: f(Severity::Critical),
+                high: f(Severity::High),
+                medium: f(Severity::Medium),
+                low: f(Severity::Low),
+                info: f(Severity::Info),
+            },
+        });
+    }
+    Ok(CompanyStats {
+        parent_social_id: c.social_id.to_string(),
+        subsidiaries_stats: out,
+        pagination: page.pagination(subs.total).into(),
+    })
+}
+
+pub(crate) async fn subscores(app: &AppState, c: &Company, page: Page) -> Result<CompanySubScores, ApiError> {
+    let subs = app.store().subsidiaries(c.id, Some(page)).await?;
+    let mut out = Vec::with_capacity(subs.items.len());
+    for s in subs.items {
+        let latest = app.store().latest_score(s.id).await?;
+        out.push(SubsidiaryScore {
+            social_id: s.social_id.to_string(),
+            company_name: s.company_name.clone(),
+            domain: s.domain.as_ref().map(ToString::to_string),
+            score: s.score.map(|x| x.as_f64()),
+            grade: s.grade.map(|g| g.as_str().to_owned()),
+            scanned_at: s.last_scanned_at.map(model::timefmt::rfc3339),
+            components: latest
+                .map(|l| l.components.iter().map(|(rv, cs)| (rv.as_str().to_owned(), cs.score.as_f64())).collect())
+                .unwrap_or_default(),
+        });
+    }
+    Ok(CompanySubScores {
+        social_id: c.social_id.to_string(),
+        subsidiaries_scores: out,
+        pagination: page.pagination(subs.total).into(),
+    })
+}
+
+pub(crate) async fn history(app: &AppState, c: &Company) -> Result<CompanyHistory, ApiError> {
+    let incidents = app.store().incidents_for_company(c.id).await?;
+    Ok(CompanyHistory { social_id: c.social_id.to_string(), incidents: incidents.iter().map(Into::into).collect() })
+}
+
+// --- operations --------------------------------------------------------------------------
+
+/// The company information record.
+#[utoipa::path(get, path = "/underwriter-getcompanyinfo", tag = "Underwriter",
+    params(("social_id" = String, Query, description = "The company's social_id")),
+    responses((status = 200, description = "Company information", body = CompanyInfo), CommonErrors))]
+pub async fn get_company_info(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanyInfo>, ApiError> {
+    let c = super::looked_up(&app, &caller, &p).await?;
+    Ok(Json(company_info(&app, &c, true).await?))
+}
+
+/// Applications and technologies detected on the company's assets.
+#[utoipa::path(get, path = "/underwriter-getcompanyapplicationsassets", tag = "Underwriter",
+    params(("social_id" = String, Query, description = "The company's social_id"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
+pub async fn get_company_applications_assets(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<ApplicationsAssets>, ApiError> {
+    let page = p.page()?;
+    let c = super::looked_up(&app, &caller, &p).await?;
+    Ok(Json(applications(&app, c, page).await?))
+}
+
+/// Network endpoints (IP address and port) of the company.
+#[utoipa::path(get, path = "/underwriter-getcompanyinfrastructureassets", tag = "Underwriter",
+    params(("social_id" = String, Query, description = "The company's social_id"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
+pub async fn get_company_infrastructure_assets(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<InfrastructureAssets>, ApiError> {
+    let page = p.page()?;
+    let c = super::looked_up(&app, &caller, &p).await?;
+    Ok(Json(infrastructure(&app, c, page).await?))
+}
+
+/// The external software bill of materials.
+#[utoipa::path(get, path = "/underwriter-getcompanysbom", tag = "Underwriter",
+    params(("social_id" = String, Query, description = "The company's social_id"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
+pub async fn get_company_sbom(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomPage>, ApiError> {
+    let page = p.page()?;
+    let c = super::looked_up(&app, &caller, &p).await?;
+    Ok(Json(sbom(&app, &c, page, false).await?))
+}
+
+/// SBOM components that have known CVEs, with those CVEs.
+#[utoipa::path(get, path = "/underwriter-getcompanysbomcve", tag = "Underwriter",
+    params(("social_id" = String, Query, description = "The company's social_id"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
+pub async fn get_company_sbom_cve(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomPage>, ApiError> {
+    let page = p.page()?;
+    let c = super::looked_up(&app, &caller, &p).await?;
+    Ok(Json(sbom_cve(&app, &c, page, false).await?))
+}
+
+/// SBOM components by subdomain of one domain.
+#[utoipa::path(get, path = "/underwriter-getcompanysbomdomain", tag = "Underwriter",
+    params(("domain" = String, Query, description = "A domain of the company"),
+           ("social_id" = String, Query, description = "The company's social_id"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "SBOM by subdomain", body = SbomByDomain), CommonErrors))]
+pub async fn get_company_sbom_domain(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomByDomain>, ApiError> {
+    let domain = p.domain("domain")?;
+    let page = p.page()?;
+    let c = super::looked_up(&app, &caller, &p).await?;
+    Ok(Json(sbom_domain(&app, &c, domain, page, false).await?))
+}
+
+/// The global score and its twelve components, for the company alone.
+#[utoipa::path(get, path = "/underwriter-getcompanyscores", tag = "Underwriter",
+    params(("social_id" = String, Query, description = "The company's social_id")),
+    responses((status = 200, description = "Scores", body = CompanyScores), CommonErrors))]
+pub async fn get_company_scores(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanyScores>, ApiError> {
+    let c = super::looked_up(&app, &caller, &p).await?;
+    Ok(Json(scores(&app, c).await?))
+}
+
+/// Statistics of each subsidiary.
+#[utoipa::path(get, path = "/underwriter-getcompanystats", tag = "Underwriter",
+    params(("social_id" = String, Query, description = "The parent company's social_id"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
+pub async fn get_company_stats(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanyStats>, ApiError> {
+    let page = p.page()?;
+    let c = super::looked_up(&app, &caller, &p).await?;
+    Ok(Json(stats(&app, &c, page).await?))
+}
+
+/// Scores of each subsidiary.
+#[utoipa::path(get, path = "/underwriter-getcompanysubscores", tag = "Underwriter",
+    params(("social_id" = String, Query, description = "The parent company's social_id"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
+pub async fn get_company_subscores(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanySubScores>, ApiError> {
+    let page = p.page()?;
+    let c = super::looked_up(&app, &caller, &p).await?;
+    Ok(Json(subscores(&app, &c, page).await?))
+}
+
+/// One public incident.
+#[utoipa::path(get, path = "/underwriter-getincidentdetail-by-id", tag = "Underwriter",
+    params(("incident_id" = String, Query, description = "Incident identifier")),
+    responses((status = 200, description = "The incident", body = IncidentDetail), CommonErrors))]
+pub async fn get_incident_detail_by_id(State(app): State<AppState>, p: Params) -> Result<Json<IncidentDetail>, ApiError> {
+    let id = p.required("incident_id")?;
+    if id.len() > 200 {
+        return Err(ApiError::not_valid("incident_id"));
+    }
+    let mut found = app.store().incident(id).await?;
+    if found.is_none() {
+        if let Some(m) = app.mock() {
+            found = app.store().incident(&m.incident).await?;
+        }
+    }
+    let incident = found.ok_or_else(|| ApiError::bad("Incident not found"))?;
+    Ok(Json(incident.into()))
+}
+
+/// Companies most recently rated.
+#[utoipa::path(get, path = "/underwriter-getlastcompaniesscanned", tag = "Underwriter",
+    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Last companies scanned", body = LastScanned), CommonErrors))]
+pub async fn get_last_companies_scanned(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<LastScanned>, ApiError> {
+    let page = p.page()?;
+    let last = match &caller.company {
+        // A bound key sees its own companies only.
+        Some(own) => {
+            let mut all = super::family(&app, own).await?;
+            all.retain(|c| c.last_scanned_at.is_some());
+            all.sort_by(|a, b| b.last_scanned_at.cmp(&a.last_scanned_at).then(b.id.cmp(&a.id)));
+            super::paginate(all, page)
+        }
+        None => app.store().last_scanned(page).await?,
+    };
+    Ok(Json(LastScanned { data: last.items.iter().map(Into::into).collect(), pagination: page.pagination(last.total).into() }))
+}
+
+/// Public incident history of a company.
+#[utoipa::path(get, path = "/underwriter-getcompany-history", tag = "Underwriter",
+    params(("social_id" = String, Query, description = "The company's social_id")),
+    responses((status = 200, description = "Incident history", body = CompanyHistory), CommonErrors))]
+pub async fn get_company_history(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanyHistory>, ApiError> {
+    let c = super::looked_up(&app, &caller, &p).await?;
+    Ok(Json(history(&app, &c).await?))
+}
+
+/// Public incident history of the company that owns a domain.
+#[utoipa::path(get, path = "/underwriter-getcompany-history-domain", tag = "Underwriter",
+    params(("domain" = String, Query, description = "Web domain")),
+    responses((status = 200, description = "Incident history", body = DomainHistory), CommonErrors))]
+pub async fn get_company_history_domain(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<DomainHistory>, ApiError> {
+    let domain = p.domain("domain")?;
+    if caller.company.is_some() {
+        company_by_domain(&app, &caller, &domain).await?;
+    }
+    let mut incidents = app.store().incidents_for_domain(&domain).await?;
+    if incidents.is_empty() && app.mock().is_some() {
+        let c = company_by_domain(&app, &caller, &domain).await?;
+        incidents = app.store().incidents_for_company(c.id).await?;
+    }
+    Ok(Json(DomainHistory { domain: domain.to_string(), incidents: incidents.iter().map(Into::into).collect() }))
+}
