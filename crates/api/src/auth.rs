@@ -90,25 +90,23 @@ impl KeyCache {
 
     pub async fn lookup(&self, store: &dyn store::Store, secret: &str) -> Result<Option<ApiKey>, ApiError> {
         let hash = hash_key(secret);
-        if !self.ttl.is_zero() {
-            if let Ok(map) = self.entries.read() {
-                if let Some((key, at)) = map.get(&hash) {
-                    if at.elapsed() < self.ttl {
-                        return Ok(key.clone());
-                    }
-                }
-            }
+        if !self.ttl.is_zero()
+            && let Ok(map) = self.entries.read()
+            && let Some((key, at)) = map.get(&hash)
+            && at.elapsed() < self.ttl
+        {
+            return Ok(key.clone());
         }
         let key = store.key_by_hash(&hash).await?;
         // The index lookup found the row by hash; confirm in constant time anyway.
         let key = key.filter(|k| bool::from(k.hash.as_bytes().ct_eq(hash.as_bytes())));
-        if !self.ttl.is_zero() {
-            if let Ok(mut map) = self.entries.write() {
-                if map.len() >= KEY_CACHE_MAX {
-                    map.clear();
-                }
-                map.insert(hash, (key.clone(), Instant::now()));
+        if !self.ttl.is_zero()
+            && let Ok(mut map) = self.entries.write()
+        {
+            if map.len() >= KEY_CACHE_MAX {
+                map.clear();
             }
+            map.insert(hash, (key.clone(), Instant::now()));
         }
         Ok(key)
     }
@@ -152,11 +150,7 @@ async fn check(app: &AppState, raw: Option<String>, needed: Option<Scope>) -> Re
     if raw.len() > 256 {
         return Err(ApiError::Unauthorized(error::KEY_INVALID));
     }
-    let key = app
-        .keys()
-        .lookup(app.store(), &raw)
-        .await?
-        .ok_or(ApiError::Unauthorized(error::KEY_INVALID))?;
+    let key = app.keys().lookup(app.store(), &raw).await?.ok_or(ApiError::Unauthorized(error::KEY_INVALID))?;
     if !key.active {
         return Err(ApiError::Unauthorized(error::KEY_DEACTIVATED));
     }
@@ -187,10 +181,7 @@ mod tests {
         assert!(a.secret.starts_with(&a.record.prefix));
         assert_eq!(a.record.hash, hash_key(&a.secret));
         assert!(!a.record.hash.contains(&a.secret[3..]));
-        assert!(matches!(
-            generate_key("m", vec![Scope::Monitor], None, 1, 1),
-            Err(KeyError::MonitorWithoutCompany)
-        ));
+        assert!(matches!(generate_key("m", vec![Scope::Monitor], None, 1, 1), Err(KeyError::MonitorWithoutCompany)));
         assert!(matches!(generate_key("n", vec![], None, 1, 1), Err(KeyError::NoScope)));
     }
 

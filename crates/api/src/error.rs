@@ -71,11 +71,10 @@ impl IntoResponse for ApiError {
             ApiError::BadRequest(m) => error_body(StatusCode::BAD_REQUEST, &m),
             ApiError::Unauthorized(m) => error_body(StatusCode::UNAUTHORIZED, m),
             ApiError::Forbidden => error_body(StatusCode::FORBIDDEN, NOT_ALLOWED),
-            ApiError::RouteNotFound => (
-                StatusCode::NOT_FOUND,
-                axum::Json(RouteNotFound { error_msg: ROUTE_NOT_FOUND.to_owned() }),
-            )
-                .into_response(),
+            ApiError::RouteNotFound => {
+                (StatusCode::NOT_FOUND, axum::Json(RouteNotFound { error_msg: ROUTE_NOT_FOUND.to_owned() }))
+                    .into_response()
+            }
             ApiError::TooManyRequests { message, retry_after } => {
                 let mut resp = error_body(StatusCode::TOO_MANY_REQUESTS, message);
                 let secs = retry_after.as_secs().max(1);

@@ -103,7 +103,13 @@ pub struct AppState(Arc<Inner>);
 
 impl AppState {
     pub fn new(store: Arc<dyn Store>, limiter: Arc<dyn RateLimiter>, config: Config) -> Self {
-        Self(Arc::new(Inner { keys: auth::KeyCache::new(config.key_cache_ttl), store, limiter, lookups: Lookups::default(), config }))
+        Self(Arc::new(Inner {
+            keys: auth::KeyCache::new(config.key_cache_ttl),
+            store,
+            limiter,
+            lookups: Lookups::default(),
+            config,
+        }))
     }
 
     /// The usual state: the in-memory limiter over the same store.

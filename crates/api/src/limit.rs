@@ -66,9 +66,7 @@ fn seconds_to_next_month(now: OffsetDateTime) -> u64 {
         Month::December => (now.year() + 1, Month::January),
         m => (now.year(), m.next()),
     };
-    let next = Date::from_calendar_date(y, m, 1)
-        .map(|d| d.with_time(Time::MIDNIGHT).assume_utc())
-        .unwrap_or(now);
+    let next = Date::from_calendar_date(y, m, 1).map(|d| d.with_time(Time::MIDNIGHT).assume_utc()).unwrap_or(now);
     u64::try_from((next - now).whole_seconds()).unwrap_or(0).max(1)
 }
 

@@ -1,8 +1,8 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations: the routes and
 //! the document come from the same list, so they cannot drift apart.
 
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::security::SecurityRequirement;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{IntoResponses, Modify, OpenApi, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

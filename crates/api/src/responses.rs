@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use model::timefmt::{cve_search_datetime, rfc3339};
 use model::{
-    Application, Company, CpeEntry, CveRecord, Finding, Incident, NetworkEndpoint, Pagination,
-    RiskVector, SbomComponent, ScoreSnapshot,
+    Application, Company, CpeEntry, CveRecord, Finding, Incident, NetworkEndpoint, Pagination, RiskVector,
+    SbomComponent, ScoreSnapshot,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -23,7 +23,12 @@ pub struct PaginationOut {
 
 impl From<Pagination> for PaginationOut {
     fn from(p: Pagination) -> Self {
-        Self { current_page: p.current_page, page_size: p.page_size, total_pages: p.total_pages, total_items: p.total_items }
+        Self {
+            current_page: p.current_page,
+            page_size: p.page_size,
+            total_pages: p.total_pages,
+            total_items: p.total_items,
+        }
     }
 }
 
@@ -802,7 +807,11 @@ impl CveOut {
             cvss3: r.cvss3,
             impact_score3: r.impact_score3,
             exploitability_score3: r.exploitability_score3,
-            access: CvssAccessOut { authentication: access.authentication, complexity: access.complexity, vector: access.vector },
+            access: CvssAccessOut {
+                authentication: access.authentication,
+                complexity: access.complexity,
+                vector: access.vector,
+            },
             impact: cia(r.impact.as_ref()),
             impact3: cia(r.impact3.as_ref()),
             exploitability3: exploitability3(r),

@@ -9,8 +9,8 @@
 use std::io::BufRead;
 
 use model::{
-    Application, CompanyProfile, CveRecord, Domain, DomainAsset, Finding, Incident,
-    NetworkEndpoint, SbomComponent, ScoreSnapshot, SocialId,
+    Application, CompanyProfile, CveRecord, Domain, DomainAsset, Finding, Incident, NetworkEndpoint, SbomComponent,
+    ScoreSnapshot, SocialId,
 };
 use serde::Deserialize;
 use store::{CompanySnapshot, Store, StoreError};
@@ -109,7 +109,7 @@ impl CompanyRecord {
                 social_id: Some(self.social_id.clone()),
                 company_name: self.company_name.trim().to_owned(),
                 website: self.website.clone(),
-                domain: self.domain.clone().or_else(|| Domain::from_url(&self.website).ok()),
+                domain: self.domain.clone().or_else(|| Domain::from_website(&self.website).ok()),
                 industry: self.industry.clone(),
                 description: self.description.clone(),
                 company_id: self.company_id.clone(),
@@ -139,7 +139,10 @@ pub struct ImportReport {
 }
 
 /// Reads lines of at most [`MAX_LINE`] bytes; blank lines and `#` comments are skipped.
-fn for_each_line<R: BufRead>(mut reader: R, mut f: impl FnMut(usize, &str) -> Result<(), ImportError>) -> Result<usize, ImportError> {
+fn for_each_line<R: BufRead>(
+    mut reader: R,
+    mut f: impl FnMut(usize, &str) -> Result<(), ImportError>,
+) -> Result<usize, ImportError> {
     let mut buf = String::new();
     let mut n = 0;
     loop {
@@ -164,7 +167,8 @@ fn for_each_line<R: BufRead>(mut reader: R, mut f: impl FnMut(usize, &str) -> Re
 pub fn parse_companies<R: BufRead>(reader: R) -> Result<Vec<(usize, CompanyRecord)>, ImportError> {
     let mut out = Vec::new();
     for_each_line(reader, |line, text| {
-        let rec: CompanyRecord = serde_json::from_str(text).map_err(|e| ImportError::Line { line, message: e.to_string() })?;
+        let rec: CompanyRecord =
+            serde_json::from_str(text).map_err(|e| ImportError::Line { line, message: e.to_string() })?;
         rec.validate().map_err(|message| ImportError::Line { line, message })?;
         out.push((line, rec));
         Ok(())
@@ -172,7 +176,12 @@ pub fn parse_companies<R: BufRead>(reader: R) -> Result<Vec<(usize, CompanyRecor
     Ok(out)
 }
 
-async fn save_tree(store: &dyn Store, rec: &CompanyRecord, line: usize, report: &mut ImportReport) -> Result<model::Company, ImportError> {
+async fn save_tree(
+    store: &dyn Store,
+    rec: &CompanyRecord,
+    line: usize,
+    report: &mut ImportReport,
+) -> Result<model::Company, ImportError> {
     let company = store.save_company(&rec.snapshot()).await?;
     report.companies += 1;
     for sub in &rec.subsidiaries {
@@ -184,7 +193,10 @@ async fn save_tree(store: &dyn Store, rec: &CompanyRecord, line: usize, report: 
             line,
             message: format!("parent_social_id {parent} is neither stored nor imported before this line"),
         })?;
-        store.link_subsidiary(p.id, company.id).await.map_err(|e| ImportError::Line { line, message: e.to_string() })?;
+        store
+            .link_subsidiary(p.id, company.id)
+            .await
+            .map_err(|e| ImportError::Line { line, message: e.to_string() })?;
     }
     Ok(company)
 }

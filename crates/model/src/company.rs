@@ -371,10 +371,7 @@ impl<'de> Deserialize<'de> for CpeEntry {
         }
         Ok(match Raw::deserialize(d)? {
             Raw::Name(id) => CpeEntry { title: id.clone(), id },
-            Raw::Entry { id, title } => CpeEntry {
-                title: if title.is_empty() { id.clone() } else { title },
-                id,
-            },
+            Raw::Entry { id, title } => CpeEntry { title: if title.is_empty() { id.clone() } else { title }, id },
         })
     }
 }

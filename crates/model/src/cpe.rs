@@ -185,7 +185,9 @@ mod tests {
         let esc = Cpe::parse(r"cpe:2.3:a:foo\:bar:baz:1.0\+1:*:*:*:*:*:*:*").unwrap();
         assert_eq!(esc.vendor(), r"foo\:bar");
         assert_eq!(esc.to_uri(), "cpe:/a:foo%3abar:baz:1.0%2b1");
-        for bad in ["", "cpe:2.3:x:a:b", "cpe:2.3:a", "cpe:2.3:a:b:c:d:e:f:g:h:i:j:k:l", "cpe:2.3:a::b", "cpe:2.3:a:b:c\\"] {
+        for bad in
+            ["", "cpe:2.3:x:a:b", "cpe:2.3:a", "cpe:2.3:a:b:c:d:e:f:g:h:i:j:k:l", "cpe:2.3:a::b", "cpe:2.3:a:b:c\\"]
+        {
             assert!(Cpe::parse(bad).is_err(), "{bad:?}");
         }
     }

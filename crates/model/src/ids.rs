@@ -28,14 +28,8 @@ impl SocialId {
         let ok = !raw.is_empty()
             && raw.len() <= Self::MAX_LEN
             && raw.as_bytes()[0].is_ascii_alphanumeric()
-            && raw
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-        if ok {
-            Ok(Self(raw.to_ascii_lowercase()))
-        } else {
-            Err(IdError::SocialId)
-        }
+            && raw.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+        if ok { Ok(Self(raw.to_ascii_lowercase())) } else { Err(IdError::SocialId) }
     }
 
     pub fn as_str(&self) -> &str {
@@ -98,6 +92,15 @@ impl Domain {
         Self::parse(host)
     }
 
+    /// The web domain of a website URL: its host without a leading `www.`.
+    pub fn from_website(url: &str) -> Result<Self, IdError> {
+        let host = Self::from_url(url)?;
+        match host.0.strip_prefix("www.") {
+            Some(rest) if rest.contains('.') => Ok(Self(rest.to_owned())),
+            _ => Ok(host),
+        }
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -106,9 +109,7 @@ impl Domain {
     /// `a.b.example.com` gives `a.b.example.com`, `b.example.com`, `example.com`.
     pub fn self_and_parents(&self) -> impl Iterator<Item = &str> {
         let s = self.0.as_str();
-        std::iter::once(s)
-            .chain(s.match_indices('.').map(move |(i, _)| &s[i + 1..]))
-            .filter(|d| d.contains('.'))
+        std::iter::once(s).chain(s.match_indices('.').map(move |(i, _)| &s[i + 1..])).filter(|d| d.contains('.'))
     }
 
     /// True when `self` is `other` or a name below it.
@@ -128,19 +129,12 @@ impl CveId {
     pub fn parse(raw: &str) -> Result<Self, IdError> {
         let up = raw.trim().to_ascii_uppercase();
         let mut parts = up.splitn(3, '-');
-        let (Some("CVE"), Some(year), Some(num)) = (parts.next(), parts.next(), parts.next())
-        else {
+        let (Some("CVE"), Some(year), Some(num)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(IdError::CveId);
         };
-        let year_ok = year.len() == 4
-            && year.bytes().all(|b| b.is_ascii_digit())
-            && year.as_bytes()[0] != b'0';
+        let year_ok = year.len() == 4 && year.bytes().all(|b| b.is_ascii_digit()) && year.as_bytes()[0] != b'0';
         let num_ok = (4..=19).contains(&num.len()) && num.bytes().all(|b| b.is_ascii_digit());
-        if year_ok && num_ok {
-            Ok(Self(up))
-        } else {
-            Err(IdError::CveId)
-        }
+        if year_ok && num_ok { Ok(Self(up)) } else { Err(IdError::CveId) }
     }
 
     pub fn as_str(&self) -> &str {
@@ -205,6 +199,8 @@ mod tests {
         let d = Domain::from_url("https://user@Shop.Acme.example:8443/x?y").unwrap();
         assert_eq!(d.as_str(), "shop.acme.example");
         assert!(Domain::from_url("ftp://acme.example").is_err());
+        assert_eq!(Domain::from_website("https://www.acme.example/").unwrap().as_str(), "acme.example");
+        assert_eq!(Domain::from_website("http://www.example").unwrap().as_str(), "www.example");
         let parents: Vec<&str> = d.self_and_parents().collect();
         assert_eq!(parents, ["shop.acme.example", "acme.example"]);
         assert!(d.is_within(&Domain::parse("acme.example").unwrap()));

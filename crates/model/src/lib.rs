@@ -15,6 +15,6 @@ pub mod timefmt;
 pub use company::*;
 pub use cpe::{Cpe, CpeError};
 pub use ids::{CveId, Domain, IdError, SocialId};
-pub use page::{Page, PageError, Pagination, PAGE_SIZE};
+pub use page::{PAGE_SIZE, Page, PageError, Pagination};
 pub use risk::{Grade, RiskVector, Severity, UnknownValue};
 pub use score::{Score, ScoreError};

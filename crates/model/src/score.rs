@@ -15,11 +15,7 @@ impl Score {
     pub const MAX: Score = Score(10_000);
 
     pub fn from_hundredths(h: i64) -> Result<Self, ScoreError> {
-        u16::try_from(h)
-            .ok()
-            .filter(|h| *h <= 10_000)
-            .map(Score)
-            .ok_or(ScoreError)
+        u16::try_from(h).ok().filter(|h| *h <= 10_000).map(Score).ok_or(ScoreError)
     }
 
     /// Rounds a float to the nearest hundredth; rejects NaN and values out of range.

@@ -34,14 +34,18 @@ pub fn format_date(d: Date) -> String {
 /// cve-search's form: ISO 8601 without zone, microsecond precision.
 pub fn cve_search_datetime(t: OffsetDateTime) -> String {
     let t = t.to_offset(UtcOffset::UTC);
-    t.format(format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]"
-    ))
-    .unwrap_or_default()
+    t.format(format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]"))
+        .unwrap_or_default()
 }
 
 pub fn now() -> OffsetDateTime {
     OffsetDateTime::now_utc()
+}
+
+/// The calendar month of `t` in UTC, `YYYY-MM`: the unit of monthly quotas.
+pub fn month(t: OffsetDateTime) -> String {
+    let t = t.to_offset(UtcOffset::UTC);
+    format!("{:04}-{:02}", t.year(), u8::from(t.month()))
 }
 
 #[cfg(test)]
@@ -57,10 +61,4 @@ mod tests {
         assert_eq!(rfc3339(parse_datetime("2021-12-10").unwrap()), "2021-12-10T00:00:00Z");
         assert!(parse_datetime("yesterday").is_none());
     }
-}
-
-/// The calendar month of `t` in UTC, `YYYY-MM`: the unit of monthly quotas.
-pub fn month(t: OffsetDateTime) -> String {
-    let t = t.to_offset(UtcOffset::UTC);
-    format!("{:04}-{:02}", t.year(), u8::from(t.month()))
 }

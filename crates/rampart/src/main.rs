@@ -120,9 +120,7 @@ enum ImportWhat {
 #[tokio::main]
 async fn main() -> Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
@@ -190,10 +188,10 @@ async fn create_key(
     per_minute: u32,
     monthly: u64,
 ) -> Result<String> {
-    if let Some(c) = &company {
-        if store.company_by_social_id(c).await?.is_none() {
-            bail!("company {c} is not in the database: import it first");
-        }
+    if let Some(c) = &company
+        && store.company_by_social_id(c).await?.is_none()
+    {
+        bail!("company {c} is not in the database: import it first");
     }
     let key = api::generate_key(name, scopes, company, per_minute, monthly)?;
     store.create_key(&key.record).await?;
@@ -215,7 +213,10 @@ async fn keys(action: KeysAction) -> Result<()> {
         }
         KeysAction::List { db } => {
             let store = open(&db.db).await?;
-            println!("{:<5} {:<12} {:<8} {:<40} {:<24} {:>10} {:>10}  name", "id", "prefix", "active", "scopes", "company", "per_min", "monthly");
+            println!(
+                "{:<5} {:<12} {:<8} {:<40} {:<24} {:>10} {:>10}  name",
+                "id", "prefix", "active", "scopes", "company", "per_min", "monthly"
+            );
             for k in store.keys().await? {
                 let scopes: Vec<&str> = k.scopes.iter().map(|s| s.as_str()).collect();
                 println!(
@@ -255,9 +256,8 @@ async fn import(what: ImportWhat) -> Result<()> {
         ImportWhat::Cves { db, file } => (db, file, false),
     };
     let store = open(&db.db).await?;
-    let reader = std::io::BufReader::new(
-        std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?,
-    );
+    let reader =
+        std::io::BufReader::new(std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?);
     let report = if companies {
         intel::import_companies(&*store, reader).await?
     } else {
@@ -288,7 +288,15 @@ async fn demo(listen: SocketAddr, db: &str) -> Result<()> {
     )
     .await?;
     let company = SocialId::parse(intel::sample::MOCK_COMPANY)?;
-    let monitor = create_key(&*store, &format!("demo monitor {stamp}"), vec![Scope::Monitor], Some(company.clone()), 600, 100_000).await?;
+    let monitor = create_key(
+        &*store,
+        &format!("demo monitor {stamp}"),
+        vec![Scope::Monitor],
+        Some(company.clone()),
+        600,
+        100_000,
+    )
+    .await?;
     let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
     let base = format!("http://{}", listener.local_addr()?);
     println!("Rampart demo — database {db}, sample companies loaded.\n");
@@ -296,8 +304,12 @@ async fn demo(listen: SocketAddr, db: &str) -> Result<()> {
     println!("Monitor key for {company}:                      {monitor}\n");
     println!("Try:");
     println!("  curl -s -H 'apikey: {underwriter}' '{base}/underwriter-getcompanyscores?social_id={company}'");
-    println!("  curl -s -H 'apikey: {underwriter}' '{base}/general-getsocialid-by-domain?domain=acme-robotics.example'");
-    println!("  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM'");
+    println!(
+        "  curl -s -H 'apikey: {underwriter}' '{base}/general-getsocialid-by-domain?domain=acme-robotics.example'"
+    );
+    println!(
+        "  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM'"
+    );
     println!("\nAPI documentation: {base}/docs   (Ctrl-C stops the server)");
     let state = api::AppState::with_store(store, api::Config::default());
     api::serve(listener, state, shutdown_signal()).await?;

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use model::timefmt::parse_datetime;
 use model::{
-    Application, CompanyProfile, ComponentScore, CveId, CveRecord, Domain, DomainAsset, Finding,
-    Grade, Incident, NetworkEndpoint, NewApiKey, OffsetDateTimeText, Page, RiskVector,
-    SbomComponent, Scope, Score, ScoreSnapshot, Severity, SocialId,
+    Application, CompanyProfile, ComponentScore, CveId, CveRecord, Domain, DomainAsset, Finding, Grade, Incident,
+    NetworkEndpoint, NewApiKey, OffsetDateTimeText, Page, RiskVector, SbomComponent, Scope, Score, ScoreSnapshot,
+    Severity, SocialId,
 };
 
 use crate::{CompanySnapshot, FindingFilter, Store};
@@ -167,10 +167,12 @@ async fn companies(store: &dyn Store) {
         finding(RiskVector::Dkim, "mail.acme.example", Severity::Critical, "dkim_rsa_512"),
     ]);
     snap.scores = vec![snapshot(71.5, "2026-01-01T00:00:00Z"), snapshot(82.25, "2026-02-01T00:00:00Z")];
-    snap.incidents = vec![serde_json::from_value::<Incident>(serde_json::json!({
-        "incident_id": "INC-1", "title": "Breach", "date_detected": "2025-03-04", "type": "hacking"
-    }))
-    .unwrap()];
+    snap.incidents = vec![
+        serde_json::from_value::<Incident>(serde_json::json!({
+            "incident_id": "INC-1", "title": "Breach", "date_detected": "2025-03-04", "type": "hacking"
+        }))
+        .unwrap(),
+    ];
     let c = store.save_company(&snap).await.unwrap();
     assert_eq!(c.score, Some(Score::from_f64(82.25).unwrap()), "latest score is current");
     assert_eq!(c.last_scanned_at, Some(at("2026-02-01T00:00:00Z").0));
@@ -216,7 +218,10 @@ async fn companies(store: &dyn Store) {
 
     // Findings: worst first, filters, and fixed findings disappear on the next snapshot.
     let all = store.findings(c.id, FindingFilter::default(), Page::FIRST).await.unwrap();
-    assert_eq!(all.items.iter().map(|f| f.severity).collect::<Vec<_>>(), [Severity::Critical, Severity::High, Severity::Medium]);
+    assert_eq!(
+        all.items.iter().map(|f| f.severity).collect::<Vec<_>>(),
+        [Severity::Critical, Severity::High, Severity::Medium]
+    );
     let dkim = store
         .findings(c.id, FindingFilter { asset: Some("acme.example"), risk_vector: Some(RiskVector::Dkim) }, Page::FIRST)
         .await
@@ -262,7 +267,10 @@ async fn subsidiaries_and_search(store: &dyn Store) {
     let parent = store.company_by_social_id(&sid("acme")).await.unwrap().unwrap();
     let mut kids = Vec::new();
     for (s, n) in [("acme-labs", "Acme Labs"), ("acme-cloud", "Acme Cloud"), ("zeta_inc", "Zeta 100% Inc")] {
-        let snap = CompanySnapshot { profile: profile(s, n, &format!("{}.example", s.replace('_', "-"))), ..Default::default() };
+        let snap = CompanySnapshot {
+            profile: profile(s, n, &format!("{}.example", s.replace('_', "-"))),
+            ..Default::default()
+        };
         kids.push(store.save_company(&snap).await.unwrap());
     }
     assert!(store.link_subsidiary(parent.id, kids[0].id).await.unwrap());
@@ -296,8 +304,22 @@ async fn cves(store: &dyn Store) {
     assert!(store.upsert_cve(&new).await.unwrap());
     assert!(!store.upsert_cve(&old).await.unwrap(), "an older record never replaces a newer one");
     assert!(!store.upsert_cve(&new).await.unwrap(), "the same record twice writes once");
-    assert!(store.upsert_cve(&cve("CVE-2014-0160", "2024-01-01T00:00:00", &["cpe:2.3:a:openssl:openssl:1.0.1f:*:*:*:*:*:*:*"])).await.unwrap());
-    assert!(store.upsert_cve(&cve("CVE-2020-0001", "2020-01-01T00:00:00", &["cpe:2.3:a:apache:http_server:*:*:*:*:*:*:*:*"])).await.unwrap());
+    assert!(
+        store
+            .upsert_cve(&cve(
+                "CVE-2014-0160",
+                "2024-01-01T00:00:00",
+                &["cpe:2.3:a:openssl:openssl:1.0.1f:*:*:*:*:*:*:*"]
+            ))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .upsert_cve(&cve("CVE-2020-0001", "2020-01-01T00:00:00", &["cpe:2.3:a:apache:http_server:*:*:*:*:*:*:*:*"]))
+            .await
+            .unwrap()
+    );
 
     let got = store.cve(&CveId::parse("cve-2021-44228").unwrap()).await.unwrap().unwrap();
     assert_eq!(got.vulnerable_product.len(), 2);
@@ -305,7 +327,11 @@ async fn cves(store: &dyn Store) {
     assert_eq!(store.products("apache").await.unwrap(), ["http_server", "log4j"]);
     assert_eq!(store.cves_for_product("apache", "log4j", Some("2.15.0"), 10).await.unwrap().len(), 1);
     assert!(store.cves_for_product("apache", "log4j", Some("2.17.0"), 10).await.unwrap().is_empty());
-    assert_eq!(store.cves_for_product("apache", "http_server", Some("2.4.1"), 10).await.unwrap().len(), 1, "ANY version matches");
+    assert_eq!(
+        store.cves_for_product("apache", "http_server", Some("2.4.1"), 10).await.unwrap().len(),
+        1,
+        "ANY version matches"
+    );
     let last = store.last_cves(2).await.unwrap();
     assert_eq!(last.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["CVE-2014-0160", "CVE-2021-44228"]);
 }

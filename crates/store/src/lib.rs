@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use model::{
-    ApiKey, Application, Company, CompanyProfile, CveId, CveRecord, Domain, DomainAsset, Finding,
-    Incident, Job, NetworkEndpoint, NewApiKey, Page, RiskVector, SbomComponent, ScoreSnapshot,
-    Severity, SocialId,
+    ApiKey, Application, Company, CompanyProfile, CveId, CveRecord, Domain, DomainAsset, Finding, Incident, Job,
+    NetworkEndpoint, NewApiKey, Page, RiskVector, SbomComponent, ScoreSnapshot, Severity, SocialId,
 };
 
 pub mod conformance;
@@ -143,7 +142,13 @@ pub trait Store: Send + Sync + 'static {
     async fn cve(&self, id: &CveId) -> Result<Option<CveRecord>>;
     /// Records whose vulnerable products name `vendor`/`product` and, when given,
     /// `version` exactly or any version (`*`). Newest first.
-    async fn cves_for_product(&self, vendor: &str, product: &str, version: Option<&str>, limit: u32) -> Result<Vec<CveRecord>>;
+    async fn cves_for_product(
+        &self,
+        vendor: &str,
+        product: &str,
+        version: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<CveRecord>>;
     async fn last_cves(&self, limit: u32) -> Result<Vec<CveRecord>>;
     async fn vendors(&self) -> Result<Vec<String>>;
     async fn products(&self, vendor: &str) -> Result<Vec<String>>;

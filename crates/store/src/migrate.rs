@@ -18,7 +18,13 @@ impl<'s> MigrationSource<'s> for Embedded {
                 .0
                 .iter()
                 .map(|(version, description, sql)| {
-                    Migration::new(*version, Cow::Borrowed(*description), MigrationType::Simple, sqlx::SqlStr::from_static(sql), false)
+                    Migration::new(
+                        *version,
+                        Cow::Borrowed(*description),
+                        MigrationType::Simple,
+                        sqlx::SqlStr::from_static(sql),
+                        false,
+                    )
                 })
                 .collect())
         })

@@ -47,12 +47,11 @@ pub async fn get_social_id_by_company_name(
         Some(own) => visible_matches(&app, own, name, page).await?,
         None => app.store().search_companies(name, page).await?,
     };
-    if found.total == 0 {
-        if let Some(m) = app.mock() {
-            if let Some(c) = app.store().company_by_social_id(&m.company).await? {
-                found = store::Paged { items: vec![c], total: 1 };
-            }
-        }
+    if found.total == 0
+        && let Some(m) = app.mock()
+        && let Some(c) = app.store().company_by_social_id(&m.company).await?
+    {
+        found = store::Paged { items: vec![c], total: 1 };
     }
     if found.total == 0 {
         return Err(ApiError::bad(error::COMPANY_NOT_FOUND));

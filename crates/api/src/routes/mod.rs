@@ -66,7 +66,11 @@ pub(crate) async fn queue_scan(app: &AppState, company: &Company) -> Result<bool
 }
 
 /// The rated company a `social_id` parameter names, counted as one lookup.
-pub(crate) async fn looked_up(app: &AppState, caller: &Caller, params: &crate::params::Params) -> Result<Company, ApiError> {
+pub(crate) async fn looked_up(
+    app: &AppState,
+    caller: &Caller,
+    params: &crate::params::Params,
+) -> Result<Company, ApiError> {
     let social_id = params.social_id()?;
     let company = rated(app, company_named(app, caller, &social_id).await?).await?;
     app.lookups().record(company.id);

@@ -19,7 +19,10 @@ use super::underwriter as uw;
 /// The caller's company information record.
 #[utoipa::path(get, path = "/monitor-getcompanyinfo", tag = "Monitor",
     responses((status = 200, description = "Company information", body = CompanyInfo), CommonErrors))]
-pub async fn get_company_info(State(app): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<CompanyInfo>, ApiError> {
+pub async fn get_company_info(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<CompanyInfo>, ApiError> {
     let c = super::own_company(&app, &caller).await?;
     Ok(Json(uw::company_info(&app, &c, true).await?))
 }
@@ -28,7 +31,11 @@ pub async fn get_company_info(State(app): State<AppState>, Extension(caller): Ex
 #[utoipa::path(get, path = "/monitor-getcompanyapplicationsassets", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
-pub async fn get_company_applications_assets(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<ApplicationsAssets>, ApiError> {
+pub async fn get_company_applications_assets(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<ApplicationsAssets>, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
     Ok(Json(uw::applications(&app, c, page).await?))
@@ -38,7 +45,11 @@ pub async fn get_company_applications_assets(State(app): State<AppState>, Extens
 #[utoipa::path(get, path = "/monitor-getcompanyinfrastructureassets", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
-pub async fn get_company_infrastructure_assets(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<InfrastructureAssets>, ApiError> {
+pub async fn get_company_infrastructure_assets(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<InfrastructureAssets>, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
     Ok(Json(uw::infrastructure(&app, c, page).await?))
@@ -48,7 +59,11 @@ pub async fn get_company_infrastructure_assets(State(app): State<AppState>, Exte
 #[utoipa::path(get, path = "/monitor-getcompanysbom", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
-pub async fn get_company_sbom(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomPage>, ApiError> {
+pub async fn get_company_sbom(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<SbomPage>, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
     Ok(Json(uw::sbom(&app, &c, page, true).await?))
@@ -58,7 +73,11 @@ pub async fn get_company_sbom(State(app): State<AppState>, Extension(caller): Ex
 #[utoipa::path(get, path = "/monitor-getcompanysbomcve", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
-pub async fn get_company_sbom_cve(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomPage>, ApiError> {
+pub async fn get_company_sbom_cve(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<SbomPage>, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
     Ok(Json(uw::sbom_cve(&app, &c, page, true).await?))
@@ -69,7 +88,11 @@ pub async fn get_company_sbom_cve(State(app): State<AppState>, Extension(caller)
     params(("domain" = String, Query, description = "A domain of the company"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM by subdomain", body = SbomByDomain), CommonErrors))]
-pub async fn get_company_sbom_domain(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomByDomain>, ApiError> {
+pub async fn get_company_sbom_domain(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<SbomByDomain>, ApiError> {
     let domain = p.domain("domain")?;
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
@@ -79,7 +102,10 @@ pub async fn get_company_sbom_domain(State(app): State<AppState>, Extension(call
 /// The caller's global score and its twelve components.
 #[utoipa::path(get, path = "/monitor-getcompanyscores", tag = "Monitor",
     responses((status = 200, description = "Scores", body = CompanyScores), CommonErrors))]
-pub async fn get_company_scores(State(app): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<CompanyScores>, ApiError> {
+pub async fn get_company_scores(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<CompanyScores>, ApiError> {
     let c = super::own_company(&app, &caller).await?;
     Ok(Json(uw::scores(&app, c).await?))
 }
@@ -88,7 +114,11 @@ pub async fn get_company_scores(State(app): State<AppState>, Extension(caller): 
 #[utoipa::path(get, path = "/monitor-getcompanystats", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
-pub async fn get_company_stats(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanyStats>, ApiError> {
+pub async fn get_company_stats(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<CompanyStats>, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
     Ok(Json(uw::stats(&app, &c, page).await?))
@@ -98,13 +128,21 @@ pub async fn get_company_stats(State(app): State<AppState>, Extension(caller): E
 #[utoipa::path(get, path = "/monitor-getcompanysubscores", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
-pub async fn get_company_subscores(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanySubScores>, ApiError> {
+pub async fn get_company_subscores(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<CompanySubScores>, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
     Ok(Json(uw::subscores(&app, &c, page).await?))
 }
 
-async fn subsidiary_records(app: &AppState, caller: &Caller, page: Option<model::Page>) -> Result<(model::Company, store::Paged<CompanyInfo>), ApiError> {
+async fn subsidiary_records(
+    app: &AppState,
+    caller: &Caller,
+    page: Option<model::Page>,
+) -> Result<(model::Company, store::Paged<CompanyInfo>), ApiError> {
     let c = super::own_company_unrated(app, caller).await?;
     let subs = app.store().subsidiaries(c.id, page).await?;
     let mut out = Vec::with_capacity(subs.items.len());
@@ -117,7 +155,10 @@ async fn subsidiary_records(app: &AppState, caller: &Caller, page: Option<model:
 /// The caller's subsidiaries as company information records.
 #[utoipa::path(get, path = "/monitor-getcompanysubsidiaries", tag = "Monitor",
     responses((status = 200, description = "Subsidiaries", body = Vec<CompanyInfo>), CommonErrors))]
-pub async fn get_company_subsidiaries(State(app): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<Vec<CompanyInfo>>, ApiError> {
+pub async fn get_company_subsidiaries(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<Vec<CompanyInfo>>, ApiError> {
     let (_, subs) = subsidiary_records(&app, &caller, None).await?;
     Ok(Json(subs.items))
 }
@@ -126,7 +167,11 @@ pub async fn get_company_subsidiaries(State(app): State<AppState>, Extension(cal
 #[utoipa::path(get, path = "/monitor-listsubsidiaries", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiaries", body = ListSubsidiaries), CommonErrors))]
-pub async fn list_subsidiaries(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<ListSubsidiaries>, ApiError> {
+pub async fn list_subsidiaries(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<ListSubsidiaries>, ApiError> {
     let page = p.page()?;
     let (c, subs) = subsidiary_records(&app, &caller, Some(page)).await?;
     Ok(Json(ListSubsidiaries {
@@ -139,7 +184,10 @@ pub async fn list_subsidiaries(State(app): State<AppState>, Extension(caller): E
 /// Public incident history of the caller's company.
 #[utoipa::path(get, path = "/monitor-getcompany-history", tag = "Monitor",
     responses((status = 200, description = "Incident history", body = CompanyHistory), CommonErrors))]
-pub async fn get_company_history(State(app): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<CompanyHistory>, ApiError> {
+pub async fn get_company_history(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<CompanyHistory>, ApiError> {
     let c = super::own_company(&app, &caller).await?;
     Ok(Json(uw::history(&app, &c).await?))
 }
@@ -148,7 +196,11 @@ pub async fn get_company_history(State(app): State<AppState>, Extension(caller):
 #[utoipa::path(get, path = "/monitor-getall-vulnerability-detection", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Vulnerability findings", body = VulnerabilityDetections), CommonErrors))]
-pub async fn get_all_vulnerability_detection(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<VulnerabilityDetections>, ApiError> {
+pub async fn get_all_vulnerability_detection(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<VulnerabilityDetections>, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
     let filter = FindingFilter { asset: None, risk_vector: Some(model::RiskVector::Vulnerabilities) };
@@ -160,7 +212,12 @@ pub async fn get_all_vulnerability_detection(State(app): State<AppState>, Extens
     }))
 }
 
-async fn subdomain_findings(app: &AppState, caller: &Caller, p: &Params, by_vector: bool) -> Result<SubdomainFindings, ApiError> {
+async fn subdomain_findings(
+    app: &AppState,
+    caller: &Caller,
+    p: &Params,
+    by_vector: bool,
+) -> Result<SubdomainFindings, ApiError> {
     let subdomain = match p.optional("subdomain") {
         Some(raw) => Some(Domain::parse(raw).map_err(|_| ApiError::not_valid("subdomain"))?),
         None => None,
@@ -182,7 +239,11 @@ async fn subdomain_findings(app: &AppState, caller: &Caller, p: &Params, by_vect
     params(("subdomain" = Option<String>, Query, description = "Host name, e.g. www.example.com"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Findings", body = SubdomainFindings), CommonErrors))]
-pub async fn get_all_subdomain_findings(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SubdomainFindings>, ApiError> {
+pub async fn get_all_subdomain_findings(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<SubdomainFindings>, ApiError> {
     Ok(Json(subdomain_findings(&app, &caller, &p, false).await?))
 }
 
@@ -192,7 +253,11 @@ pub async fn get_all_subdomain_findings(State(app): State<AppState>, Extension(c
            ("risk_vector_type" = String, Query, description = "One of the twelve components, case-insensitive, e.g. DKIM"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Findings", body = SubdomainFindings), CommonErrors))]
-pub async fn get_subdomain_findings(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SubdomainFindings>, ApiError> {
+pub async fn get_subdomain_findings(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<SubdomainFindings>, ApiError> {
     Ok(Json(subdomain_findings(&app, &caller, &p, true).await?))
 }
 
@@ -203,7 +268,9 @@ async fn prediction(app: &AppState, caller: &Caller, p: &Params, kind: &str) -> 
     let (data, message) = match data {
         Some(Value::Array(items)) => (items, None),
         Some(other) => (vec![other], None),
-        None => (Vec::new(), Some(format!("No {} prediction is available for this company yet", kind.replace('_', "-")))),
+        None => {
+            (Vec::new(), Some(format!("No {} prediction is available for this company yet", kind.replace('_', "-"))))
+        }
     };
     Ok(Prediction { social_id: c.social_id.to_string(), period, data, message })
 }
@@ -212,7 +279,11 @@ async fn prediction(app: &AppState, caller: &Caller, p: &Params, kind: &str) -> 
 #[utoipa::path(get, path = "/monitor-get-tail-risk-estimation", tag = "Monitor",
     params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
     responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
-pub async fn get_tail_risk_estimation(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<Prediction>, ApiError> {
+pub async fn get_tail_risk_estimation(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<Prediction>, ApiError> {
     Ok(Json(prediction(&app, &caller, &p, "tail_risk").await?))
 }
 
@@ -220,7 +291,11 @@ pub async fn get_tail_risk_estimation(State(app): State<AppState>, Extension(cal
 #[utoipa::path(get, path = "/monitor-get-data-loss-prediction", tag = "Monitor",
     params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
     responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
-pub async fn get_data_loss_prediction(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<Prediction>, ApiError> {
+pub async fn get_data_loss_prediction(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<Prediction>, ApiError> {
     Ok(Json(prediction(&app, &caller, &p, "data_loss").await?))
 }
 
@@ -228,7 +303,11 @@ pub async fn get_data_loss_prediction(State(app): State<AppState>, Extension(cal
 #[utoipa::path(get, path = "/monitor-get-incident-prediction", tag = "Monitor",
     params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
     responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
-pub async fn get_incident_prediction(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<Prediction>, ApiError> {
+pub async fn get_incident_prediction(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<Prediction>, ApiError> {
     Ok(Json(prediction(&app, &caller, &p, "incident").await?))
 }
 
@@ -237,7 +316,11 @@ pub async fn get_incident_prediction(State(app): State<AppState>, Extension(call
     params(("risk_vector_id" = String, Query, description = "One of the twelve components, case-insensitive"),
            ("subdomain" = String, Query, description = "Host name of the company")),
     responses((status = 200, description = "Rescan queued", body = MessageOut), CommonErrors))]
-pub async fn rescan_subdomain_by_vector_id(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<MessageOut>, ApiError> {
+pub async fn rescan_subdomain_by_vector_id(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<MessageOut>, ApiError> {
     let risk_vector = p.risk_vector("risk_vector_id")?;
     let subdomain = p.domain("subdomain")?;
     let c = super::own_company_unrated(&app, &caller).await?;
@@ -252,7 +335,9 @@ pub async fn rescan_subdomain_by_vector_id(State(app): State<AppState>, Extensio
     let dedup = format!("rescan:{}:{}:{}", c.social_id, subdomain, risk_vector);
     app.store().enqueue("rescan", &payload, Some(&dedup)).await?;
     Ok(Json(MessageOut {
-        message: format!("Scan request for subdomain {subdomain} and risk vector {risk_vector} was received and will be processed soon"),
+        message: format!(
+            "Scan request for subdomain {subdomain} and risk vector {risk_vector} was received and will be processed soon"
+        ),
     }))
 }
 
@@ -291,12 +376,13 @@ fn parse_new_subsidiary(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
     };
     let name = text(&body, "name", true)?.unwrap_or_default();
     let website = text(&body, "website", true)?.unwrap_or_default();
-    let domain = Domain::from_url(&website).map_err(|_| ApiError::not_valid("website"))?;
+    let domain = Domain::from_website(&website).map_err(|_| ApiError::not_valid("website"))?;
     let employees = count_field(&body, "employees")?;
     let followers = count_field(&body, "followers")?;
     let industry = text(&body, "industry", false)?.unwrap_or_default();
     let sub_industry = text(&body, "sub_industry", false)?.unwrap_or_default();
-    let social_id = SocialId::parse(&text(&body, "social_id", true)?.unwrap_or_default()).map_err(|_| ApiError::not_valid("social_id"))?;
+    let social_id = SocialId::parse(&text(&body, "social_id", true)?.unwrap_or_default())
+        .map_err(|_| ApiError::not_valid("social_id"))?;
     text(&body, "parent_company_name", false)?;
     let parent_social_id = SocialId::parse(&text(&body, "parent_social_id", true)?.unwrap_or_default())
         .map_err(|_| ApiError::not_valid("parent_social_id"))?;
@@ -317,7 +403,11 @@ fn parse_new_subsidiary(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
 #[utoipa::path(post, path = "/monitor-add-subsidiary", tag = "Monitor",
     request_body(content = crate::openapi::AddSubsidiaryBody, content_type = "application/json"),
     responses((status = 200, description = "Subsidiary added", body = MessageOut), CommonErrors))]
-pub async fn add_subsidiary(State(app): State<AppState>, Extension(caller): Extension<Caller>, body: Bytes) -> Result<Json<MessageOut>, ApiError> {
+pub async fn add_subsidiary(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<Json<MessageOut>, ApiError> {
     let new = parse_new_subsidiary(&body)?;
     let parent = super::own_company_unrated(&app, &caller).await?;
     if new.parent_social_id != parent.social_id {
@@ -348,7 +438,10 @@ pub async fn add_subsidiary(State(app): State<AppState>, Extension(caller): Exte
     let message = if linked {
         format!("Subsidiary {} ({}) was added to {}", child.company_name, child.social_id, parent.company_name)
     } else {
-        format!("Subsidiary {} ({}) is already a subsidiary of {}", child.company_name, child.social_id, parent.company_name)
+        format!(
+            "Subsidiary {} ({}) is already a subsidiary of {}",
+            child.company_name, child.social_id, parent.company_name
+        )
     };
     Ok(Json(MessageOut { message }))
 }
@@ -357,7 +450,11 @@ pub async fn add_subsidiary(State(app): State<AppState>, Extension(caller): Exte
 #[utoipa::path(delete, path = "/monitor-delete-subsidiary", tag = "Monitor",
     params(("subsidiary_id" = String, Query, description = "The subsidiary's social_id")),
     responses((status = 200, description = "Subsidiary deleted", body = MessageOut), CommonErrors))]
-pub async fn delete_subsidiary(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<MessageOut>, ApiError> {
+pub async fn delete_subsidiary(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<MessageOut>, ApiError> {
     let sub_id = SocialId::parse(p.required("subsidiary_id")?).map_err(|_| ApiError::not_valid("subsidiary_id"))?;
     let parent = super::own_company_unrated(&app, &caller).await?;
     let not_found = || ApiError::bad("Subsidiary not found");
@@ -365,5 +462,10 @@ pub async fn delete_subsidiary(State(app): State<AppState>, Extension(caller): E
     if !app.store().unlink_subsidiary(parent.id, child.id).await? {
         return Err(not_found());
     }
-    Ok(Json(MessageOut { message: format!("Subsidiary {} ({}) was deleted from {}", child.company_name, child.social_id, parent.company_name) }))
+    Ok(Json(MessageOut {
+        message: format!(
+            "Subsidiary {} ({}) was deleted from {}",
+            child.company_name, child.social_id, parent.company_name
+        ),
+    }))
 }

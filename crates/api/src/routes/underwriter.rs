@@ -16,17 +16,21 @@ const TOP_FINDINGS: u32 = 5;
 
 pub(crate) async fn company_by_domain(app: &AppState, caller: &Caller, domain: &Domain) -> Result<Company, ApiError> {
     let mut found = app.store().company_by_domain(domain).await?;
-    if found.is_none() {
-        if let Some(m) = app.mock() {
-            found = app.store().company_by_social_id(&m.company).await?;
-        }
+    if found.is_none()
+        && let Some(m) = app.mock()
+    {
+        found = app.store().company_by_social_id(&m.company).await?;
     }
     let c = found.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?;
     super::may_see(app, caller, &c).await?;
     Ok(c)
 }
 
-pub(crate) async fn company_info(app: &AppState, c: &Company, with_subsidiaries: bool) -> Result<CompanyInfo, ApiError> {
+pub(crate) async fn company_info(
+    app: &AppState,
+    c: &Company,
+    with_subsidiaries: bool,
+) -> Result<CompanyInfo, ApiError> {
     let counts = app.store().counts(c.id).await?;
     let subs = if with_subsidiaries {
         Some(app.store().subsidiaries(c.id, None).await?.items.into_iter().map(|s| s.company_name).collect())
@@ -80,7 +84,12 @@ pub(crate) async fn sbom(app: &AppState, c: &Company, page: Page, success_messag
     })
 }
 
-pub(crate) async fn sbom_cve(app: &AppState, c: &Company, page: Page, success_message: bool) -> Result<SbomPage, ApiError> {
+pub(crate) async fn sbom_cve(
+    app: &AppState,
+    c: &Company,
+    page: Page,
+    success_message: bool,
+) -> Result<SbomPage, ApiError> {
     let items = app.store().sbom(c.id, page, true).await?;
     let mut data = Vec::with_capacity(items.items.len());
     for comp in items.items {
@@ -108,7 +117,13 @@ pub(crate) async fn sbom_cve(app: &AppState, c: &Company, page: Page, success_me
     Ok(SbomPage { data, pagination: page.pagination(items.total).into(), message })
 }
 
-pub(crate) async fn sbom_domain(app: &AppState, c: &Company, domain: Domain, page: Page, success_message: bool) -> Result<SbomByDomain, ApiError> {
+pub(crate) async fn sbom_domain(
+    app: &AppState,
+    c: &Company,
+    domain: Domain,
+    page: Page,
+    success_message: bool,
+) -> Result<SbomByDomain, ApiError> {
     let hosts = app.store().sbom_by_domain(c.id, &domain, page).await?;
     let message = if hosts.total == 0 {
         Some(format!("No SBOM component has been detected on {domain}"))
@@ -234,7 +249,11 @@ pub(crate) async fn history(app: &AppState, c: &Company) -> Result<CompanyHistor
 #[utoipa::path(get, path = "/underwriter-getcompanyinfo", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id")),
     responses((status = 200, description = "Company information", body = CompanyInfo), CommonErrors))]
-pub async fn get_company_info(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanyInfo>, ApiError> {
+pub async fn get_company_info(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<CompanyInfo>, ApiError> {
     let c = super::looked_up(&app, &caller, &p).await?;
     Ok(Json(company_info(&app, &c, true).await?))
 }
@@ -244,7 +263,11 @@ pub async fn get_company_info(State(app): State<AppState>, Extension(caller): Ex
     params(("social_id" = String, Query, description = "The company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
-pub async fn get_company_applications_assets(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<ApplicationsAssets>, ApiError> {
+pub async fn get_company_applications_assets(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<ApplicationsAssets>, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
     Ok(Json(applications(&app, c, page).await?))
@@ -255,7 +278,11 @@ pub async fn get_company_applications_assets(State(app): State<AppState>, Extens
     params(("social_id" = String, Query, description = "The company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
-pub async fn get_company_infrastructure_assets(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<InfrastructureAssets>, ApiError> {
+pub async fn get_company_infrastructure_assets(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<InfrastructureAssets>, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
     Ok(Json(infrastructure(&app, c, page).await?))
@@ -266,7 +293,11 @@ pub async fn get_company_infrastructure_assets(State(app): State<AppState>, Exte
     params(("social_id" = String, Query, description = "The company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
-pub async fn get_company_sbom(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomPage>, ApiError> {
+pub async fn get_company_sbom(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<SbomPage>, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
     Ok(Json(sbom(&app, &c, page, false).await?))
@@ -277,7 +308,11 @@ pub async fn get_company_sbom(State(app): State<AppState>, Extension(caller): Ex
     params(("social_id" = String, Query, description = "The company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
-pub async fn get_company_sbom_cve(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomPage>, ApiError> {
+pub async fn get_company_sbom_cve(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<SbomPage>, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
     Ok(Json(sbom_cve(&app, &c, page, false).await?))
@@ -289,7 +324,11 @@ pub async fn get_company_sbom_cve(State(app): State<AppState>, Extension(caller)
            ("social_id" = String, Query, description = "The company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM by subdomain", body = SbomByDomain), CommonErrors))]
-pub async fn get_company_sbom_domain(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<SbomByDomain>, ApiError> {
+pub async fn get_company_sbom_domain(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<SbomByDomain>, ApiError> {
     let domain = p.domain("domain")?;
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
@@ -300,7 +339,11 @@ pub async fn get_company_sbom_domain(State(app): State<AppState>, Extension(call
 #[utoipa::path(get, path = "/underwriter-getcompanyscores", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id")),
     responses((status = 200, description = "Scores", body = CompanyScores), CommonErrors))]
-pub async fn get_company_scores(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanyScores>, ApiError> {
+pub async fn get_company_scores(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<CompanyScores>, ApiError> {
     let c = super::looked_up(&app, &caller, &p).await?;
     Ok(Json(scores(&app, c).await?))
 }
@@ -310,7 +353,11 @@ pub async fn get_company_scores(State(app): State<AppState>, Extension(caller): 
     params(("social_id" = String, Query, description = "The parent company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
-pub async fn get_company_stats(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanyStats>, ApiError> {
+pub async fn get_company_stats(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<CompanyStats>, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
     Ok(Json(stats(&app, &c, page).await?))
@@ -321,7 +368,11 @@ pub async fn get_company_stats(State(app): State<AppState>, Extension(caller): E
     params(("social_id" = String, Query, description = "The parent company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
-pub async fn get_company_subscores(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanySubScores>, ApiError> {
+pub async fn get_company_subscores(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<CompanySubScores>, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
     Ok(Json(subscores(&app, &c, page).await?))
@@ -331,16 +382,19 @@ pub async fn get_company_subscores(State(app): State<AppState>, Extension(caller
 #[utoipa::path(get, path = "/underwriter-getincidentdetail-by-id", tag = "Underwriter",
     params(("incident_id" = String, Query, description = "Incident identifier")),
     responses((status = 200, description = "The incident", body = IncidentDetail), CommonErrors))]
-pub async fn get_incident_detail_by_id(State(app): State<AppState>, p: Params) -> Result<Json<IncidentDetail>, ApiError> {
+pub async fn get_incident_detail_by_id(
+    State(app): State<AppState>,
+    p: Params,
+) -> Result<Json<IncidentDetail>, ApiError> {
     let id = p.required("incident_id")?;
     if id.len() > 200 {
         return Err(ApiError::not_valid("incident_id"));
     }
     let mut found = app.store().incident(id).await?;
-    if found.is_none() {
-        if let Some(m) = app.mock() {
-            found = app.store().incident(&m.incident).await?;
-        }
+    if found.is_none()
+        && let Some(m) = app.mock()
+    {
+        found = app.store().incident(&m.incident).await?;
     }
     let incident = found.ok_or_else(|| ApiError::bad("Incident not found"))?;
     Ok(Json(incident.into()))
@@ -350,7 +404,11 @@ pub async fn get_incident_detail_by_id(State(app): State<AppState>, p: Params) -
 #[utoipa::path(get, path = "/underwriter-getlastcompaniesscanned", tag = "Underwriter",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Last companies scanned", body = LastScanned), CommonErrors))]
-pub async fn get_last_companies_scanned(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<LastScanned>, ApiError> {
+pub async fn get_last_companies_scanned(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<LastScanned>, ApiError> {
     let page = p.page()?;
     let last = match &caller.company {
         // A bound key sees its own companies only.
@@ -362,14 +420,21 @@ pub async fn get_last_companies_scanned(State(app): State<AppState>, Extension(c
         }
         None => app.store().last_scanned(page).await?,
     };
-    Ok(Json(LastScanned { data: last.items.iter().map(Into::into).collect(), pagination: page.pagination(last.total).into() }))
+    Ok(Json(LastScanned {
+        data: last.items.iter().map(Into::into).collect(),
+        pagination: page.pagination(last.total).into(),
+    }))
 }
 
 /// Public incident history of a company.
 #[utoipa::path(get, path = "/underwriter-getcompany-history", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id")),
     responses((status = 200, description = "Incident history", body = CompanyHistory), CommonErrors))]
-pub async fn get_company_history(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<CompanyHistory>, ApiError> {
+pub async fn get_company_history(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<CompanyHistory>, ApiError> {
     let c = super::looked_up(&app, &caller, &p).await?;
     Ok(Json(history(&app, &c).await?))
 }
@@ -378,7 +443,11 @@ pub async fn get_company_history(State(app): State<AppState>, Extension(caller):
 #[utoipa::path(get, path = "/underwriter-getcompany-history-domain", tag = "Underwriter",
     params(("domain" = String, Query, description = "Web domain")),
     responses((status = 200, description = "Incident history", body = DomainHistory), CommonErrors))]
-pub async fn get_company_history_domain(State(app): State<AppState>, Extension(caller): Extension<Caller>, p: Params) -> Result<Json<DomainHistory>, ApiError> {
+pub async fn get_company_history_domain(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<DomainHistory>, ApiError> {
     let domain = p.domain("domain")?;
     if caller.company.is_some() {
         company_by_domain(&app, &caller, &domain).await?;

@@ -11,23 +11,19 @@ use std::time::Duration;
 use async_trait::async_trait;
 use model::timefmt::{parse_datetime, rfc3339};
 use model::{
-    ApiKey, Application, Company, CompanyProfile, CveId, CveRecord, Domain, DomainAsset, Finding,
-    Grade, Incident, Job, NetworkEndpoint, NewApiKey, OffsetDateTimeText, Page, RiskVector,
-    SbomComponent, Scope, Score, ScoreSnapshot, Severity, SocialId,
+    ApiKey, Application, Company, CompanyProfile, CveId, CveRecord, Domain, DomainAsset, Finding, Grade, Incident, Job,
+    NetworkEndpoint, NewApiKey, OffsetDateTimeText, Page, RiskVector, SbomComponent, Scope, Score, ScoreSnapshot,
+    Severity, SocialId,
 };
 use model::{ComponentScore, Cpe};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
 use sqlx::{Row, Sqlite, Transaction};
 use time::OffsetDateTime;
 
 use crate::migrate::Embedded;
-use crate::{
-    CompanyCounts, CompanySnapshot, FindingFilter, HostComponents, Paged, Result, Store,
-    StoreError,
-};
+use crate::{CompanyCounts, CompanySnapshot, FindingFilter, HostComponents, Paged, Result, Store, StoreError};
 
 const MIGRATIONS: Embedded = Embedded(&[(1, "init", include_str!("../../migrations/sqlite/0001_init.sql"))]);
 
@@ -41,10 +37,7 @@ impl SqliteStore {
     /// Opens (creating if needed) the database `url` names — `sqlite://PATH`,
     /// `sqlite:PATH`, a plain path, or `sqlite::memory:` — and applies migrations.
     pub async fn open(url: &str) -> Result<Self> {
-        let path = url
-            .strip_prefix("sqlite://")
-            .or_else(|| url.strip_prefix("sqlite:"))
-            .unwrap_or(url);
+        let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
         if path.is_empty() {
             return Err(StoreError::UnsupportedUrl(url.to_owned()));
         }
@@ -67,14 +60,8 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
-        let write = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(opts.clone())
-            .await?;
-        let read = SqlitePoolOptions::new()
-            .max_connections(8)
-            .connect_with(opts.read_only(false))
-            .await?;
+        let write = SqlitePoolOptions::new().max_connections(1).connect_with(opts.clone()).await?;
+        let read = SqlitePoolOptions::new().max_connections(8).connect_with(opts.read_only(false)).await?;
         Self::init(read, write).await
     }
 
@@ -210,11 +197,7 @@ fn key_from_row(row: &SqliteRow) -> Result<ApiKey> {
         prefix: row.try_get("prefix")?,
         hash: row.try_get("hash")?,
         scopes: Scope::parse_list(&scopes).map_err(|e| corrupt("scopes", e))?,
-        company: company
-            .as_deref()
-            .map(SocialId::parse)
-            .transpose()
-            .map_err(|_| corrupt("company", &company))?,
+        company: company.as_deref().map(SocialId::parse).transpose().map_err(|_| corrupt("company", &company))?,
         per_minute: u32::try_from(per_minute).map_err(|_| corrupt("per_minute", per_minute))?,
         monthly: u64::try_from(monthly).map_err(|_| corrupt("monthly", monthly))?,
         active: row.try_get("active")?,
@@ -244,10 +227,7 @@ fn severity_rank(s: Severity) -> i64 {
 // --- writes of a company snapshot ----------------------------------------------------
 
 async fn upsert_profile(tx: &mut Transaction<'_, Sqlite>, p: &CompanyProfile, now: &str) -> Result<i64> {
-    let social_id = p
-        .social_id
-        .as_ref()
-        .ok_or_else(|| StoreError::Invalid("social_id is required".into()))?;
+    let social_id = p.social_id.as_ref().ok_or_else(|| StoreError::Invalid("social_id is required".into()))?;
     let pending_id = format!("pending:{social_id}");
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO companies (social_id, company_name, name_lc, website, domain, industry, description, \
@@ -292,10 +272,12 @@ async fn upsert_profile(tx: &mut Transaction<'_, Sqlite>, p: &CompanyProfile, no
 
 async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySnapshot, now: &str) -> Result<()> {
     if let Some(domains) = &s.domains {
-        sqlx::query("DELETE FROM domains WHERE company_id = ?1 AND name IS NOT (SELECT domain FROM companies WHERE id = ?1)")
-            .bind(id)
-            .execute(&mut **tx)
-            .await?;
+        sqlx::query(
+            "DELETE FROM domains WHERE company_id = ?1 AND name IS NOT (SELECT domain FROM companies WHERE id = ?1)",
+        )
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
         for d in domains {
             sqlx::query("INSERT INTO domains (company_id, name, attribution) VALUES (?1, ?2, ?3) ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution")
                 .bind(id)
@@ -535,7 +517,14 @@ impl SqliteStore {
         Ok(out)
     }
 
-    async fn companies_page(&self, where_sql: &'static str, order_sql: &'static str, binds: &[&str], id_bind: Option<i64>, page: Option<Page>) -> Result<Paged<Company>> {
+    async fn companies_page(
+        &self,
+        where_sql: &'static str,
+        order_sql: &'static str,
+        binds: &[&str],
+        id_bind: Option<i64>,
+        page: Option<Page>,
+    ) -> Result<Paged<Company>> {
         let count_sql = format!("SELECT count(*) FROM companies c WHERE {where_sql}");
         let mut cq = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(count_sql));
         if let Some(id) = id_bind {
@@ -695,12 +684,14 @@ impl Store for SqliteStore {
         if parent == child {
             return Err(StoreError::Invalid("a company cannot be its own subsidiary".into()));
         }
-        let done = sqlx::query("INSERT INTO subsidiaries (parent_id, child_id, added_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
-            .bind(parent)
-            .bind(child)
-            .bind(rfc3339(OffsetDateTime::now_utc()))
-            .execute(&self.write)
-            .await?;
+        let done = sqlx::query(
+            "INSERT INTO subsidiaries (parent_id, child_id, added_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+        )
+        .bind(parent)
+        .bind(child)
+        .bind(rfc3339(OffsetDateTime::now_utc()))
+        .execute(&self.write)
+        .await?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -729,15 +720,17 @@ impl Store for SqliteStore {
             .bind(company)
             .fetch_one(&self.read)
             .await?;
-        let items = sqlx::query("SELECT * FROM applications WHERE company_id = ?1 ORDER BY lower(name), host, id LIMIT ?2 OFFSET ?3")
-            .bind(company)
-            .bind(page.limit())
-            .bind(page.offset())
-            .fetch_all(&self.read)
-            .await?
-            .iter()
-            .map(application_from_row)
-            .collect::<Result<_>>()?;
+        let items = sqlx::query(
+            "SELECT * FROM applications WHERE company_id = ?1 ORDER BY lower(name), host, id LIMIT ?2 OFFSET ?3",
+        )
+        .bind(company)
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(application_from_row)
+        .collect::<Result<_>>()?;
         Ok(Paged { items, total: count(total) })
     }
 
@@ -746,15 +739,17 @@ impl Store for SqliteStore {
             .bind(company)
             .fetch_one(&self.read)
             .await?;
-        let items = sqlx::query("SELECT * FROM network_endpoints WHERE company_id = ?1 ORDER BY ip, port, id LIMIT ?2 OFFSET ?3")
-            .bind(company)
-            .bind(page.limit())
-            .bind(page.offset())
-            .fetch_all(&self.read)
-            .await?
-            .iter()
-            .map(endpoint_from_row)
-            .collect::<Result<_>>()?;
+        let items = sqlx::query(
+            "SELECT * FROM network_endpoints WHERE company_id = ?1 ORDER BY ip, port, id LIMIT ?2 OFFSET ?3",
+        )
+        .bind(company)
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(endpoint_from_row)
+        .collect::<Result<_>>()?;
         Ok(Paged { items, total: count(total) })
     }
 
@@ -807,12 +802,13 @@ impl Store for SqliteStore {
     async fn findings(&self, company: i64, filter: FindingFilter<'_>, page: Page) -> Result<Paged<Finding>> {
         const WHERE: &str = "company_id = ?1 AND (?2 IS NULL OR asset = ?2) AND (?3 IS NULL OR risk_vector = ?3)";
         let rv = filter.risk_vector.map(RiskVector::as_str);
-        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM findings WHERE {WHERE}")))
-            .bind(company)
-            .bind(filter.asset)
-            .bind(rv)
-            .fetch_one(&self.read)
-            .await?;
+        let total: i64 =
+            sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM findings WHERE {WHERE}")))
+                .bind(company)
+                .bind(filter.asset)
+                .bind(rv)
+                .fetch_one(&self.read)
+                .await?;
         let items = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT * FROM findings WHERE {WHERE} ORDER BY severity_rank DESC, risk_vector, asset, code, id LIMIT ?4 OFFSET ?5"
         )))
@@ -862,22 +858,26 @@ impl Store for SqliteStore {
     }
 
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>> {
-        let rows = sqlx::query("SELECT id, scanned_at, score, grade FROM scores WHERE company_id = ?1 ORDER BY scanned_at DESC LIMIT ?2")
-            .bind(company)
-            .bind(i64::from(limit))
-            .fetch_all(&self.read)
-            .await?;
+        let rows = sqlx::query(
+            "SELECT id, scanned_at, score, grade FROM scores WHERE company_id = ?1 ORDER BY scanned_at DESC LIMIT ?2",
+        )
+        .bind(company)
+        .bind(i64::from(limit))
+        .fetch_all(&self.read)
+        .await?;
         self.load_scores(rows).await
     }
 
     async fn incidents_for_company(&self, company: i64) -> Result<Vec<Incident>> {
-        sqlx::query_scalar::<_, String>("SELECT record FROM incidents WHERE company_id = ?1 ORDER BY date_detected DESC, incident_id")
-            .bind(company)
-            .fetch_all(&self.read)
-            .await?
-            .iter()
-            .map(|r| json(r))
-            .collect()
+        sqlx::query_scalar::<_, String>(
+            "SELECT record FROM incidents WHERE company_id = ?1 ORDER BY date_detected DESC, incident_id",
+        )
+        .bind(company)
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(|r| json(r))
+        .collect()
     }
 
     async fn incidents_for_domain(&self, domain: &Domain) -> Result<Vec<Incident>> {
@@ -918,12 +918,13 @@ impl Store for SqliteStore {
     }
 
     async fn prediction(&self, company: i64, kind: &str, period: u32) -> Result<Option<serde_json::Value>> {
-        let data: Option<String> = sqlx::query_scalar("SELECT data FROM predictions WHERE company_id = ?1 AND kind = ?2 AND period = ?3")
-            .bind(company)
-            .bind(kind)
-            .bind(i64::from(period))
-            .fetch_optional(&self.read)
-            .await?;
+        let data: Option<String> =
+            sqlx::query_scalar("SELECT data FROM predictions WHERE company_id = ?1 AND kind = ?2 AND period = ?3")
+                .bind(company)
+                .bind(kind)
+                .bind(i64::from(period))
+                .fetch_optional(&self.read)
+                .await?;
         data.as_deref().map(json).transpose()
     }
 
@@ -944,10 +945,7 @@ impl Store for SqliteStore {
         if done.rows_affected() == 0 {
             return Ok(false);
         }
-        sqlx::query("DELETE FROM cve_products WHERE cve_id = ?1")
-            .bind(record.id.as_str())
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query("DELETE FROM cve_products WHERE cve_id = ?1").bind(record.id.as_str()).execute(&mut *tx).await?;
         for name in &record.vulnerable_product {
             let Ok(cpe) = Cpe::parse(name) else { continue };
             sqlx::query("INSERT INTO cve_products (cve_id, vendor, product, version, cpe) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING")
@@ -971,7 +969,13 @@ impl Store for SqliteStore {
         rec.as_deref().map(json).transpose()
     }
 
-    async fn cves_for_product(&self, vendor: &str, product: &str, version: Option<&str>, limit: u32) -> Result<Vec<CveRecord>> {
+    async fn cves_for_product(
+        &self,
+        vendor: &str,
+        product: &str,
+        version: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<CveRecord>> {
         sqlx::query_scalar::<_, String>(
             "SELECT record FROM cves WHERE id IN (SELECT cve_id FROM cve_products WHERE vendor = ?1 AND product = ?2 \
              AND (?3 IS NULL OR version = ?3 OR version = '*')) ORDER BY last_modified DESC, id DESC LIMIT ?4",
@@ -998,9 +1002,7 @@ impl Store for SqliteStore {
     }
 
     async fn vendors(&self) -> Result<Vec<String>> {
-        Ok(sqlx::query_scalar("SELECT DISTINCT vendor FROM cve_products ORDER BY vendor")
-            .fetch_all(&self.read)
-            .await?)
+        Ok(sqlx::query_scalar("SELECT DISTINCT vendor FROM cve_products ORDER BY vendor").fetch_all(&self.read).await?)
     }
 
     async fn products(&self, vendor: &str) -> Result<Vec<String>> {
@@ -1030,10 +1032,7 @@ impl Store for SqliteStore {
     }
 
     async fn key_by_hash(&self, hash: &str) -> Result<Option<ApiKey>> {
-        let row = sqlx::query("SELECT * FROM api_keys WHERE hash = ?1")
-            .bind(hash)
-            .fetch_optional(&self.read)
-            .await?;
+        let row = sqlx::query("SELECT * FROM api_keys WHERE hash = ?1").bind(hash).fetch_optional(&self.read).await?;
         row.as_ref().map(key_from_row).transpose()
     }
 
@@ -1047,10 +1046,11 @@ impl Store for SqliteStore {
     }
 
     async fn set_key_active(&self, id_or_prefix: &str, active: bool) -> Result<bool> {
-        let matches: Vec<i64> = sqlx::query_scalar("SELECT id FROM api_keys WHERE CAST(id AS TEXT) = ?1 OR prefix = ?1")
-            .bind(id_or_prefix)
-            .fetch_all(&self.write)
-            .await?;
+        let matches: Vec<i64> =
+            sqlx::query_scalar("SELECT id FROM api_keys WHERE CAST(id AS TEXT) = ?1 OR prefix = ?1")
+                .bind(id_or_prefix)
+                .fetch_all(&self.write)
+                .await?;
         match matches.as_slice() {
             [] => Ok(false),
             [id] => {
@@ -1155,4 +1155,3 @@ impl Store for SqliteStore {
             .collect()
     }
 }
-

@@ -1,0 +1,337 @@
+//! Every error row of spec section 7 and DESIGN §6, table-driven, plus auth, scopes,
+//! both 429s, the 500 that leaks nothing, and hostile input that must not crash.
+
+use std::time::Duration;
+
+use model::Scope;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::helpers::{TestApp, operations};
+
+const B: StatusCode = StatusCode::BAD_REQUEST;
+
+#[tokio::test]
+async fn bad_requests_of_the_spec_and_the_design() {
+    let app = TestApp::spawn().await;
+    let u = app.underwriter.clone();
+    let m = app.monitor.clone();
+    let rows: Vec<(&str, &String, &str)> = vec![
+        // spec §7 rule 1: getdomain-by-socialid
+        ("/general-getdomain-by-socialid", &u, "social_id is a required parameter"),
+        ("/general-getdomain-by-socialid?social_id=", &u, "social_id is a required parameter"),
+        ("/general-getdomain-by-socialid?social_id=not%20valid!", &u, "social_id is not valid"),
+        ("/general-getdomain-by-socialid?social_id=no-such-company", &u, "Company not found"),
+        (
+            "/general-getdomain-by-socialid?social_id=acme-cloud-services",
+            &u,
+            "social_id not processed yet, a scan will start soon",
+        ),
+        // spec §7 rule 1: getsocialid-by-companyname
+        ("/general-getsocialid-by-companyname", &u, "company_name is a required parameter"),
+        ("/general-getsocialid-by-companyname?company_name=zzzz", &u, "Company not found"),
+        ("/general-getsocialid-by-companyname?company_name=acme&page=0", &u, "Page value should be greater than 0"),
+        ("/general-getsocialid-by-companyname?company_name=acme&page=-3", &u, "Page value should be greater than 0"),
+        ("/general-getsocialid-by-companyname?company_name=acme&page=abc", &u, "Invalid request"),
+        ("/general-getsocialid-by-domain", &u, "domain is a required parameter"),
+        ("/general-getsocialid-by-domain?domain=not_a_domain", &u, "domain is not valid"),
+        ("/general-getsocialid-by-domain?domain=nobody.example", &u, "Company not found"),
+        // the same rules on every operation that names a company
+        ("/underwriter-getcompanyscores?social_id=bad%20id", &u, "social_id is not valid"),
+        ("/underwriter-getcompanyinfo", &u, "social_id is a required parameter"),
+        ("/underwriter-getcompanysbom?social_id=acme-robotics&page=0", &u, "Page value should be greater than 0"),
+        ("/underwriter-getcompanysbomdomain?social_id=acme-robotics", &u, "domain is a required parameter"),
+        ("/underwriter-getcompanystats?social_id=nobody", &u, "Company not found"),
+        ("/underwriter-getincidentdetail-by-id", &u, "incident_id is a required parameter"),
+        ("/underwriter-getincidentdetail-by-id?incident_id=nope", &u, "Incident not found"),
+        ("/underwriter-getcompany-history-domain?domain=-x-.example", &u, "domain is not valid"),
+        // vulnerability
+        ("/vulnerability-describe-cve-id", &u, "cve_id is a required parameter"),
+        ("/vulnerability-describe-cve-id?cve_id=CVE-21-1", &u, "cve_id is not valid"),
+        ("/vulnerability-describe-cve-id?cve_id=CVE-2099-99999", &u, "CVE not found"),
+        ("/vulnerability-get-cve-from-cpe-id?cpe=apache:log4j", &u, "cpe is not valid"),
+        ("/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:*:*", &u, "cpe must name a vendor and a product"),
+        (
+            "/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:apache:log4j&limit=0",
+            &u,
+            "limit must be a positive integer",
+        ),
+        ("/vulnerability-get-last?limit=ten", &u, "limit must be a positive integer"),
+        ("/vulnerability-search-by-vendor?vendor=apache", &u, "product is a required parameter"),
+        ("/vulnerability-get-product-by-vendor", &u, "vendor is a required parameter"),
+        // monitor
+        (
+            "/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example",
+            &m,
+            "risk_vector_type is a required parameter",
+        ),
+        ("/monitor-get-tail-risk-estimation?period=0", &m, "period must be an integer from 1 to 60 (months)"),
+        ("/monitor-get-data-loss-prediction?period=61", &m, "period must be an integer from 1 to 60 (months)"),
+        ("/monitor-get-incident-prediction?period=six", &m, "period must be an integer from 1 to 60 (months)"),
+        ("/monitor-getall-subdomain-findings?subdomain=a..b", &m, "subdomain is not valid"),
+        ("/monitor-getcompanysbomdomain", &m, "domain is a required parameter"),
+        ("/monitor-listsubsidiaries?page=0", &m, "Page value should be greater than 0"),
+    ];
+    for (path, key, msg) in rows {
+        let (s, v) = app.get(path, key).await;
+        assert_eq!((s, v.clone()), (B, json!({"error": msg})), "{path}");
+    }
+
+    // risk vectors: anything else lists the twelve names.
+    let (s, v) =
+        app.get("/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=dns", &m).await;
+    assert_eq!(s, B);
+    assert_eq!(
+        v["error"],
+        "risk_vector_type must be one of: spf, dkim, certificate_conf, certificate_info, open_ports, web_headers, dmarc, it_standardization, digitalization, certificate_cve, vulnerabilities, sbom"
+    );
+}
+
+#[tokio::test]
+async fn an_unprocessed_company_queues_one_scan() {
+    let app = TestApp::spawn().await;
+    for _ in 0..3 {
+        let (s, v) = app.get("/underwriter-getcompanyscores?social_id=acme-cloud-services", &app.underwriter).await;
+        assert_eq!((s, v["error"].as_str()), (B, Some("social_id not processed yet, a scan will start soon")));
+    }
+    let scans: Vec<_> = app
+        .store
+        .pending_jobs()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|j| j.payload["social_id"] == "acme-cloud-services")
+        .collect();
+    assert_eq!(scans.len(), 1);
+}
+
+#[tokio::test]
+async fn writes_validate_their_input() {
+    let app = TestApp::spawn().await;
+    let m = app.monitor.clone();
+    let good = json!({"name":"Acme Drones","website":"https://acme-drones.example","employees":40,"followers":900,"industry":"Aviation","sub_industry":"Drones","social_id":"acme-drones","parent_company_name":"Acme Robotics","parent_social_id":"acme-robotics"});
+    let with = |k: &str, v: serde_json::Value| {
+        let mut b = good.clone();
+        b[k] = v;
+        b.to_string()
+    };
+    let without = |k: &str| {
+        let mut b = good.clone();
+        b.as_object_mut().unwrap().remove(k);
+        b.to_string()
+    };
+    let rows: Vec<(String, &str)> = vec![
+        ("not json".into(), "Invalid request"),
+        ("[1,2]".into(), "Invalid request"),
+        (without("name"), "name is a required parameter"),
+        (with("name", json!("")), "name is a required parameter"),
+        (with("name", json!(5)), "name is not valid"),
+        (without("website"), "website is a required parameter"),
+        (with("website", json!("ftp://x.example")), "website is not valid"),
+        (with("employees", json!(-5)), "employees is not valid"),
+        (with("employees", json!("many")), "employees is not valid"),
+        (with("followers", json!(1.5)), "followers is not valid"),
+        (with("industry", json!(["x"])), "industry is not valid"),
+        (with("sub_industry", json!({})), "sub_industry is not valid"),
+        (without("social_id"), "social_id is a required parameter"),
+        (with("social_id", json!("bad id")), "social_id is not valid"),
+        (with("parent_company_name", json!(1)), "parent_company_name is not valid"),
+        (without("parent_social_id"), "parent_social_id is a required parameter"),
+        (with("parent_social_id", json!("globex-logistics")), "parent_social_id is not the company of this API key"),
+        (with("social_id", json!("acme-robotics")), "social_id must differ from parent_social_id"),
+    ];
+    for (body, msg) in rows {
+        let (s, v, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(&m), Some(&body)).await;
+        assert_eq!((s, v), (B, json!({"error": msg})), "{body}");
+    }
+    let rescan = [
+        (
+            "/monitor-rescan-subdomain-by-vectorid?subdomain=mail.acme-robotics.example",
+            "risk_vector_id is a required parameter",
+        ),
+        ("/monitor-rescan-subdomain-by-vectorid?risk_vector_id=dkim", "subdomain is a required parameter"),
+        (
+            "/monitor-rescan-subdomain-by-vectorid?risk_vector_id=dkim&subdomain=evil.example",
+            "evil.example is not an asset of this company",
+        ),
+    ];
+    for (path, msg) in rescan {
+        let (s, v, _) = app.call(Method::PUT, path, Some(&m), None).await;
+        assert_eq!((s, v), (B, json!({"error": msg})), "{path}");
+    }
+    let (s, v, _) =
+        app.call(Method::DELETE, "/monitor-delete-subsidiary?subsidiary_id=globex-logistics", Some(&m), None).await;
+    assert_eq!((s, v), (B, json!({"error": "Subsidiary not found"})));
+    let (s, v, _) = app.call(Method::DELETE, "/monitor-delete-subsidiary", Some(&m), None).await;
+    assert_eq!((s, v), (B, json!({"error": "subsidiary_id is a required parameter"})));
+    assert!(app.store.pending_jobs().await.unwrap().is_empty(), "no rejected write queued anything");
+}
+
+#[tokio::test]
+async fn authentication_and_scopes() {
+    let app = TestApp::spawn().await;
+    let path = "/underwriter-getcompanyscores?social_id=acme-robotics";
+    let (s, v, _) = app.call(Method::GET, path, None, None).await;
+    assert_eq!((s, v), (StatusCode::UNAUTHORIZED, json!({"error": "API Key is required"})));
+    let (s, v, _) = app.call(Method::GET, path, Some("  "), None).await;
+    assert_eq!((s, v), (StatusCode::UNAUTHORIZED, json!({"error": "API Key is required"})));
+    let (s, v, _) = app.call(Method::GET, path, Some("rk_0000"), None).await;
+    assert_eq!((s, v), (StatusCode::UNAUTHORIZED, json!({"error": "Invalid API key"})));
+    let (s, v, _) = app.call(Method::GET, path, Some(&"x".repeat(5000)), None).await;
+    assert_eq!((s, v), (StatusCode::UNAUTHORIZED, json!({"error": "Invalid API key"})));
+
+    // Deactivated, by the same store call `rampart keys deactivate` makes.
+    let key = app.key(vec![Scope::Underwriter], None, 0, 0).await;
+    assert_eq!(app.get(path, &key).await.0, StatusCode::OK);
+    let prefix = &key[..11];
+    assert!(app.store.set_key_active(prefix, false).await.unwrap());
+    let (s, v) = app.get(path, &key).await;
+    assert_eq!((s, v), (StatusCode::UNAUTHORIZED, json!({"error": "API key is deactivated"})));
+
+    // Wrong scope.
+    let forbidden = json!({"error": "API key is not allowed to call this operation"});
+    let vuln_only = app.key(vec![Scope::Vulnerability], None, 0, 0).await;
+    assert_eq!(app.get(path, &vuln_only).await, (StatusCode::FORBIDDEN, forbidden.clone()));
+    assert_eq!(app.get("/vulnerability-get-vendors", &vuln_only).await.0, StatusCode::OK);
+    assert_eq!(app.get("/monitor-getcompanyinfo", &app.underwriter).await, (StatusCode::FORBIDDEN, forbidden.clone()));
+
+    // A key bound to acme-robotics sees acme and its subsidiaries, nothing else.
+    let m = &app.monitor;
+    assert_eq!(
+        app.get("/underwriter-getcompanyinfo?social_id=globex-logistics", m).await,
+        (StatusCode::FORBIDDEN, forbidden.clone())
+    );
+    assert_eq!(
+        app.get("/general-getsocialid-by-domain?domain=globex-logistics.example", m).await,
+        (StatusCode::FORBIDDEN, forbidden.clone())
+    );
+    assert_eq!(app.get("/underwriter-getcompanyinfo?social_id=acme-robotics-labs", m).await.0, StatusCode::OK);
+    let (_, v) = app.get("/general-getsocialid-by-companyname?company_name=a", m).await;
+    let seen: Vec<&str> = v["data"].as_array().unwrap().iter().map(|d| d["social_id"].as_str().unwrap()).collect();
+    assert_eq!(seen, ["acme-robotics", "acme-cloud-services", "acme-robotics-labs"]);
+    let (_, v) = app.get("/underwriter-getlastcompaniesscanned", m).await;
+    assert_eq!(v["pagination"]["total_items"], 2, "acme and its rated subsidiary");
+    // Another company's monitor key reports on that company only.
+    let globex = app.key(vec![Scope::Monitor], Some("globex-logistics"), 0, 0).await;
+    assert_eq!(app.ok("/monitor-getcompanyinfo", &globex).await["social_id"], "globex-logistics");
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods() {
+    let app = TestApp::spawn().await;
+    let nf = json!({"error_msg": "404 Route Not Found"});
+    for (method, path, key) in [
+        (Method::GET, "/nope", None),
+        (Method::GET, "/nope", Some(app.underwriter.as_str())),
+        (Method::GET, "/general-getdomain-by-socialid/extra", None),
+        (Method::POST, "/general-getdomain-by-socialid?social_id=acme-robotics", Some(app.underwriter.as_str())),
+        (Method::GET, "/monitor-add-subsidiary", Some(app.monitor.as_str())),
+        (Method::DELETE, "/monitor-rescan-subdomain-by-vectorid", Some(app.monitor.as_str())),
+    ] {
+        let (s, v, _) = app.call(method.clone(), path, key, None).await;
+        assert_eq!((s, v), (StatusCode::NOT_FOUND, nf.clone()), "{method} {path}");
+    }
+}
+
+#[tokio::test]
+async fn both_rate_limits_answer_429_with_retry_after() {
+    let app = TestApp::spawn().await;
+    let path = "/vulnerability-get-vendors";
+    let per_minute = app.key(vec![Scope::Vulnerability], None, 2, 0).await;
+    assert_eq!(app.get(path, &per_minute).await.0, StatusCode::OK);
+    assert_eq!(app.get(path, &per_minute).await.0, StatusCode::OK);
+    let (s, v, h) = app.call(Method::GET, path, Some(&per_minute), None).await;
+    if s == StatusCode::OK {
+        // The calendar minute turned between the calls: the limit starts over, once.
+        let (s2, _, _) = app.call(Method::GET, path, Some(&per_minute), None).await;
+        assert_eq!(s2, StatusCode::OK);
+    } else {
+        assert_eq!((s, v), (StatusCode::TOO_MANY_REQUESTS, json!({"error": "Too many API requests per minute"})));
+        let retry: u64 = h["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((1..=60).contains(&retry), "{retry}");
+    }
+
+    let monthly = app.key(vec![Scope::Vulnerability], None, 0, 3).await;
+    for _ in 0..3 {
+        assert_eq!(app.get(path, &monthly).await.0, StatusCode::OK);
+    }
+    let (s, v, h) = app.call(Method::GET, path, Some(&monthly), None).await;
+    assert_eq!((s, v), (StatusCode::TOO_MANY_REQUESTS, json!({"error": "API rate limit exceeded"})));
+    let retry: u64 = h["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=31 * 86_400).contains(&retry), "{retry}");
+
+    // The monthly count is persisted: a new process over the same database still refuses.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let month = model::timefmt::month(model::timefmt::now());
+    let keys = app.store.keys().await.unwrap();
+    let id = keys.iter().find(|k| k.monthly == 3).unwrap().id;
+    assert_eq!(app.store.usage(id, &month).await.unwrap(), 3);
+}
+
+#[tokio::test]
+async fn internal_failures_leak_nothing() {
+    let app = TestApp::spawn().await;
+    // Corrupt one row behind the store's back, as a broken migration or disk might.
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap();
+    sqlx::query("UPDATE companies SET domain = 'not a domain!' WHERE social_id = 'initech'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (s, v) = app.get("/underwriter-getcompanyinfo?social_id=initech", &app.underwriter).await;
+    assert_eq!(
+        (s, v),
+        (StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "Something went wrong, please contact support"}))
+    );
+    // The server is still up.
+    assert_eq!(app.get("/vulnerability-get-vendors", &app.underwriter).await.0, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn hostile_input_never_crashes_the_server() {
+    let app = TestApp::spawn().await;
+    let nasty = [
+        "%00",
+        "%FF%FE",
+        "'%20OR%201=1--",
+        "%25",
+        "..%2F..%2Fetc%2Fpasswd",
+        "%F0%9F%92%A3",
+        "-1",
+        "99999999999999999999999999",
+        "cpe:2.3:a:%5C",
+        "a%0Ab",
+        "1e308",
+        &"a".repeat(3000),
+    ];
+    let params = [
+        "social_id",
+        "company_name",
+        "domain",
+        "page",
+        "cve_id",
+        "cpe",
+        "limit",
+        "vendor",
+        "product",
+        "incident_id",
+        "subdomain",
+        "risk_vector_type",
+        "risk_vector_id",
+        "period",
+        "subsidiary_id",
+    ];
+    for (method, path, monitor, _) in operations() {
+        let key = if monitor { &app.monitor } else { &app.underwriter };
+        let base = path.split('?').next().unwrap();
+        for n in nasty {
+            let query: Vec<String> = params.iter().map(|p| format!("{p}={n}")).collect();
+            let (s, v, _) = app.call(method.clone(), &format!("{base}?{}", query.join("&")), Some(key), Some(n)).await;
+            assert!(
+                [StatusCode::OK, StatusCode::BAD_REQUEST, StatusCode::FORBIDDEN].contains(&s),
+                "{method} {base} with {n:?}: {s} {v}"
+            );
+            assert!(v.get("error").is_some() || s == StatusCode::OK, "{v}");
+        }
+    }
+    assert_eq!(app.get("/vulnerability-get-vendors", &app.underwriter).await.0, StatusCode::OK);
+}

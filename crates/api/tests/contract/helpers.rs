@@ -1,0 +1,227 @@
+//! A real server on an ephemeral port over a real SQLite file, seeded through the
+//! public import path, and a small typed client.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use model::{Scope, SocialId};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use store::{SqliteStore, Store};
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub store: Arc<dyn Store>,
+    pub db_path: std::path::PathBuf,
+    pub client: reqwest::Client,
+    /// general, vulnerability, underwriter; unbound.
+    pub underwriter: String,
+    /// Every scope, bound to acme-robotics.
+    pub monitor: String,
+    /// Every scope, bound to the paging company.
+    pub pager: String,
+    _dir: tempfile::TempDir,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+pub const PAGER: &str = "pager-co";
+pub const PAGED_ITEMS: usize = 23;
+
+/// A company with 23 of everything and 12 subsidiaries, in the import format.
+fn pager_lines() -> String {
+    let t = "2026-11-01T00:00:00Z";
+    let comp: serde_json::Map<String, Value> = super::shapes::COMPONENTS
+        .iter()
+        .map(|c| {
+            (
+                c.to_string(),
+                json!({"score": 90.0, "grade": "A", "weight": 8.33, "assets_checked": 1, "findings_count": 2}),
+            )
+        })
+        .collect();
+    let n = PAGED_ITEMS;
+    let subs: Vec<Value> = (0..12)
+        .map(|i| json!({"social_id": format!("pager-sub-{i:02}"), "company_name": format!("Pager Sub {i:02}"), "website": format!("https://sub{i}.pager.example"),
+                        "scores": [{"scanned_at": t, "score": 50 + i, "grade": "E", "components": comp}]}))
+        .collect();
+    let pager = json!({
+        "social_id": PAGER, "company_name": "Pager Co", "website": "https://www.pager.example", "domain": "pager.example",
+        "industry": "Testing", "description": "Has 23 of everything", "naics_code": 541511,
+        "applications": (0..n).map(|i| json!({"name": format!("app{i:02}"), "version": "1.0", "host": format!("h{i:02}.pager.example"), "first_seen": t, "last_seen": t})).collect::<Vec<_>>(),
+        "network_endpoints": (0..n).map(|i| json!({"ip": format!("192.0.2.{i}"), "port": 443, "first_seen": t, "last_seen": t})).collect::<Vec<_>>(),
+        "sbom": (0..n).map(|i| json!({"name": format!("lib{i:02}"), "version": "1.0", "hosts": [format!("h{i:02}.pager.example")], "cves": ["CVE-2021-44228"], "first_seen": t, "last_seen": t})).collect::<Vec<_>>(),
+        "findings": (0..n).map(|i| json!({"risk_vector": if i % 2 == 0 {"dkim"} else {"vulnerabilities"}, "asset": "mail.pager.example", "severity": "high",
+                                           "code": format!("code{i:02}"), "title": "t", "first_seen": t, "last_seen": t})).collect::<Vec<_>>(),
+        "scores": [{"scanned_at": t, "score": 90.0, "grade": "A", "components": comp}],
+        "subsidiaries": subs,
+    });
+    format!("{pager}\n")
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        Self::spawn_with(api::Config {
+            key_cache_ttl: Duration::ZERO,
+            flush_every: Duration::from_millis(50),
+            mock: None,
+        })
+        .await
+    }
+
+    pub async fn spawn_with(config: api::Config) -> TestApp {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db_path = dir.path().join("rampart.db");
+        let store: Arc<dyn Store> =
+            Arc::new(SqliteStore::open(&format!("sqlite://{}", db_path.display())).await.expect("open"));
+        intel::sample::load(&*store).await.expect("sample");
+        intel::import_companies(&*store, pager_lines().as_bytes()).await.expect("pager");
+        let underwriter =
+            Self::key_in(&*store, vec![Scope::General, Scope::Vulnerability, Scope::Underwriter], None, 0, 0).await;
+        let monitor = Self::key_in(&*store, Scope::ALL.to_vec(), Some("acme-robotics"), 0, 0).await;
+        let pager = Self::key_in(&*store, Scope::ALL.to_vec(), Some(PAGER), 0, 0).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let state = api::AppState::with_store(store.clone(), config);
+        tokio::spawn(api::serve(listener, state, async move {
+            let _ = rx.await;
+        }));
+        TestApp {
+            addr,
+            store,
+            db_path,
+            client: reqwest::Client::builder().timeout(Duration::from_secs(20)).build().expect("client"),
+            underwriter,
+            monitor,
+            pager,
+            _dir: dir,
+            _shutdown: tx,
+        }
+    }
+
+    pub async fn key_in(
+        store: &dyn Store,
+        scopes: Vec<Scope>,
+        company: Option<&str>,
+        per_minute: u32,
+        monthly: u64,
+    ) -> String {
+        let company = company.map(|c| SocialId::parse(c).expect("company"));
+        let k = api::generate_key("test", scopes, company, per_minute, monthly).expect("key");
+        store.create_key(&k.record).await.expect("create key");
+        k.secret
+    }
+
+    pub async fn key(&self, scopes: Vec<Scope>, company: Option<&str>, per_minute: u32, monthly: u64) -> String {
+        Self::key_in(&*self.store, scopes, company, per_minute, monthly).await
+    }
+
+    pub fn url(&self, path_and_query: &str) -> String {
+        format!("http://{}{}", self.addr, path_and_query)
+    }
+
+    pub async fn call(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        key: Option<&str>,
+        body: Option<&str>,
+    ) -> (StatusCode, Value, reqwest::header::HeaderMap) {
+        let mut req = self.client.request(method, self.url(path_and_query));
+        if let Some(k) = key {
+            req = req.header("apikey", k);
+        }
+        if let Some(b) = body {
+            req = req.header("content-type", "application/json").body(b.to_owned());
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("body");
+        let value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"));
+        (status, value, headers)
+    }
+
+    pub async fn get(&self, path_and_query: &str, key: &str) -> (StatusCode, Value) {
+        let (s, v, _) = self.call(Method::GET, path_and_query, Some(key), None).await;
+        (s, v)
+    }
+
+    /// GET that must succeed; checks the spec shape of the operation.
+    pub async fn ok(&self, path_and_query: &str, key: &str) -> Value {
+        let (s, v) = self.get(path_and_query, key).await;
+        assert_eq!(s, StatusCode::OK, "{path_and_query}: {v}");
+        let path = path_and_query.split('?').next().unwrap_or("");
+        super::shapes::check(path, &v);
+        v
+    }
+}
+
+/// Every operation with a request that succeeds against the sample data, and which
+/// key kind it needs (`true`: monitor).
+pub fn operations() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
+    use Method as M;
+    vec![
+        (M::GET, "/general-getdomain-by-socialid?social_id=acme-robotics", false, None),
+        (M::GET, "/general-getsocialid-by-companyname?company_name=acme", false, None),
+        (M::GET, "/general-getsocialid-by-domain?domain=acme-robotics.example", false, None),
+        (M::GET, "/vulnerability-describe-cve-id?cve_id=CVE-2021-44228", false, None),
+        (M::GET, "/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:apache:log4j:2.14.1", false, None),
+        (M::GET, "/vulnerability-get-last", false, None),
+        (M::GET, "/vulnerability-get-product-by-vendor?vendor=apache", false, None),
+        (M::GET, "/vulnerability-get-vendors", false, None),
+        (M::GET, "/vulnerability-search-by-vendor?vendor=apache&product=log4j", false, None),
+        (M::GET, "/underwriter-getcompanyinfo?social_id=acme-robotics", false, None),
+        (M::GET, "/underwriter-getcompanyapplicationsassets?social_id=acme-robotics", false, None),
+        (M::GET, "/underwriter-getcompanyinfrastructureassets?social_id=acme-robotics", false, None),
+        (M::GET, "/underwriter-getcompanysbom?social_id=acme-robotics", false, None),
+        (M::GET, "/underwriter-getcompanysbomcve?social_id=acme-robotics", false, None),
+        (M::GET, "/underwriter-getcompanysbomdomain?social_id=acme-robotics&domain=acme-robotics.example", false, None),
+        (M::GET, "/underwriter-getcompanyscores?social_id=acme-robotics", false, None),
+        (M::GET, "/underwriter-getcompanystats?social_id=acme-robotics", false, None),
+        (M::GET, "/underwriter-getcompanysubscores?social_id=acme-robotics", false, None),
+        (M::GET, "/underwriter-getincidentdetail-by-id?incident_id=RP-INC-2024-0001", false, None),
+        (M::GET, "/underwriter-getlastcompaniesscanned", false, None),
+        (M::GET, "/underwriter-getcompany-history?social_id=acme-robotics", false, None),
+        (M::GET, "/underwriter-getcompany-history-domain?domain=acme-robotics.example", false, None),
+        (M::GET, "/monitor-getcompanyinfo", true, None),
+        (M::GET, "/monitor-getcompanyapplicationsassets", true, None),
+        (M::GET, "/monitor-getcompanyinfrastructureassets", true, None),
+        (M::GET, "/monitor-getcompanysbom", true, None),
+        (M::GET, "/monitor-getcompanysbomcve", true, None),
+        (M::GET, "/monitor-getcompanysbomdomain?domain=acme-robotics.example", true, None),
+        (M::GET, "/monitor-getcompanyscores", true, None),
+        (M::GET, "/monitor-getcompanystats", true, None),
+        (M::GET, "/monitor-getcompanysubscores", true, None),
+        (M::GET, "/monitor-getcompanysubsidiaries", true, None),
+        (M::GET, "/monitor-listsubsidiaries", true, None),
+        (M::GET, "/monitor-getcompany-history", true, None),
+        (M::GET, "/monitor-getall-vulnerability-detection", true, None),
+        (M::GET, "/monitor-getall-subdomain-findings?subdomain=legacy.acme-robotics.example", true, None),
+        (
+            M::GET,
+            "/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM",
+            true,
+            None,
+        ),
+        (M::GET, "/monitor-get-tail-risk-estimation?period=6", true, None),
+        (M::GET, "/monitor-get-data-loss-prediction?period=6", true, None),
+        (M::GET, "/monitor-get-incident-prediction?period=6", true, None),
+        (
+            M::PUT,
+            "/monitor-rescan-subdomain-by-vectorid?risk_vector_id=dkim&subdomain=mail.acme-robotics.example",
+            true,
+            None,
+        ),
+        (
+            M::POST,
+            "/monitor-add-subsidiary",
+            true,
+            Some(
+                r#"{"name":"Acme Drones","website":"https://acme-drones.example","employees":40,"followers":900,"industry":"Aviation","sub_industry":"Drones","social_id":"acme-drones","parent_company_name":"Acme Robotics","parent_social_id":"acme-robotics"}"#,
+            ),
+        ),
+        (M::DELETE, "/monitor-delete-subsidiary?subsidiary_id=acme-robotics-labs", true, None),
+    ]
+}

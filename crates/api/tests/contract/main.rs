@@ -1,0 +1,8 @@
+//! Contract tests: the real server, real HTTP, a real SQLite file. One binary.
+
+mod errors;
+mod helpers;
+mod mock;
+mod openapi;
+mod operations;
+mod shapes;

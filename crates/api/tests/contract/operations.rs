@@ -1,0 +1,345 @@
+//! One contract test per operation: status, every field the spec names with its JSON
+//! type, values taken from the seeded data, and paging math.
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::helpers::{PAGED_ITEMS, PAGER, TestApp, operations};
+use crate::shapes;
+
+#[tokio::test]
+async fn all_43_operations_answer_with_the_spec_shapes() {
+    let app = TestApp::spawn().await;
+    let ops = operations();
+    assert_eq!(ops.len(), 43);
+    for (method, path, monitor, body) in ops {
+        let key = if monitor { &app.monitor } else { &app.underwriter };
+        let (status, v, _) = app.call(method, path, Some(key), body).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {v}");
+        shapes::check(path.split('?').next().unwrap_or(""), &v);
+    }
+}
+
+#[tokio::test]
+async fn general_operations() {
+    let app = TestApp::spawn().await;
+    let k = &app.underwriter;
+    let v = app.ok("/general-getdomain-by-socialid?social_id=ACME-Robotics", k).await;
+    assert_eq!(v["domain"], "acme-robotics.example");
+    assert_eq!(v["website"], "https://www.acme-robotics.example");
+    assert_eq!(v["social_id"], "acme-robotics");
+
+    let v = app.ok("/general-getsocialid-by-companyname?company_name=acme%20robotics", k).await;
+    let names: Vec<&str> = v["data"].as_array().unwrap().iter().map(|d| d["company_name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Acme Robotics", "Acme Robotics Labs"], "exact match first, then by name");
+    assert_eq!(v["pagination"]["total_items"], 2);
+
+    // Paging: 12 "Pager Sub" companies.
+    let p2 = app.ok("/general-getsocialid-by-companyname?company_name=pager%20sub&page=2", k).await;
+    assert_eq!(p2["data"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        p2["pagination"],
+        serde_json::json!({"current_page": 2, "page_size": 10, "total_pages": 2, "total_items": 12})
+    );
+    let past = app.ok("/general-getsocialid-by-companyname?company_name=pager%20sub&page=5", k).await;
+    assert_eq!(past["data"].as_array().unwrap().len(), 0);
+    assert_eq!(past["pagination"]["total_items"], 12);
+
+    for domain in ["acme-robotics.example", "WWW.ACME-ROBOTICS.EXAMPLE", "acmebots.example"] {
+        let v = app.ok(&format!("/general-getsocialid-by-domain?domain={domain}"), k).await;
+        assert_eq!(v["social_id"], "acme-robotics", "{domain}");
+    }
+}
+
+#[tokio::test]
+async fn vulnerability_operations() {
+    let app = TestApp::spawn().await;
+    let k = &app.underwriter;
+    let v = app.ok("/vulnerability-describe-cve-id?cve_id=cve-2021-44228", k).await;
+    assert_eq!(v["id"], "CVE-2021-44228");
+    assert_eq!(v["cvss3"], 10.0);
+    assert_eq!(v["cvss"], 9.3);
+    assert_eq!(v["cwe"], "CWE-917");
+    assert_eq!(v["published"], "2021-12-10T10:15:09.143000");
+    assert_eq!(v["exploitability3"]["scope"], "CHANGED");
+    assert_eq!(v["vulnerable_configuration_cpe_2_2"][0]["id"], "cpe:/a:apache:log4j:2.0");
+
+    let v = app.ok("/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*", k).await;
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["vulnerable_configuration_cpe_2_2"][0], "cpe:/a:apache:log4j:2.0");
+    let v = app.ok("/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:apache:log4j:2.17.1", k).await;
+    assert_eq!(v.as_array().unwrap().len(), 0, "a fixed version matches nothing");
+    let v = app.ok("/vulnerability-get-cve-from-cpe-id?cpe=cpe:/a:openssl:openssl", k).await;
+    assert_eq!(v.as_array().unwrap().len(), 2, "no version: every CVE of the product");
+    let v = app.ok("/vulnerability-get-cve-from-cpe-id?cpe=cpe:/a:openssl:openssl&limit=1", k).await;
+    assert_eq!(v.as_array().unwrap().len(), 1);
+
+    let v = app.ok("/vulnerability-get-last", k).await;
+    let ids: Vec<&str> = v.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["CVE-2014-0160", "CVE-2016-2183", "CVE-2021-44228"], "newest lastModified first");
+    assert_eq!(app.ok("/vulnerability-get-last?limit=2", k).await.as_array().unwrap().len(), 2);
+
+    let v = app.ok("/vulnerability-get-product-by-vendor?vendor=Apache", k).await;
+    assert_eq!(v, serde_json::json!({"vendor": "apache", "product": ["log4j"]}));
+    let v = app.ok("/vulnerability-get-product-by-vendor?vendor=nobody", k).await;
+    assert_eq!(v["product"].as_array().unwrap().len(), 0);
+    let v = app.ok("/vulnerability-get-vendors", k).await;
+    assert_eq!(v["vendor"], serde_json::json!(["apache", "openssl"]));
+    let v = app.ok("/vulnerability-search-by-vendor?vendor=openssl&product=openssl", k).await;
+    assert_eq!(v["results"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn underwriter_company_operations() {
+    let app = TestApp::spawn().await;
+    let k = &app.underwriter;
+    let v = app.ok("/underwriter-getcompanyinfo?social_id=acme-robotics", k).await;
+    assert_eq!(v["company_name"], "Acme Robotics");
+    assert_eq!(v["naics_code"], 333998);
+    assert_eq!(v["followers_number"], 48210);
+    assert_eq!(v["employees_number"], "1,001-5,000 employees");
+    assert_eq!(v["ip_addresses"], 10);
+    assert_eq!(v["subsidiaries_list"], serde_json::json!(["Acme Cloud Services", "Acme Robotics Labs"]));
+    assert!(v["company_id"].as_str().unwrap().starts_with("RP"));
+    let score = v["score"].as_f64().unwrap();
+    let first = v["searched_by"].as_i64().unwrap();
+    let again = app.ok("/underwriter-getcompanyinfo?social_id=acme-robotics", k).await;
+    assert_eq!(again["searched_by"].as_i64().unwrap(), first + 1, "every lookup counts");
+
+    let v = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", k).await;
+    assert_eq!(v["global_score"].as_f64().unwrap(), score, "info and scores agree");
+    assert_eq!(v["subsidiaries_number"], 2);
+    assert_eq!(v["score"]["dkim"]["score"], 60.0);
+    assert_eq!(v["score"]["dkim"]["findings"][0]["code"], "dkim_rsa_1024");
+    assert_eq!(v["score"]["vulnerabilities"]["findings"][0]["severity"], "critical", "worst first");
+    assert_eq!(v["score"]["open_ports"]["findings_count"], 1);
+
+    let v = app.ok("/underwriter-getcompanyapplicationsassets?social_id=acme-robotics", k).await;
+    assert_eq!(v["number_of_applications"], 12);
+    assert_eq!(v["applications"].as_array().unwrap().len(), 10);
+    assert_eq!(v["pagination"]["total_pages"], 2);
+    let v = app.ok("/underwriter-getcompanyinfrastructureassets?social_id=acme-robotics&page=2", k).await;
+    assert_eq!(v["number_of_infrastructure_endpoint"], 12);
+    assert_eq!(v["network_endpoints"].as_array().unwrap().len(), 2);
+
+    let v = app.ok("/underwriter-getcompanysbom?social_id=acme-robotics", k).await;
+    assert_eq!(v["data"].as_array().unwrap().len(), 6);
+    let v = app.ok("/underwriter-getcompanysbomcve?social_id=acme-robotics", k).await;
+    let cves: Vec<&str> = v["data"].as_array().unwrap().iter().map(|c| c["cves"][0]["id"].as_str().unwrap()).collect();
+    assert_eq!(cves, ["CVE-2021-44228", "CVE-2014-0160"]);
+    assert_eq!(v["data"][0]["cves"][0]["cvss3"], 10.0);
+    let v = app.ok("/underwriter-getcompanysbomcve?social_id=globex-logistics", k).await;
+    assert_eq!(v["message"], "No SBOM vulnerability found");
+    let v = app.ok("/underwriter-getcompanysbomdomain?social_id=acme-robotics&domain=acme-robotics.example", k).await;
+    let hosts: Vec<&str> =
+        v["data"]["subdomain"].as_array().unwrap().iter().map(|h| h["subdomain"].as_str().unwrap()).collect();
+    assert_eq!(
+        hosts,
+        [
+            "api.acme-robotics.example",
+            "blog.acme-robotics.example",
+            "legacy.acme-robotics.example",
+            "www.acme-robotics.example"
+        ]
+    );
+    assert_eq!(v["data"]["domain_name"], "acme-robotics.example");
+
+    let v = app.ok("/underwriter-getcompanystats?social_id=acme-robotics", k).await;
+    assert_eq!(v["parent_social_id"], "acme-robotics");
+    let labs = v["subsidiaries_stats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["social_id"] == "acme-robotics-labs")
+        .unwrap()
+        .clone();
+    assert_eq!(labs["findings"]["medium"], 1);
+    let v = app.ok("/underwriter-getcompanysubscores?social_id=acme-robotics", k).await;
+    let cloud = v["subsidiaries_scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["social_id"] == "acme-cloud-services")
+        .unwrap()
+        .clone();
+    assert!(cloud["score"].is_null(), "a subsidiary not rated yet has no score");
+
+    let v = app.ok("/underwriter-getcompany-history?social_id=acme-robotics", k).await;
+    assert_eq!(v["incidents"][0]["incident_id"], "RP-INC-2024-0001");
+    let v = app.ok("/underwriter-getcompany-history-domain?domain=acme-robotics.example", k).await;
+    assert_eq!(v["incidents"].as_array().unwrap().len(), 1);
+    let v = app.ok("/underwriter-getincidentdetail-by-id?incident_id=RP-INC-2024-0001", k).await;
+    assert_eq!(v["data"]["date_detected"], "2024-03-11");
+    assert_eq!(v["data"]["impact"]["records_affected"], 312);
+
+    let v = app.ok("/underwriter-getlastcompaniesscanned", k).await;
+    assert_eq!(v["data"][0]["social_id"], "acme-robotics", "latest rating first");
+    assert_eq!(v["pagination"]["total_items"], 17);
+}
+
+#[tokio::test]
+async fn paging_of_every_paged_company_operation() {
+    let app = TestApp::spawn().await;
+    let n = PAGED_ITEMS as u64;
+    let cases: [(&str, &str); 10] = [
+        ("/underwriter-getcompanyapplicationsassets", "applications"),
+        ("/underwriter-getcompanyinfrastructureassets", "network_endpoints"),
+        ("/underwriter-getcompanysbom", "data"),
+        ("/underwriter-getcompanysbomcve", "data"),
+        ("/monitor-getcompanyapplicationsassets", "applications"),
+        ("/monitor-getcompanyinfrastructureassets", "network_endpoints"),
+        ("/monitor-getcompanysbom", "data"),
+        ("/monitor-getcompanysbomcve", "data"),
+        ("/monitor-getall-subdomain-findings", "data.subdomain"),
+        ("/monitor-getall-vulnerability-detection", "data"),
+    ];
+    for (path, list) in cases {
+        let key = if path.starts_with("/monitor") { &app.pager } else { &app.underwriter };
+        let q = if path.starts_with("/monitor") { String::new() } else { format!("social_id={PAGER}&") };
+        let expected_total = if path.ends_with("vulnerability-detection") { 11 } else { n };
+        for page in 1u64..=4 {
+            let v = app.ok(&format!("{path}?{q}page={page}"), key).await;
+            let items = list.split('.').fold(&v, |acc, k| &acc[k]);
+            let want = expected_total.saturating_sub(10 * (page - 1)).min(10);
+            assert_eq!(items.as_array().unwrap().len() as u64, want, "{path} page {page}");
+            assert_eq!(v["pagination"]["current_page"], page);
+            assert_eq!(v["pagination"]["total_items"], expected_total, "{path}");
+            assert_eq!(v["pagination"]["total_pages"], expected_total.div_ceil(10), "{path}");
+        }
+    }
+    for path in [
+        "/underwriter-getcompanystats",
+        "/underwriter-getcompanysubscores",
+        "/monitor-getcompanystats",
+        "/monitor-getcompanysubscores",
+        "/monitor-listsubsidiaries",
+    ] {
+        let key = if path.starts_with("/monitor") { &app.pager } else { &app.underwriter };
+        let q = if path.starts_with("/monitor") { String::new() } else { format!("social_id={PAGER}&") };
+        let v = app.ok(&format!("{path}?{q}page=2"), key).await;
+        assert_eq!(
+            v["pagination"],
+            serde_json::json!({"current_page": 2, "page_size": 10, "total_pages": 2, "total_items": 12}),
+            "{path}"
+        );
+    }
+    let v = app.ok("/monitor-getcompanysbomdomain?domain=pager.example&page=3", &app.pager).await;
+    assert_eq!(v["data"]["subdomain"].as_array().unwrap().len(), 3);
+    assert_eq!(v["pagination"]["total_items"], n);
+}
+
+#[tokio::test]
+async fn monitor_reads() {
+    let app = TestApp::spawn().await;
+    let k = &app.monitor;
+    let v = app.ok("/monitor-getcompanyinfo", k).await;
+    assert_eq!(v["social_id"], "acme-robotics");
+    let v = app.ok("/monitor-getcompanyscores", k).await;
+    assert_eq!(v["social_id"], "acme-robotics");
+    let v = app.ok("/monitor-getcompanysbom", k).await;
+    assert_eq!(v["message"], "SBOM retrieved successfully");
+    let subs = app.ok("/monitor-getcompanysubsidiaries", k).await;
+    assert_eq!(subs.as_array().unwrap().len(), 2);
+    let list = app.ok("/monitor-listsubsidiaries", k).await;
+    assert_eq!(list["social_id"], "acme-robotics");
+    assert_eq!(list["subsidiaries_list"][0]["company_name"], "Acme Cloud Services");
+
+    let v =
+        app.ok("/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM", k).await;
+    assert_eq!(v["data"]["domain_name"], "mail.acme-robotics.example");
+    assert_eq!(v["data"]["subdomain"][0]["code"], "dkim_rsa_1024");
+    assert_eq!(v["pagination"]["total_items"], 1);
+    let v =
+        app.ok("/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=spf", k).await;
+    assert_eq!(v["pagination"]["total_items"], 0);
+    let v = app.ok("/monitor-getall-subdomain-findings?subdomain=legacy.acme-robotics.example", k).await;
+    assert_eq!(v["pagination"]["total_items"], 5);
+    let v = app.ok("/monitor-getall-subdomain-findings", k).await;
+    assert_eq!(v["data"]["domain_name"], "acme-robotics.example");
+    assert_eq!(v["pagination"]["total_items"], 14);
+    let v = app.ok("/monitor-getall-vulnerability-detection", k).await;
+    assert_eq!(v["pagination"]["total_items"], 2);
+    assert_eq!(v["data"][0]["code"], "CVE-2021-44228");
+
+    // Predictions: none computed yet is a 200 with a notice; a stored one is served.
+    let v = app.ok("/monitor-get-tail-risk-estimation?period=6", k).await;
+    assert_eq!(v["period"], 6);
+    assert!(v["message"].as_str().unwrap().contains("No tail-risk prediction"));
+    let acme =
+        app.store.company_by_social_id(&model::SocialId::parse("acme-robotics").unwrap()).await.unwrap().unwrap();
+    app.store
+        .save_prediction(acme.id, "incident", 12, &serde_json::json!([{"month": 1, "probability": 0.02}]))
+        .await
+        .unwrap();
+    let v = app.ok("/monitor-get-incident-prediction?period=12", k).await;
+    assert_eq!(v["data"][0]["probability"], 0.02);
+    assert!(v.get("message").is_none());
+    assert_eq!(app.ok("/monitor-get-data-loss-prediction", k).await["period"], 6, "period defaults to 6");
+}
+
+#[tokio::test]
+async fn monitor_writes_are_durable() {
+    let app = TestApp::spawn().await;
+    let k = &app.monitor;
+    let body = r#"{"name":"Acme Drones","website":"https://www.acme-drones.example/","employees":40,"followers":900,"industry":"Aviation","sub_industry":"Drones","social_id":"acme-drones","parent_company_name":"Acme Robotics","parent_social_id":"acme-robotics"}"#;
+    let (s, v, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(body)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("was added"));
+    let (_, again, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(body)).await;
+    assert!(again["message"].as_str().unwrap().contains("already"));
+    // Stored before the answer: visible in the database and in the lists.
+    let drones =
+        app.store.company_by_social_id(&model::SocialId::parse("acme-drones").unwrap()).await.unwrap().unwrap();
+    assert_eq!(drones.domain.unwrap().as_str(), "acme-drones.example", "www. is not part of the web domain");
+    assert_eq!(drones.employees_number, "40 employees");
+    let subs = app.ok("/monitor-getcompanysubsidiaries", k).await;
+    assert_eq!(subs.as_array().unwrap().len(), 3);
+    let jobs = app.store.pending_jobs().await.unwrap();
+    assert!(jobs.iter().any(|j| j.kind == "scan" && j.payload["social_id"] == "acme-drones"), "first scan queued");
+
+    let (s, v, _) =
+        app.call(Method::DELETE, "/monitor-delete-subsidiary?subsidiary_id=acme-drones", Some(k), None).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("was deleted"));
+    assert_eq!(app.ok("/monitor-getcompanysubsidiaries", k).await.as_array().unwrap().len(), 2);
+    let (s, v, _) =
+        app.call(Method::DELETE, "/monitor-delete-subsidiary?subsidiary_id=acme-drones", Some(k), None).await;
+    assert_eq!((s, v["error"].as_str()), (StatusCode::BAD_REQUEST, Some("Subsidiary not found")));
+
+    let (s, v, _) = app
+        .call(
+            Method::PUT,
+            "/monitor-rescan-subdomain-by-vectorid?risk_vector_id=DKIM&subdomain=mail.acme-robotics.example",
+            Some(k),
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let msg = v["message"].as_str().unwrap();
+    assert!(
+        msg.contains("mail.acme-robotics.example") && msg.contains("dkim") && msg.contains("processed soon"),
+        "{msg}"
+    );
+    app.call(
+        Method::PUT,
+        "/monitor-rescan-subdomain-by-vectorid?risk_vector_id=dkim&subdomain=mail.acme-robotics.example",
+        Some(k),
+        None,
+    )
+    .await;
+    let rescans: Vec<_> = app.store.pending_jobs().await.unwrap().into_iter().filter(|j| j.kind == "rescan").collect();
+    assert_eq!(rescans.len(), 1, "the same rescan is queued once");
+    assert_eq!(rescans[0].payload["risk_vector"], "dkim");
+}
+
+#[tokio::test]
+async fn health_and_docs_need_no_key() {
+    let app = TestApp::spawn().await;
+    let r = app.client.get(app.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = app.client.get(app.url("/docs/")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.text().await.unwrap().contains("swagger"), "the docs UI is served locally");
+    let doc: Value = app.client.get(app.url("/openapi.json")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(doc["info"]["version"], "0.0.1-beta");
+}
