@@ -1,9 +1,7 @@
 //! API keys: generation, hashing, lookup with a short cache, and the middleware that
 //! authenticates, authorises by scope and applies the rate limits.
 
-use std::collections::HashMap;
-use std::sync::RwLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -13,6 +11,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::AppState;
+use crate::cache::TtlCache;
 use crate::error::{self, ApiError};
 use crate::limit::LimitKind;
 
@@ -74,40 +73,24 @@ pub fn hash_key(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
 
-/// Keys looked up recently, so that a burst of requests costs one query per key.
-/// Entries live `ttl`: a deactivation reaches every API process within that time.
-pub struct KeyCache {
-    ttl: Duration,
-    entries: RwLock<HashMap<String, (Option<ApiKey>, Instant)>>,
-}
-
-const KEY_CACHE_MAX: usize = 10_000;
+/// Keys looked up recently (by hash), so that a burst of requests costs one query per
+/// key. Entries live `ttl`: a deactivation reaches every API process within that time.
+pub struct KeyCache(TtlCache<String, Option<ApiKey>>);
 
 impl KeyCache {
     pub fn new(ttl: Duration) -> Self {
-        Self { ttl, entries: RwLock::new(HashMap::new()) }
+        Self(TtlCache::new(ttl, 10_000))
     }
 
     pub async fn lookup(&self, store: &dyn store::Store, secret: &str) -> Result<Option<ApiKey>, ApiError> {
         let hash = hash_key(secret);
-        if !self.ttl.is_zero()
-            && let Ok(map) = self.entries.read()
-            && let Some((key, at)) = map.get(&hash)
-            && at.elapsed() < self.ttl
-        {
-            return Ok(key.clone());
+        if let Some(key) = self.0.get(&hash) {
+            return Ok(key);
         }
         let key = store.key_by_hash(&hash).await?;
         // The index lookup found the row by hash; confirm in constant time anyway.
         let key = key.filter(|k| bool::from(k.hash.as_bytes().ct_eq(hash.as_bytes())));
-        if !self.ttl.is_zero()
-            && let Ok(mut map) = self.entries.write()
-        {
-            if map.len() >= KEY_CACHE_MAX {
-                map.clear();
-            }
-            map.insert(hash, (key.clone(), Instant::now()));
-        }
+        self.0.insert(hash, key.clone());
         Ok(key)
     }
 }

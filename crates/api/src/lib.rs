@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
 
 pub mod auth;
+pub mod cache;
 pub mod error;
 pub mod limit;
 pub mod openapi;
@@ -40,6 +41,8 @@ pub struct MockData {
 pub struct Config {
     /// How long a looked-up key is trusted before it is read again.
     pub key_cache_ttl: Duration,
+    /// How long companies and score responses are served from memory.
+    pub read_cache_ttl: Duration,
     /// How often lookup and usage counters are written to the store.
     pub flush_every: Duration,
     pub mock: Option<MockData>,
@@ -47,7 +50,12 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { key_cache_ttl: Duration::from_secs(2), flush_every: Duration::from_secs(1), mock: None }
+        Self {
+            key_cache_ttl: Duration::from_secs(2),
+            read_cache_ttl: Duration::from_secs(1),
+            flush_every: Duration::from_secs(1),
+            mock: None,
+        }
     }
 }
 
@@ -94,6 +102,9 @@ struct Inner {
     limiter: Arc<dyn RateLimiter>,
     keys: auth::KeyCache,
     lookups: Lookups,
+    companies: cache::TtlCache<SocialId, model::Company>,
+    by_domain: cache::TtlCache<model::Domain, model::Company>,
+    scores: cache::TtlCache<i64, axum::body::Bytes>,
     config: Config,
 }
 
@@ -105,6 +116,9 @@ impl AppState {
     pub fn new(store: Arc<dyn Store>, limiter: Arc<dyn RateLimiter>, config: Config) -> Self {
         Self(Arc::new(Inner {
             keys: auth::KeyCache::new(config.key_cache_ttl),
+            companies: cache::TtlCache::new(config.read_cache_ttl, 100_000),
+            by_domain: cache::TtlCache::new(config.read_cache_ttl, 100_000),
+            scores: cache::TtlCache::new(config.read_cache_ttl, 10_000),
             store,
             limiter,
             lookups: Lookups::default(),
@@ -132,6 +146,21 @@ impl AppState {
     }
     pub fn mock(&self) -> Option<&MockData> {
         self.0.config.mock.as_ref()
+    }
+    pub(crate) fn company_cache(&self) -> &cache::TtlCache<SocialId, model::Company> {
+        &self.0.companies
+    }
+    pub(crate) fn domain_cache(&self) -> &cache::TtlCache<model::Domain, model::Company> {
+        &self.0.by_domain
+    }
+    pub(crate) fn scores_cache(&self) -> &cache::TtlCache<i64, axum::body::Bytes> {
+        &self.0.scores
+    }
+    /// Forgets cached reads after a write through this process.
+    pub(crate) fn invalidate(&self) {
+        self.0.companies.clear();
+        self.0.by_domain.clear();
+        self.0.scores.clear();
     }
 
     /// Writes pending counters to the store.

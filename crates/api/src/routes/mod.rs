@@ -24,11 +24,17 @@ pub async fn healthz() -> Json<Health> {
 
 /// The company `social_id` names, as the caller may see it.
 pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &SocialId) -> Result<Company, ApiError> {
-    let found = match app.store().company_by_social_id(social_id).await? {
+    let found = match app.company_cache().get(social_id) {
         Some(c) => Some(c),
-        None => match app.mock() {
-            Some(m) => app.store().company_by_social_id(&m.company).await?,
-            None => None,
+        None => match app.store().company_by_social_id(social_id).await? {
+            Some(c) => {
+                app.company_cache().insert(social_id.clone(), c.clone());
+                Some(c)
+            }
+            None => match app.mock() {
+                Some(m) => app.store().company_by_social_id(&m.company).await?,
+                None => None,
+            },
         },
     };
     let company = found.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?;

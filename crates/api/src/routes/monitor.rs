@@ -105,9 +105,9 @@ pub async fn get_company_sbom_domain(
 pub async fn get_company_scores(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
-) -> Result<Json<CompanyScores>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let c = super::own_company(&app, &caller).await?;
-    Ok(Json(uw::scores(&app, c).await?))
+    uw::scores_json(&app, c).await
 }
 
 /// Statistics of each of the caller's subsidiaries.
@@ -435,6 +435,7 @@ pub async fn add_subsidiary(
         }
     };
     let linked = app.store().link_subsidiary(parent.id, child.id).await?;
+    app.invalidate();
     let message = if linked {
         format!("Subsidiary {} ({}) was added to {}", child.company_name, child.social_id, parent.company_name)
     } else {
@@ -462,6 +463,7 @@ pub async fn delete_subsidiary(
     if !app.store().unlink_subsidiary(parent.id, child.id).await? {
         return Err(not_found());
     }
+    app.invalidate();
     Ok(Json(MessageOut {
         message: format!(
             "Subsidiary {} ({}) was deleted from {}",

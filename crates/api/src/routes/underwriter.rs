@@ -2,7 +2,10 @@
 //! the Monitor operations too, for the caller's own company.
 
 use axum::Json;
+use axum::body::Bytes;
 use axum::extract::{Extension, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
 use model::{Company, Domain, Page, Severity};
 
 use crate::error::{self, ApiError};
@@ -15,7 +18,16 @@ use crate::{AppState, Caller};
 const TOP_FINDINGS: u32 = 5;
 
 pub(crate) async fn company_by_domain(app: &AppState, caller: &Caller, domain: &Domain) -> Result<Company, ApiError> {
-    let mut found = app.store().company_by_domain(domain).await?;
+    let mut found = match app.domain_cache().get(domain) {
+        Some(c) => Some(c),
+        None => {
+            let c = app.store().company_by_domain(domain).await?;
+            if let Some(c) = &c {
+                app.domain_cache().insert(domain.clone(), c.clone());
+            }
+            c
+        }
+    };
     if found.is_none()
         && let Some(m) = app.mock()
     {
@@ -31,6 +43,9 @@ pub(crate) async fn company_info(
     c: &Company,
     with_subsidiaries: bool,
 ) -> Result<CompanyInfo, ApiError> {
+    // Read afresh: `searched_by` moves with every lookup.
+    let fresh = app.store().company_by_social_id(&c.social_id).await?;
+    let c = fresh.as_ref().unwrap_or(c);
     let counts = app.store().counts(c.id).await?;
     let subs = if with_subsidiaries {
         Some(app.store().subsidiaries(c.id, None).await?.items.into_iter().map(|s| s.company_name).collect())
@@ -147,6 +162,21 @@ pub(crate) async fn sbom_domain(
         pagination: page.pagination(hosts.total).into(),
         message,
     })
+}
+
+/// The scores response as JSON, from the read cache when it is fresh.
+pub(crate) async fn scores_json(app: &AppState, c: Company) -> Result<Response, ApiError> {
+    let id = c.id;
+    let body = match app.scores_cache().get(&id) {
+        Some(body) => body,
+        None => {
+            let json = serde_json::to_vec(&scores(app, c).await?).map_err(|e| ApiError::Internal(e.to_string()))?;
+            let body = Bytes::from(json);
+            app.scores_cache().insert(id, body.clone());
+            body
+        }
+    };
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
 }
 
 pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, ApiError> {
@@ -343,9 +373,9 @@ pub async fn get_company_scores(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<CompanyScores>, ApiError> {
+) -> Result<Response, ApiError> {
     let c = super::looked_up(&app, &caller, &p).await?;
-    Ok(Json(scores(&app, c).await?))
+    scores_json(&app, c).await
 }
 
 /// Statistics of each subsidiary.

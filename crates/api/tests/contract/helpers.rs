@@ -63,6 +63,7 @@ impl TestApp {
     pub async fn spawn() -> TestApp {
         Self::spawn_with(api::Config {
             key_cache_ttl: Duration::ZERO,
+            read_cache_ttl: Duration::ZERO,
             flush_every: Duration::from_millis(50),
             mock: None,
         })

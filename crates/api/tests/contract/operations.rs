@@ -343,3 +343,39 @@ async fn health_and_docs_need_no_key() {
     let doc: Value = app.client.get(app.url("/openapi.json")).send().await.unwrap().json().await.unwrap();
     assert_eq!(doc["info"]["version"], "0.0.1-beta");
 }
+
+#[tokio::test]
+async fn reads_are_cached_briefly_and_writes_through_the_api_clear_them() {
+    let app = TestApp::spawn_with(api::Config {
+        read_cache_ttl: std::time::Duration::from_secs(60),
+        ..api::Config::default()
+    })
+    .await;
+    let k = &app.monitor;
+    let before = app.ok("/monitor-getcompanyscores", k).await;
+    assert_eq!(before["subsidiaries_number"], 2);
+    // A worker in another process stores a new rating: served after the cache expires.
+    let acme = model::SocialId::parse("acme-robotics").unwrap();
+    let id = app.store.company_by_social_id(&acme).await.unwrap().unwrap().id;
+    let mut rating = app.store.latest_score(id).await.unwrap().unwrap();
+    rating.scanned_at = model::OffsetDateTimeText(model::timefmt::now());
+    rating.score = model::Score::from_f64(99.0).unwrap();
+    let profile = model::CompanyProfile {
+        social_id: Some(acme.clone()),
+        company_name: "Acme Robotics".into(),
+        website: "https://www.acme-robotics.example".into(),
+        domain: Some(model::Domain::parse("acme-robotics.example").unwrap()),
+        ..Default::default()
+    };
+    app.store
+        .save_company(&store::CompanySnapshot { profile, scores: vec![rating], ..Default::default() })
+        .await
+        .unwrap();
+    assert_eq!(app.ok("/monitor-getcompanyscores", k).await["global_score"], before["global_score"], "cached");
+    // A write through this process clears the cache at once.
+    let body = r#"{"name":"Acme Drones","website":"https://acme-drones.example","social_id":"acme-drones","parent_social_id":"acme-robotics"}"#;
+    assert_eq!(app.call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(body)).await.0, StatusCode::OK);
+    let after = app.ok("/monitor-getcompanyscores", k).await;
+    assert_eq!(after["subsidiaries_number"], 3);
+    assert_eq!(after["global_score"], 99.0);
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need, then runs every check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v cargo-nextest >/dev/null 2>&1 || cargo install cargo-nextest --locked
+
+# OpenAPI 3.1 validator (PyPI), in a venv of its own under target/.
+if [ ! -x target/venv/bin/openapi-spec-validator ]; then
+    mkdir -p target
+    python3 -m venv target/venv
+    target/venv/bin/pip install --quiet --disable-pip-version-check 'openapi-spec-validator==0.7.2'
+fi
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+
+cargo build -q -p rampart
+./target/debug/rampart openapi > target/openapi.json
+target/venv/bin/openapi-spec-validator target/openapi.json
+
+cargo nextest run --workspace --no-fail-fast
