@@ -105,6 +105,8 @@ struct Inner {
     companies: cache::TtlCache<SocialId, model::Company>,
     by_domain: cache::TtlCache<model::Domain, model::Company>,
     scores: cache::TtlCache<i64, axum::body::Bytes>,
+    /// One rebuild of a company's scores at a time (sharded by company).
+    rebuilding: [tokio::sync::Mutex<()>; 16],
     config: Config,
 }
 
@@ -119,6 +121,7 @@ impl AppState {
             companies: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             by_domain: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             scores: cache::TtlCache::new(config.read_cache_ttl, 10_000),
+            rebuilding: Default::default(),
             store,
             limiter,
             lookups: Lookups::default(),
@@ -155,6 +158,9 @@ impl AppState {
     }
     pub(crate) fn scores_cache(&self) -> &cache::TtlCache<i64, axum::body::Bytes> {
         &self.0.scores
+    }
+    pub(crate) fn rebuild_lock(&self, company: i64) -> &tokio::sync::Mutex<()> {
+        &self.0.rebuilding[company.rem_euclid(16) as usize]
     }
     /// Forgets cached reads after a write through this process.
     pub(crate) fn invalidate(&self) {

@@ -167,16 +167,32 @@ pub(crate) async fn sbom_domain(
 /// The scores response as JSON, from the read cache when it is fresh.
 pub(crate) async fn scores_json(app: &AppState, c: Company) -> Result<Response, ApiError> {
     let id = c.id;
-    let body = match app.scores_cache().get(&id) {
-        Some(body) => body,
+    let lock = app.rebuild_lock(id);
+    let body = match app.scores_cache().lookup(&id) {
+        Some((body, true)) => body,
+        // Stale: one caller rebuilds, the others are served the previous answer.
+        Some((body, false)) => match lock.try_lock() {
+            Ok(_rebuilding) => rebuild_scores(app, c).await?,
+            Err(_) => body,
+        },
+        // Missing: one caller builds, the others wait for it rather than all building.
         None => {
-            let json = serde_json::to_vec(&scores(app, c).await?).map_err(|e| ApiError::Internal(e.to_string()))?;
-            let body = Bytes::from(json);
-            app.scores_cache().insert(id, body.clone());
-            body
+            let _rebuilding = lock.lock().await;
+            match app.scores_cache().get(&id) {
+                Some(body) => body,
+                None => rebuild_scores(app, c).await?,
+            }
         }
     };
     Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
+}
+
+async fn rebuild_scores(app: &AppState, c: Company) -> Result<Bytes, ApiError> {
+    let id = c.id;
+    let json = serde_json::to_vec(&scores(app, c).await?).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let body = Bytes::from(json);
+    app.scores_cache().insert(id, body.clone());
+    Ok(body)
 }
 
 pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, ApiError> {
