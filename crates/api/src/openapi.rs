@@ -8,7 +8,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::AppState;
-use crate::error::ErrorBody;
+use crate::error::{ErrorBody, RouteNotFound};
 use crate::routes::{general, monitor, underwriter, vulnerability};
 
 /// The error statuses every operation may answer with.
@@ -68,6 +68,7 @@ impl Modify for KeyAuth {
         license(name = "Apache-2.0", identifier = "Apache-2.0")
     ),
     modifiers(&KeyAuth),
+    components(schemas(ErrorBody, RouteNotFound)),
     tags(
         (name = "General", description = "Convert between a company's social_id, its company name and its web domain."),
         (name = "Vulnerability", description = "Look up public vulnerability (CVE) data, vendors and products."),

@@ -10,7 +10,7 @@ use crate::responses::{DomainBySocialId, NameAndSocialId, SocialIdByDomain, Soci
 use crate::{AppState, Caller};
 
 /// The domain, name and website of a company.
-#[utoipa::path(get, path = "/general-getdomain-by-socialid", tag = "General",
+#[utoipa::path(get, path = "/general-getdomain-by-socialid", operation_id = "general-getdomain-by-socialid", tag = "General",
     params(("social_id" = String, Query, description = "The company's social_id")),
     responses((status = 200, description = "The company's domain", body = DomainBySocialId), CommonErrors))]
 pub async fn get_domain_by_social_id(
@@ -28,7 +28,7 @@ pub async fn get_domain_by_social_id(
 }
 
 /// Companies whose name contains `company_name` (case-insensitive), best matches first.
-#[utoipa::path(get, path = "/general-getsocialid-by-companyname", tag = "General",
+#[utoipa::path(get, path = "/general-getsocialid-by-companyname", operation_id = "general-getsocialid-by-companyname", tag = "General",
     params(("company_name" = String, Query, description = "Name or part of a name"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Matching companies", body = SocialIdsByName), CommonErrors))]
@@ -67,7 +67,7 @@ pub async fn get_social_id_by_company_name(
 }
 
 /// The social_id of the company that owns a web domain (or a name below it).
-#[utoipa::path(get, path = "/general-getsocialid-by-domain", tag = "General",
+#[utoipa::path(get, path = "/general-getsocialid-by-domain", operation_id = "general-getsocialid-by-domain", tag = "General",
     params(("domain" = String, Query, description = "Web domain, e.g. example.com")),
     responses((status = 200, description = "The company's social_id", body = SocialIdByDomain), CommonErrors))]
 pub async fn get_social_id_by_domain(

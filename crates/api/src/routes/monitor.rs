@@ -17,7 +17,7 @@ use crate::{AppState, Caller};
 use super::underwriter as uw;
 
 /// The caller's company information record.
-#[utoipa::path(get, path = "/monitor-getcompanyinfo", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompanyinfo", operation_id = "monitor-getcompanyinfo", tag = "Monitor",
     responses((status = 200, description = "Company information", body = CompanyInfo), CommonErrors))]
 pub async fn get_company_info(
     State(app): State<AppState>,
@@ -28,7 +28,7 @@ pub async fn get_company_info(
 }
 
 /// Applications and technologies detected on the caller's assets.
-#[utoipa::path(get, path = "/monitor-getcompanyapplicationsassets", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompanyapplicationsassets", operation_id = "monitor-getcompanyapplicationsassets", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
 pub async fn get_company_applications_assets(
@@ -42,7 +42,7 @@ pub async fn get_company_applications_assets(
 }
 
 /// The caller's network endpoints.
-#[utoipa::path(get, path = "/monitor-getcompanyinfrastructureassets", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompanyinfrastructureassets", operation_id = "monitor-getcompanyinfrastructureassets", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
 pub async fn get_company_infrastructure_assets(
@@ -56,7 +56,7 @@ pub async fn get_company_infrastructure_assets(
 }
 
 /// The caller's external software bill of materials.
-#[utoipa::path(get, path = "/monitor-getcompanysbom", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompanysbom", operation_id = "monitor-getcompanysbom", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
 pub async fn get_company_sbom(
@@ -70,7 +70,7 @@ pub async fn get_company_sbom(
 }
 
 /// The caller's SBOM components that have known CVEs.
-#[utoipa::path(get, path = "/monitor-getcompanysbomcve", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompanysbomcve", operation_id = "monitor-getcompanysbomcve", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
 pub async fn get_company_sbom_cve(
@@ -84,7 +84,7 @@ pub async fn get_company_sbom_cve(
 }
 
 /// The caller's SBOM by subdomain of one domain.
-#[utoipa::path(get, path = "/monitor-getcompanysbomdomain", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompanysbomdomain", operation_id = "monitor-getcompanysbomdomain", tag = "Monitor",
     params(("domain" = String, Query, description = "A domain of the company"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM by subdomain", body = SbomByDomain), CommonErrors))]
@@ -100,7 +100,7 @@ pub async fn get_company_sbom_domain(
 }
 
 /// The caller's global score and its twelve components.
-#[utoipa::path(get, path = "/monitor-getcompanyscores", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompanyscores", operation_id = "monitor-getcompanyscores", tag = "Monitor",
     responses((status = 200, description = "Scores", body = CompanyScores), CommonErrors))]
 pub async fn get_company_scores(
     State(app): State<AppState>,
@@ -111,7 +111,7 @@ pub async fn get_company_scores(
 }
 
 /// Statistics of each of the caller's subsidiaries.
-#[utoipa::path(get, path = "/monitor-getcompanystats", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompanystats", operation_id = "monitor-getcompanystats", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
 pub async fn get_company_stats(
@@ -125,7 +125,7 @@ pub async fn get_company_stats(
 }
 
 /// Scores of each of the caller's subsidiaries.
-#[utoipa::path(get, path = "/monitor-getcompanysubscores", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompanysubscores", operation_id = "monitor-getcompanysubscores", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
 pub async fn get_company_subscores(
@@ -153,7 +153,7 @@ async fn subsidiary_records(
 }
 
 /// The caller's subsidiaries as company information records.
-#[utoipa::path(get, path = "/monitor-getcompanysubsidiaries", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompanysubsidiaries", operation_id = "monitor-getcompanysubsidiaries", tag = "Monitor",
     responses((status = 200, description = "Subsidiaries", body = Vec<CompanyInfo>), CommonErrors))]
 pub async fn get_company_subsidiaries(
     State(app): State<AppState>,
@@ -164,7 +164,7 @@ pub async fn get_company_subsidiaries(
 }
 
 /// The caller's subsidiaries, paged (records spell `serched_by`).
-#[utoipa::path(get, path = "/monitor-listsubsidiaries", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-listsubsidiaries", operation_id = "monitor-listsubsidiaries", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiaries", body = ListSubsidiaries), CommonErrors))]
 pub async fn list_subsidiaries(
@@ -182,7 +182,7 @@ pub async fn list_subsidiaries(
 }
 
 /// Public incident history of the caller's company.
-#[utoipa::path(get, path = "/monitor-getcompany-history", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getcompany-history", operation_id = "monitor-getcompany-history", tag = "Monitor",
     responses((status = 200, description = "Incident history", body = CompanyHistory), CommonErrors))]
 pub async fn get_company_history(
     State(app): State<AppState>,
@@ -193,7 +193,7 @@ pub async fn get_company_history(
 }
 
 /// Every vulnerability finding (CVE of detected software) on the caller's assets.
-#[utoipa::path(get, path = "/monitor-getall-vulnerability-detection", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getall-vulnerability-detection", operation_id = "monitor-getall-vulnerability-detection", tag = "Monitor",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Vulnerability findings", body = VulnerabilityDetections), CommonErrors))]
 pub async fn get_all_vulnerability_detection(
@@ -235,7 +235,7 @@ async fn subdomain_findings(
 }
 
 /// Every finding on one subdomain (all of the company's when none is given).
-#[utoipa::path(get, path = "/monitor-getall-subdomain-findings", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-getall-subdomain-findings", operation_id = "monitor-getall-subdomain-findings", tag = "Monitor",
     params(("subdomain" = Option<String>, Query, description = "Host name, e.g. www.example.com"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Findings", body = SubdomainFindings), CommonErrors))]
@@ -248,7 +248,7 @@ pub async fn get_all_subdomain_findings(
 }
 
 /// Findings of one risk vector on one subdomain.
-#[utoipa::path(get, path = "/monitor-get-subdomain-findings", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-get-subdomain-findings", operation_id = "monitor-get-subdomain-findings", tag = "Monitor",
     params(("subdomain" = Option<String>, Query, description = "Host name, e.g. www.example.com"),
            ("risk_vector_type" = String, Query, description = "One of the twelve components, case-insensitive, e.g. DKIM"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
@@ -276,7 +276,7 @@ async fn prediction(app: &AppState, caller: &Caller, p: &Params, kind: &str) -> 
 }
 
 /// Tail-risk (large-loss) estimation over `period` months.
-#[utoipa::path(get, path = "/monitor-get-tail-risk-estimation", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-get-tail-risk-estimation", operation_id = "monitor-get-tail-risk-estimation", tag = "Monitor",
     params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
     responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
 pub async fn get_tail_risk_estimation(
@@ -288,7 +288,7 @@ pub async fn get_tail_risk_estimation(
 }
 
 /// Data-loss prediction over `period` months.
-#[utoipa::path(get, path = "/monitor-get-data-loss-prediction", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-get-data-loss-prediction", operation_id = "monitor-get-data-loss-prediction", tag = "Monitor",
     params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
     responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
 pub async fn get_data_loss_prediction(
@@ -300,7 +300,7 @@ pub async fn get_data_loss_prediction(
 }
 
 /// Incident prediction over `period` months.
-#[utoipa::path(get, path = "/monitor-get-incident-prediction", tag = "Monitor",
+#[utoipa::path(get, path = "/monitor-get-incident-prediction", operation_id = "monitor-get-incident-prediction", tag = "Monitor",
     params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
     responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
 pub async fn get_incident_prediction(
@@ -312,7 +312,7 @@ pub async fn get_incident_prediction(
 }
 
 /// Queues a rescan of one risk vector on one of the caller's subdomains.
-#[utoipa::path(put, path = "/monitor-rescan-subdomain-by-vectorid", tag = "Monitor",
+#[utoipa::path(put, path = "/monitor-rescan-subdomain-by-vectorid", operation_id = "monitor-rescan-subdomain-by-vectorid", tag = "Monitor",
     params(("risk_vector_id" = String, Query, description = "One of the twelve components, case-insensitive"),
            ("subdomain" = String, Query, description = "Host name of the company")),
     responses((status = 200, description = "Rescan queued", body = MessageOut), CommonErrors))]
@@ -400,7 +400,7 @@ fn parse_new_subsidiary(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
 }
 
 /// Adds a subsidiary to the caller's company; a new company is queued for its first scan.
-#[utoipa::path(post, path = "/monitor-add-subsidiary", tag = "Monitor",
+#[utoipa::path(post, path = "/monitor-add-subsidiary", operation_id = "monitor-add-subsidiary", tag = "Monitor",
     request_body(content = crate::openapi::AddSubsidiaryBody, content_type = "application/json"),
     responses((status = 200, description = "Subsidiary added", body = MessageOut), CommonErrors))]
 pub async fn add_subsidiary(
@@ -448,7 +448,7 @@ pub async fn add_subsidiary(
 }
 
 /// Removes a subsidiary from the caller's company.
-#[utoipa::path(delete, path = "/monitor-delete-subsidiary", tag = "Monitor",
+#[utoipa::path(delete, path = "/monitor-delete-subsidiary", operation_id = "monitor-delete-subsidiary", tag = "Monitor",
     params(("subsidiary_id" = String, Query, description = "The subsidiary's social_id")),
     responses((status = 200, description = "Subsidiary deleted", body = MessageOut), CommonErrors))]
 pub async fn delete_subsidiary(

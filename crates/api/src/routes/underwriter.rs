@@ -292,7 +292,7 @@ pub(crate) async fn history(app: &AppState, c: &Company) -> Result<CompanyHistor
 // --- operations --------------------------------------------------------------------------
 
 /// The company information record.
-#[utoipa::path(get, path = "/underwriter-getcompanyinfo", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompanyinfo", operation_id = "underwriter-getcompanyinfo", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id")),
     responses((status = 200, description = "Company information", body = CompanyInfo), CommonErrors))]
 pub async fn get_company_info(
@@ -305,7 +305,7 @@ pub async fn get_company_info(
 }
 
 /// Applications and technologies detected on the company's assets.
-#[utoipa::path(get, path = "/underwriter-getcompanyapplicationsassets", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompanyapplicationsassets", operation_id = "underwriter-getcompanyapplicationsassets", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
@@ -320,7 +320,7 @@ pub async fn get_company_applications_assets(
 }
 
 /// Network endpoints (IP address and port) of the company.
-#[utoipa::path(get, path = "/underwriter-getcompanyinfrastructureassets", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompanyinfrastructureassets", operation_id = "underwriter-getcompanyinfrastructureassets", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
@@ -335,7 +335,7 @@ pub async fn get_company_infrastructure_assets(
 }
 
 /// The external software bill of materials.
-#[utoipa::path(get, path = "/underwriter-getcompanysbom", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompanysbom", operation_id = "underwriter-getcompanysbom", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
@@ -350,7 +350,7 @@ pub async fn get_company_sbom(
 }
 
 /// SBOM components that have known CVEs, with those CVEs.
-#[utoipa::path(get, path = "/underwriter-getcompanysbomcve", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompanysbomcve", operation_id = "underwriter-getcompanysbomcve", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
@@ -365,7 +365,7 @@ pub async fn get_company_sbom_cve(
 }
 
 /// SBOM components by subdomain of one domain.
-#[utoipa::path(get, path = "/underwriter-getcompanysbomdomain", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompanysbomdomain", operation_id = "underwriter-getcompanysbomdomain", tag = "Underwriter",
     params(("domain" = String, Query, description = "A domain of the company"),
            ("social_id" = String, Query, description = "The company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
@@ -382,7 +382,7 @@ pub async fn get_company_sbom_domain(
 }
 
 /// The global score and its twelve components, for the company alone.
-#[utoipa::path(get, path = "/underwriter-getcompanyscores", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompanyscores", operation_id = "underwriter-getcompanyscores", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id")),
     responses((status = 200, description = "Scores", body = CompanyScores), CommonErrors))]
 pub async fn get_company_scores(
@@ -395,7 +395,7 @@ pub async fn get_company_scores(
 }
 
 /// Statistics of each subsidiary.
-#[utoipa::path(get, path = "/underwriter-getcompanystats", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompanystats", operation_id = "underwriter-getcompanystats", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The parent company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
@@ -410,7 +410,7 @@ pub async fn get_company_stats(
 }
 
 /// Scores of each subsidiary.
-#[utoipa::path(get, path = "/underwriter-getcompanysubscores", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompanysubscores", operation_id = "underwriter-getcompanysubscores", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The parent company's social_id"),
            ("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
@@ -425,7 +425,7 @@ pub async fn get_company_subscores(
 }
 
 /// One public incident.
-#[utoipa::path(get, path = "/underwriter-getincidentdetail-by-id", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getincidentdetail-by-id", operation_id = "underwriter-getincidentdetail-by-id", tag = "Underwriter",
     params(("incident_id" = String, Query, description = "Incident identifier")),
     responses((status = 200, description = "The incident", body = IncidentDetail), CommonErrors))]
 pub async fn get_incident_detail_by_id(
@@ -447,7 +447,7 @@ pub async fn get_incident_detail_by_id(
 }
 
 /// Companies most recently rated.
-#[utoipa::path(get, path = "/underwriter-getlastcompaniesscanned", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getlastcompaniesscanned", operation_id = "underwriter-getlastcompaniesscanned", tag = "Underwriter",
     params(("page" = Option<u64>, Query, description = "Page number, from 1")),
     responses((status = 200, description = "Last companies scanned", body = LastScanned), CommonErrors))]
 pub async fn get_last_companies_scanned(
@@ -473,7 +473,7 @@ pub async fn get_last_companies_scanned(
 }
 
 /// Public incident history of a company.
-#[utoipa::path(get, path = "/underwriter-getcompany-history", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompany-history", operation_id = "underwriter-getcompany-history", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id")),
     responses((status = 200, description = "Incident history", body = CompanyHistory), CommonErrors))]
 pub async fn get_company_history(
@@ -486,7 +486,7 @@ pub async fn get_company_history(
 }
 
 /// Public incident history of the company that owns a domain.
-#[utoipa::path(get, path = "/underwriter-getcompany-history-domain", tag = "Underwriter",
+#[utoipa::path(get, path = "/underwriter-getcompany-history-domain", operation_id = "underwriter-getcompany-history-domain", tag = "Underwriter",
     params(("domain" = String, Query, description = "Web domain")),
     responses((status = 200, description = "Incident history", body = DomainHistory), CommonErrors))]
 pub async fn get_company_history_domain(

@@ -18,6 +18,7 @@ fn document_lists_every_operation_with_key_auth() {
         for (method, op) in item.as_object().unwrap() {
             ops.push(format!("{} {path}", method.to_uppercase()));
             assert!(op["tags"][0].is_string(), "{path} has a tag");
+            assert_eq!(op["operationId"].as_str(), path.strip_prefix('/'), "operationId is the path");
             assert!(op["responses"]["200"].is_object(), "{path} documents 200");
             assert!(
                 op["responses"]["400"].is_object()
@@ -33,6 +34,33 @@ fn document_lists_every_operation_with_key_auth() {
         .collect();
     expected.sort();
     assert_eq!(ops, expected);
+}
+
+fn refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                match (k.as_str(), x) {
+                    ("$ref", Value::String(r)) => out.push(r),
+                    _ => refs(x, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|x| refs(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_reference_resolves() {
+    let doc: Value = serde_json::to_value(api::openapi::document()).unwrap();
+    let mut all = Vec::new();
+    refs(&doc, &mut all);
+    assert!(all.len() > 100);
+    for r in all {
+        let name = r.strip_prefix("#/components/schemas/").unwrap_or_else(|| panic!("unexpected $ref {r}"));
+        assert!(doc["components"]["schemas"][name].is_object(), "{r} does not resolve");
+    }
 }
 
 #[test]
