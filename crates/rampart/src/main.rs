@@ -276,6 +276,7 @@ async fn import(what: ImportWhat) -> Result<()> {
 
 async fn demo(listen: SocketAddr, db: &str) -> Result<()> {
     let store = open(db).await?;
+    let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
     intel::sample::load(&*store).await?;
     let stamp = model::timefmt::rfc3339(model::timefmt::now());
     let underwriter = create_key(
@@ -297,7 +298,6 @@ async fn demo(listen: SocketAddr, db: &str) -> Result<()> {
         100_000,
     )
     .await?;
-    let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
     let base = format!("http://{}", listener.local_addr()?);
     println!("Rampart demo — database {db}, sample companies loaded.\n");
     println!("Underwriter key (general, vulnerability, underwriter): {underwriter}");

@@ -61,7 +61,7 @@ impl SqliteStore {
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
         let write = SqlitePoolOptions::new().max_connections(1).connect_with(opts.clone()).await?;
-        let read = SqlitePoolOptions::new().max_connections(8).connect_with(opts.read_only(false)).await?;
+        let read = SqlitePoolOptions::new().max_connections(8).connect_with(opts).await?;
         Self::init(read, write).await
     }
 
@@ -270,7 +270,7 @@ async fn upsert_profile(tx: &mut Transaction<'_, Sqlite>, p: &CompanyProfile, no
     Ok(id)
 }
 
-async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySnapshot, now: &str) -> Result<()> {
+async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySnapshot) -> Result<()> {
     if let Some(domains) = &s.domains {
         sqlx::query(
             "DELETE FROM domains WHERE company_id = ?1 AND name IS NOT (SELECT domain FROM companies WHERE id = ?1)",
@@ -432,7 +432,6 @@ async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySn
         .execute(&mut **tx)
         .await?;
     }
-    let _ = now;
     Ok(())
 }
 
@@ -565,7 +564,7 @@ impl Store for SqliteStore {
         let now = rfc3339(OffsetDateTime::now_utc());
         let mut tx = self.begin().await?;
         let id = upsert_profile(&mut tx, &snapshot.profile, &now).await?;
-        write_snapshot(&mut tx, id, snapshot, &now).await?;
+        write_snapshot(&mut tx, id, snapshot).await?;
         tx.commit().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(format!("{COMPANY_SELECT} WHERE c.id = ?1")))
             .bind(id)

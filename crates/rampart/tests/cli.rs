@@ -1,0 +1,191 @@
+//! The binary as a user runs it: the command forms of the README, real processes,
+//! real HTTP on loopback.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn rampart() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rampart"));
+    c.env_remove("RAMPART_DB").env_remove("RAMPART_LISTEN").env("RAMPART_LOG", "warn");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    rampart().args(args).output().expect("run rampart")
+}
+
+fn sample(file: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../intel/sample").join(file).display().to_string()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+/// A child process that is stopped with SIGTERM when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
+        let _ = self.0.wait();
+    }
+}
+
+async fn wait_healthy(base: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(r) = reqwest::get(format!("{base}/healthz")).await
+            && r.status().is_success()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("server at {base} did not come up");
+}
+
+async fn get(url: &str, key: Option<&str>) -> (u16, Value) {
+    let mut req = reqwest::Client::new().get(url);
+    if let Some(k) = key {
+        req = req.header("apikey", k);
+    }
+    let resp = req.send().await.expect("request");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.expect("json"))
+}
+
+fn seeded_db(dir: &tempfile::TempDir) -> String {
+    let db = format!("sqlite://{}", dir.path().join("r.db").display());
+    for (what, file) in [("cves", "cves.jsonl"), ("companies", "companies.jsonl")] {
+        let out = run(&["import", what, "--db", &db, &sample(file)]);
+        assert!(out.status.success(), "import {what}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    db
+}
+
+#[test]
+fn keys_are_printed_alone_listed_and_validated() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = seeded_db(&dir);
+    let out = run(&["keys", "create", "--db", &db, "--name", "analyst"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let key = stdout.trim_end();
+    assert_eq!(stdout.lines().count(), 1, "the key alone on stdout");
+    assert!(key.starts_with("rk_") && key.len() == 67 && key[3..].bytes().all(|b| b.is_ascii_hexdigit()), "{key}");
+
+    let list = String::from_utf8(run(&["keys", "list", "--db", &db]).stdout).unwrap();
+    assert!(list.contains(&key[..11]) && list.contains("analyst") && !list.contains(&key[11..]), "{list}");
+
+    let out = run(&["keys", "create", "--db", &db, "--name", "m", "--scopes", "monitor"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--company"));
+    let out = run(&["keys", "create", "--db", &db, "--name", "m", "--company", "nobody"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not in the database"));
+    let out = run(&["keys", "create", "--db", &db, "--name", "m", "--scopes", "admin"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scope"));
+    assert!(!run(&["keys", "deactivate", "--db", &db, "rk_nothing"]).status.success());
+    assert!(run(&["keys", "deactivate", "--db", &db, &key[..11]]).status.success());
+    let list = String::from_utf8(run(&["keys", "list", "--db", &db]).stdout).unwrap();
+    assert!(list.lines().any(|l| l.contains(&key[..11]) && l.contains(" no ")), "{list}");
+}
+
+#[test]
+fn a_bad_import_names_its_line_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.jsonl");
+    std::fs::write(&file, "{\"social_id\":\"ok\",\"company_name\":\"Ok\"}\n{\"social_id\":\"\"}\n").unwrap();
+    let db = format!("sqlite://{}", dir.path().join("r.db").display());
+    let out = run(&["import", "companies", "--db", &db, file.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn openapi_prints_the_document() {
+    let out = run(&["openapi"]);
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ops: usize = doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum();
+    assert_eq!(ops, 43);
+}
+
+#[tokio::test]
+async fn serve_uses_created_keys_and_deactivation_reaches_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = seeded_db(&dir);
+    let key = String::from_utf8(run(&["keys", "create", "--db", &db, "--name", "t"]).stdout).unwrap().trim().to_owned();
+    let port = free_port();
+    let _server =
+        Server(rampart().args(["serve", "--db", &db, "--listen", &format!("127.0.0.1:{port}")]).spawn().unwrap());
+    let base = format!("http://127.0.0.1:{port}");
+    wait_healthy(&base).await;
+    let url = format!("{base}/underwriter-getcompanyscores?social_id=acme-robotics");
+    let (s, v) = get(&url, Some(&key)).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["social_id"], "acme-robotics");
+    assert_eq!(get(&url, None).await, (401, serde_json::json!({"error": "API Key is required"})));
+
+    // `keys deactivate` in another process reaches the server once its key cache (2 s) expires.
+    assert!(run(&["keys", "deactivate", "--db", &db, &key[..11]]).status.success());
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(get(&url, Some(&key)).await, (401, serde_json::json!({"error": "API key is deactivated"})));
+}
+
+#[tokio::test]
+async fn mock_needs_no_database_and_accepts_any_key() {
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let _server = Server(
+        rampart().current_dir(dir.path()).args(["mock", "--listen", &format!("127.0.0.1:{port}")]).spawn().unwrap(),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    wait_healthy(&base).await;
+    let (s, v) = get(&format!("{base}/underwriter-getcompanyinfo?social_id=anyone"), Some("x")).await;
+    assert_eq!(s, 200);
+    assert_eq!(v["social_id"], "acme-robotics");
+    assert_eq!(get(&format!("{base}/monitor-getcompanyinfo"), None).await.0, 401);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "mock writes no database file");
+}
+
+#[tokio::test]
+async fn demo_prints_a_working_key_and_three_curl_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let db = format!("sqlite://{}", dir.path().join("demo.db").display());
+    let mut child = rampart()
+        .args(["demo", "--db", &db, "--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let _server = Server(child);
+    let lines = tokio::task::spawn_blocking(move || {
+        let mut lines = Vec::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let done = line.starts_with("API documentation");
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+        lines
+    })
+    .await
+    .unwrap();
+    let curls: Vec<&String> = lines.iter().filter(|l| l.trim_start().starts_with("curl ")).collect();
+    assert_eq!(curls.len(), 3, "{lines:#?}");
+    for curl in curls {
+        // curl -s -H 'apikey: KEY' 'URL'
+        let parts: Vec<&str> = curl.split('\'').collect();
+        let key = parts[1].strip_prefix("apikey: ").unwrap();
+        let (s, v) = get(parts[3], Some(key)).await;
+        assert_eq!(s, 200, "{curl}: {v}");
+    }
+}
