@@ -17,17 +17,24 @@ pub struct Cpe {
 }
 
 const NAMES_LEN: usize = 11;
+const MAX_URI: usize = 1024;
+const MAX_FORMATTED: usize = 2 * MAX_URI + 64;
 
 impl Cpe {
     pub fn parse(raw: &str) -> Result<Self, CpeError> {
         let raw = raw.trim();
-        if raw.len() > 1024 {
-            return Err(CpeError);
-        }
         let lower = raw.to_ascii_lowercase();
+        // A URI's formatted string can be twice as long (escapes), so the formatted
+        // limit leaves room for every URI accepted.
         if let Some(rest) = lower.strip_prefix("cpe:2.3:") {
+            if raw.len() > MAX_FORMATTED {
+                return Err(CpeError);
+            }
             Self::parse_formatted(rest)
         } else if let Some(rest) = lower.strip_prefix("cpe:/") {
+            if raw.len() > MAX_URI {
+                return Err(CpeError);
+            }
             Self::parse_uri(rest)
         } else {
             Err(CpeError)
@@ -139,7 +146,8 @@ fn uri_to_formatted(v: &str) -> Result<String, CpeError> {
         let ch = if c == b'%' {
             let hex = v.get(i + 1..i + 3).ok_or(CpeError)?;
             i += 2;
-            u8::from_str_radix(hex, 16).map_err(|_| CpeError)?
+            // Names compare in lower case, decoded characters included.
+            u8::from_str_radix(hex, 16).map_err(|_| CpeError)?.to_ascii_lowercase()
         } else {
             c
         };
@@ -193,11 +201,22 @@ mod tests {
     }
 
     #[test]
+    fn long_uris_still_round_trip() {
+        // Found by the fuzzer: escaping made the formatted string too long to re-parse.
+        let uri = format!("cpe:/a:{}:x", "&".repeat(1000));
+        let c = Cpe::parse(&uri).unwrap();
+        assert_eq!(Cpe::parse(&c.to_string()).unwrap(), c);
+        assert!(Cpe::parse(&format!("cpe:/a:{}:x", "a".repeat(1100))).is_err());
+    }
+
+    #[test]
     fn uris() {
         let c = Cpe::parse("cpe:/a:openbsd:openssh:7.4").unwrap();
         assert_eq!(c.to_string(), "cpe:2.3:a:openbsd:openssh:7.4:*:*:*:*:*:*:*");
         assert_eq!(c.to_uri(), "cpe:/a:openbsd:openssh:7.4");
         assert!(Cpe::parse("cpe:/a:x:y:%zz").is_err());
+        // Found by the fuzzer: a percent-encoded capital is a lower-case letter too.
+        assert_eq!(Cpe::parse("cpe:/a:x:%55p").unwrap().product(), "up");
     }
 
     proptest! {
