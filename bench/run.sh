@@ -16,7 +16,7 @@ cargo build --release -q -p api --example hello
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 db="sqlite://$work/bench.db"
-./target/release/rampart import cves --db "$db" crates/intel/sample/cves.jsonl 2>/dev/null
+./target/release/rampart import cves --db "$db" crates/vulndb/sample/cves.jsonl 2>/dev/null
 ./target/release/rampart import companies --db "$db" crates/intel/sample/companies.jsonl 2>/dev/null
 key=$(./target/release/rampart keys create --db "$db" --name bench --per-minute 0 --monthly 0 2>/dev/null)
 

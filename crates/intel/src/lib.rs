@@ -1,6 +1,5 @@
 //! Company intelligence imports: the JSON Lines company format (identity, domains,
-//! subsidiaries, assets, findings, ratings, incidents — see docs/IMPORT.md) and
-//! cve-search JSON Lines vulnerability records.
+//! subsidiaries, assets, findings, ratings, incidents — see docs/IMPORT.md).
 //!
 //! Imports go through the `Store` trait only; this crate never opens a socket.
 //! Every line is validated before anything of it is written, and each line is
@@ -9,8 +8,8 @@
 use std::io::BufRead;
 
 use model::{
-    Application, CompanyProfile, CveRecord, Domain, DomainAsset, Finding, Incident, NetworkEndpoint, SbomComponent,
-    ScoreSnapshot, SocialId,
+    Application, CompanyProfile, Domain, DomainAsset, Finding, Incident, NetworkEndpoint, SbomComponent, ScoreSnapshot,
+    SocialId,
 };
 use serde::Deserialize;
 use store::{CompanySnapshot, Store, StoreError};
@@ -134,8 +133,6 @@ impl CompanyRecord {
 pub struct ImportReport {
     pub lines: usize,
     pub companies: usize,
-    pub cves_written: usize,
-    pub cves_unchanged: usize,
 }
 
 /// Reads lines of at most [`MAX_LINE`] bytes; blank lines and `#` comments are skipped.
@@ -211,25 +208,6 @@ pub async fn import_companies<R: BufRead>(store: &dyn Store, reader: R) -> Resul
     Ok(report)
 }
 
-/// Imports cve-search JSON Lines records (one CVE per line). A record older than the
-/// stored one is skipped.
-pub async fn import_cve_records<R: BufRead>(store: &dyn Store, reader: R) -> Result<ImportReport, ImportError> {
-    let mut records: Vec<CveRecord> = Vec::new();
-    for_each_line(reader, |line, text| {
-        records.push(serde_json::from_str(text).map_err(|e| ImportError::Line { line, message: e.to_string() })?);
-        Ok(())
-    })?;
-    let mut report = ImportReport { lines: records.len(), ..Default::default() };
-    for r in &records {
-        if store.upsert_cve(r).await? {
-            report.cves_written += 1;
-        } else {
-            report.cves_unchanged += 1;
-        }
-    }
-    Ok(report)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,11 +221,11 @@ mod tests {
     async fn sample_loads_and_reloading_changes_nothing() {
         let store = memory().await;
         let first = sample::load(&store).await.unwrap();
-        assert_eq!((first.companies, first.cves_written), (5, 3));
+        assert_eq!(first.companies, 5);
         let acme = store.company_by_social_id(&SocialId::parse(sample::MOCK_COMPANY).unwrap()).await.unwrap().unwrap();
         let before = store.latest_score(acme.id).await.unwrap();
         let again = sample::load(&store).await.unwrap();
-        assert_eq!((again.companies, again.cves_written, again.cves_unchanged), (5, 0, 3));
+        assert_eq!(again.companies, 5);
         assert_eq!(store.latest_score(acme.id).await.unwrap(), before);
         assert_eq!(store.subsidiaries(acme.id, None).await.unwrap().total, 2);
         assert_eq!(store.score_history(acme.id, 10).await.unwrap().len(), 2);

@@ -45,15 +45,27 @@ impl Cpe {
         let mut attrs: Vec<String> = Vec::with_capacity(NAMES_LEN);
         let mut cur = String::new();
         let mut chars = rest.chars();
+        // Canonical quoting (NISTIR 7695 formatted-string binding, as NVD writes it):
+        // letters, digits, `_`, `-`, `.` plain; the wildcards `*` and `?` plain; every
+        // other printable character quoted with `\`.
         while let Some(c) = chars.next() {
             match c {
                 '\\' => {
                     let next = chars.next().ok_or(CpeError)?;
-                    cur.push('\\');
+                    if !next.is_ascii_graphic() {
+                        return Err(CpeError);
+                    }
+                    if !(next.is_ascii_alphanumeric() || matches!(next, '_' | '-' | '.')) {
+                        cur.push('\\');
+                    }
                     cur.push(next);
                 }
                 ':' => attrs.push(std::mem::take(&mut cur)),
-                c if c.is_ascii_graphic() => cur.push(c),
+                c if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '*' | '?') => cur.push(c),
+                c if c.is_ascii_graphic() => {
+                    cur.push('\\');
+                    cur.push(c);
+                }
                 _ => return Err(CpeError),
             }
         }
@@ -105,6 +117,22 @@ impl Cpe {
     }
     pub fn version(&self) -> &str {
         &self.attrs[3]
+    }
+
+    /// The eleven attributes: part, vendor, product, version, update, edition,
+    /// language, sw_edition, target_sw, target_hw, other.
+    pub fn attrs(&self) -> &[String; 11] {
+        &self.attrs
+    }
+
+    /// A value without its quoting: `1.0\+1` gives `1.0+1`.
+    pub fn unquote(value: &str) -> String {
+        let mut out = String::with_capacity(value.len());
+        let mut chars = value.chars();
+        while let Some(c) = chars.next() {
+            out.push(if c == '\\' { chars.next().unwrap_or('\\') } else { c });
+        }
+        out
     }
 
     /// A concrete value (not ANY or NA) or `None`.
@@ -190,6 +218,12 @@ mod tests {
         assert_eq!(c.to_uri(), "cpe:/a:apache:log4j:2.14.1");
         let short = Cpe::parse("cpe:2.3:a:Apache:HTTP_Server").unwrap();
         assert_eq!(short.to_string(), "cpe:2.3:a:apache:http_server:*:*:*:*:*:*:*:*");
+        // Quoting is canonical: needless quotes go, missing ones are added.
+        assert_eq!(
+            Cpe::parse(r"cpe:2.3:a:foo:b\.ar:1.0+1:*:*:*:*:*:*:*").unwrap(),
+            Cpe::parse(r"cpe:2.3:a:foo:b.ar:1.0\+1:*:*:*:*:*:*:*").unwrap()
+        );
+        assert_eq!(Cpe::unquote(r"1.0\+1"), "1.0+1");
         let esc = Cpe::parse(r"cpe:2.3:a:foo\:bar:baz:1.0\+1:*:*:*:*:*:*:*").unwrap();
         assert_eq!(esc.vendor(), r"foo\:bar");
         assert_eq!(esc.to_uri(), "cpe:/a:foo%3abar:baz:1.0%2b1");

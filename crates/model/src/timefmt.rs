@@ -19,6 +19,11 @@ pub fn parse_datetime(raw: &str) -> Option<OffsetDateTime> {
     if let Ok(t) = PrimitiveDateTime::parse(raw, no_zone) {
         return Some(t.assume_utc());
     }
+    // NVD 1.1 feeds write minutes only: 2014-01-31T23:55Z.
+    let minutes = format_description!("[year]-[month]-[day]T[hour]:[minute]Z");
+    if let Ok(t) = PrimitiveDateTime::parse(raw, minutes) {
+        return Some(t.assume_utc());
+    }
     parse_date(raw).map(|d| d.midnight().assume_utc())
 }
 
@@ -60,5 +65,6 @@ mod tests {
         assert_eq!(rfc3339(parse_datetime("2021-12-10T12:15:09+02:00").unwrap()), "2021-12-10T10:15:09Z");
         assert_eq!(rfc3339(parse_datetime("2021-12-10").unwrap()), "2021-12-10T00:00:00Z");
         assert!(parse_datetime("yesterday").is_none());
+        assert_eq!(rfc3339(parse_datetime("2014-01-31T23:55Z").unwrap()), "2014-01-31T23:55:00Z");
     }
 }

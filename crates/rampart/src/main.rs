@@ -113,7 +113,40 @@ enum ImportWhat {
     Cves {
         #[command(flatten)]
         db: DbArg,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// NVD CVE feeds: JSON 2.0 (feed files or API pages) or legacy 1.1, plain or gzipped.
+    Nvd {
+        #[command(flatten)]
+        db: DbArg,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// The CISA Known Exploited Vulnerabilities catalogue (JSON); replaces the stored one.
+    Kev {
+        #[command(flatten)]
+        db: DbArg,
         file: PathBuf,
+    },
+    /// FIRST EPSS scores (CSV, plain or gzipped).
+    Epss {
+        #[command(flatten)]
+        db: DbArg,
+        file: PathBuf,
+    },
+    /// The MITRE CWE catalogue (XML).
+    Cwe {
+        #[command(flatten)]
+        db: DbArg,
+        file: PathBuf,
+    },
+    /// MITRE CAPEC attack patterns: CAPEC XML or STIX 2.1 JSON bundles.
+    Capec {
+        #[command(flatten)]
+        db: DbArg,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
 }
 
@@ -134,9 +167,10 @@ async fn main() -> Result<()> {
         Command::Mock { listen } => {
             let store = open("sqlite::memory:").await?;
             intel::sample::load(&*store).await?;
+            vulndb::import::sample(&*store).await?;
             let mock = api::MockData {
                 company: SocialId::parse(intel::sample::MOCK_COMPANY)?,
-                cve: model::CveId::parse(intel::sample::MOCK_CVE)?,
+                cve: model::CveId::parse(vulndb::import::SAMPLE_CVE)?,
                 incident: intel::sample::MOCK_INCIDENT.to_owned(),
             };
             serve(store, listen, api::Config { mock: Some(mock), ..Default::default() }).await
@@ -251,25 +285,45 @@ async fn keys(action: KeysAction) -> Result<()> {
 }
 
 async fn import(what: ImportWhat) -> Result<()> {
-    let (db, file, companies) = match what {
-        ImportWhat::Companies { db, file } => (db, file, true),
-        ImportWhat::Cves { db, file } => (db, file, false),
+    use vulndb::import as vi;
+    let (db, kind, files) = match what {
+        ImportWhat::Companies { db, file } => (db, "companies", vec![file]),
+        ImportWhat::Cves { db, files } => (db, "cves", files),
+        ImportWhat::Nvd { db, files } => (db, "nvd", files),
+        ImportWhat::Kev { db, file } => (db, "kev", vec![file]),
+        ImportWhat::Epss { db, file } => (db, "epss", vec![file]),
+        ImportWhat::Cwe { db, file } => (db, "cwe", vec![file]),
+        ImportWhat::Capec { db, files } => (db, "capec", files),
     };
     let store = open(&db.db).await?;
-    let reader =
-        std::io::BufReader::new(std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?);
-    let report = if companies {
-        intel::import_companies(&*store, reader).await?
-    } else {
-        intel::import_cve_records(&*store, reader).await?
-    };
+    let started = std::time::Instant::now();
+    let (mut read, mut written) = (0usize, 0usize);
+    for file in &files {
+        let (r, w) = if kind == "companies" {
+            let reader = std::io::BufReader::new(
+                std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?,
+            );
+            let report = intel::import_companies(&*store, reader).await?;
+            (report.lines, report.companies)
+        } else {
+            let done = match kind {
+                "cves" => vi::cve_search_file(&*store, file).await?,
+                "nvd" => vi::nvd_file(&*store, file).await?,
+                "kev" => vi::kev_file(&*store, file).await?,
+                "epss" => vi::epss_file(&*store, file).await?,
+                "cwe" => vi::cwe_file(&*store, file).await?,
+                _ => vi::capec_file(&*store, file).await?,
+            };
+            (done.read, done.written)
+        };
+        read += r;
+        written += w;
+    }
+    let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "{}: {} records, {} companies written, {} CVE records written, {} unchanged",
-        file.display(),
-        report.lines,
-        report.companies,
-        report.cves_written,
-        report.cves_unchanged
+        "{kind}: {} file(s), {read} records read, {written} written in {secs:.1} s ({:.0} records/s)",
+        files.len(),
+        read as f64 / secs.max(1e-9)
     );
     Ok(())
 }
@@ -278,6 +332,7 @@ async fn demo(listen: SocketAddr, db: &str) -> Result<()> {
     let store = open(db).await?;
     let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
     intel::sample::load(&*store).await?;
+    vulndb::import::sample(&*store).await?;
     let stamp = model::timefmt::rfc3339(model::timefmt::now());
     let underwriter = create_key(
         &*store,

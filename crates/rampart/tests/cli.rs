@@ -19,7 +19,8 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn sample(file: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../intel/sample").join(file).display().to_string()
+    let krate = if file == "cves.jsonl" { "vulndb" } else { "intel" };
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(krate).join("sample").join(file).display().to_string()
 }
 
 fn free_port() -> u16 {

@@ -12,7 +12,9 @@ use model::{
     Severity, SocialId,
 };
 
-use crate::{CompanySnapshot, FindingFilter, Store};
+use crate::{
+    CapecRow, CompanySnapshot, CpeMatchRow, CveCandidate, CweRow, EpssRow, FindingFilter, KevRow, Store, StoredCve,
+};
 
 fn at(s: &str) -> OffsetDateTimeText {
     OffsetDateTimeText(parse_datetime(s).expect("test timestamp"))
@@ -294,46 +296,129 @@ async fn subsidiaries_and_search(store: &dyn Store) {
     assert_eq!(store.search_companies("_", Page::FIRST).await.unwrap().total, 0);
 }
 
+fn row(vendor: &str, product: &str, version: &str, key: Option<&str>, range: [Option<&str>; 4]) -> CpeMatchRow {
+    CpeMatchRow {
+        part: "a".into(),
+        vendor: vendor.into(),
+        product: product.into(),
+        version: version.into(),
+        version_key: key.map(str::to_owned),
+        start_incl: range[0].map(str::to_owned),
+        start_excl: range[1].map(str::to_owned),
+        end_incl: range[2].map(str::to_owned),
+        end_excl: range[3].map(str::to_owned),
+        vulnerable: true,
+        criteria: format!("cpe:2.3:a:{vendor}:{product}:{version}:*:*:*:*:*:*:*"),
+    }
+}
+
+fn stored(id: &str, modified: &str, matches: Vec<CpeMatchRow>) -> StoredCve {
+    let products: Vec<String> = matches.iter().map(|m| m.criteria.clone()).collect();
+    StoredCve {
+        record: cve(id, modified, &products.iter().map(String::as_str).collect::<Vec<_>>()),
+        configurations: "[]".into(),
+        matches,
+    }
+}
+
 async fn cves(store: &dyn Store) {
-    let old = cve("CVE-2021-44228", "2021-12-10T10:15:09.143000", &["cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*"]);
-    let new = cve(
+    const NONE: [Option<&str>; 4] = [None; 4];
+    let log4j_old = stored(
+        "CVE-2021-44228",
+        "2021-12-10T10:15:09.143000",
+        vec![row("apache", "log4j", "2.14.1", Some("k214"), NONE)],
+    );
+    let log4j_new = stored(
         "CVE-2021-44228",
         "2023-04-03T20:15:08.000000",
-        &["cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*", "cpe:2.3:a:apache:log4j:2.15.0:*:*:*:*:*:*:*"],
+        vec![row("apache", "log4j", "*", None, [Some("k200"), None, None, Some("k215")])],
     );
-    assert!(store.upsert_cve(&new).await.unwrap());
-    assert!(!store.upsert_cve(&old).await.unwrap(), "an older record never replaces a newer one");
-    assert!(!store.upsert_cve(&new).await.unwrap(), "the same record twice writes once");
-    assert!(
-        store
-            .upsert_cve(&cve(
-                "CVE-2014-0160",
-                "2024-01-01T00:00:00",
-                &["cpe:2.3:a:openssl:openssl:1.0.1f:*:*:*:*:*:*:*"]
-            ))
-            .await
-            .unwrap()
-    );
-    assert!(
-        store
-            .upsert_cve(&cve("CVE-2020-0001", "2020-01-01T00:00:00", &["cpe:2.3:a:apache:http_server:*:*:*:*:*:*:*:*"]))
-            .await
-            .unwrap()
-    );
+    assert_eq!(store.upsert_cves(std::slice::from_ref(&log4j_new)).await.unwrap(), 1);
+    assert_eq!(store.upsert_cves(&[log4j_old]).await.unwrap(), 0, "an older record never replaces a newer one");
+    assert_eq!(store.upsert_cves(&[log4j_new]).await.unwrap(), 0, "the same record twice writes once");
+    let batch = [
+        stored("CVE-2014-0160", "2024-01-01T00:00:00", vec![row("openssl", "openssl", "1.0.1f", Some("k101f"), NONE)]),
+        stored("CVE-2020-0001", "2020-01-01T00:00:00", vec![row("apache", "http_server", "*", None, NONE)]),
+        stored("CVE-2020-0002", "2020-01-01T00:00:00", vec![row("apache", "http_server", "2.4.1", Some("k241"), NONE)]),
+    ];
+    assert_eq!(store.upsert_cves(&batch).await.unwrap(), 3);
 
-    let got = store.cve(&CveId::parse("cve-2021-44228").unwrap()).await.unwrap().unwrap();
-    assert_eq!(got.vulnerable_product.len(), 2);
+    let id = |s: &str| CveId::parse(s).unwrap();
+    let got = store.cve(&id("cve-2021-44228")).await.unwrap().unwrap();
+    assert_eq!(got.modified, OffsetDateTimeText(parse_datetime("2023-04-03T20:15:08").unwrap()));
+    let some = store.cves(&[id("CVE-2014-0160"), id("CVE-1999-0001"), id("CVE-2021-44228")]).await.unwrap();
+    assert_eq!(some.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["CVE-2014-0160", "CVE-2021-44228"]);
     assert_eq!(store.vendors().await.unwrap(), ["apache", "openssl"]);
     assert_eq!(store.products("apache").await.unwrap(), ["http_server", "log4j"]);
-    assert_eq!(store.cves_for_product("apache", "log4j", Some("2.15.0"), 10).await.unwrap().len(), 1);
-    assert!(store.cves_for_product("apache", "log4j", Some("2.17.0"), 10).await.unwrap().is_empty());
-    assert_eq!(
-        store.cves_for_product("apache", "http_server", Some("2.4.1"), 10).await.unwrap().len(),
-        1,
-        "ANY version matches"
+
+    // Candidates: by product, by exact version key, by range of keys, newest first.
+    let ids = |c: Vec<CveCandidate>| c.into_iter().map(|c| c.id.to_string()).collect::<Vec<_>>();
+    assert_eq!(ids(store.cve_candidates("apache", "log4j", Some("k210"), None, 10).await.unwrap()), ["CVE-2021-44228"]);
+    assert!(
+        store.cve_candidates("apache", "log4j", Some("k216"), None, 10).await.unwrap().is_empty(),
+        "past the range end"
     );
+    assert!(
+        store.cve_candidates("apache", "log4j", Some("k199"), None, 10).await.unwrap().is_empty(),
+        "before the range"
+    );
+    assert_eq!(
+        ids(store.cve_candidates("apache", "http_server", Some("k241"), None, 10).await.unwrap()),
+        ["CVE-2020-0002", "CVE-2020-0001"],
+        "an exact version and an open criteria; ties by id, descending"
+    );
+    assert_eq!(
+        ids(store.cve_candidates("apache", "http_server", Some("k300"), None, 10).await.unwrap()),
+        ["CVE-2020-0001"]
+    );
+    let first = store.cve_candidates("apache", "http_server", None, None, 1).await.unwrap();
+    let after = (first[0].last_modified.clone(), first[0].id.clone());
+    assert_eq!(
+        ids(store.cve_candidates("apache", "http_server", None, Some(&after), 10).await.unwrap()),
+        ["CVE-2020-0001"]
+    );
+
     let last = store.last_cves(2).await.unwrap();
     assert_eq!(last.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["CVE-2014-0160", "CVE-2021-44228"]);
+
+    // Side feeds are joined at read time.
+    store
+        .save_kev(&[KevRow {
+            cve_id: id("CVE-2021-44228"),
+            date_added: "2021-12-10".into(),
+            entry: serde_json::json!({"dateAdded": "2021-12-10"}),
+        }])
+        .await
+        .unwrap();
+    store
+        .save_epss(&[EpssRow { cve_id: id("CVE-2021-44228"), epss: 0.97, percentile: 0.999 }], "2026-01-01")
+        .await
+        .unwrap();
+    let got = store.cve(&id("CVE-2021-44228")).await.unwrap().unwrap();
+    assert_eq!(got.kev, Some(serde_json::json!({"dateAdded": "2021-12-10"})));
+    assert_eq!((got.epss, got.percentile), (Some(0.97), Some(0.999)));
+    assert!(store.cve(&id("CVE-2014-0160")).await.unwrap().unwrap().kev.is_none());
+
+    store.save_cwe(&[CweRow { id: 79, name: "XSS".into(), capec_ids: vec![63, 588] }]).await.unwrap();
+    store
+        .save_capec(&[
+            CapecRow { id: 63, record: serde_json::json!({"id": "63"}), related_weaknesses: vec!["CWE-79".into()] },
+            CapecRow { id: 588, record: serde_json::json!({"id": "588"}), related_weaknesses: vec!["CWE-79".into()] },
+            CapecRow { id: 7, record: serde_json::json!({"id": "7"}), related_weaknesses: vec!["CWE-80".into()] },
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.capec_for_cwe("CWE-79").await.unwrap(),
+        [serde_json::json!({"id": "63"}), serde_json::json!({"id": "588"})]
+    );
+    assert_eq!(store.capec_for_cwe("CWE-80").await.unwrap(), [serde_json::json!({"id": "7"})], "fallback by relation");
+    assert!(store.capec_for_cwe("Unknown").await.unwrap().is_empty());
+
+    assert!(store.feed_state("nvd").await.unwrap().is_none());
+    store.set_feed_state("nvd", "2026-01-01T00:00:00Z").await.unwrap();
+    store.set_feed_state("nvd", "2026-02-01T00:00:00Z").await.unwrap();
+    assert_eq!(store.feed_state("nvd").await.unwrap().as_deref(), Some("2026-02-01T00:00:00Z"));
 }
 
 async fn keys_and_usage(store: &dyn Store) {

@@ -53,6 +53,72 @@ pub struct CompanySnapshot {
     pub incidents: Vec<Incident>,
 }
 
+/// One `cpeMatch` entry of a CVE, indexed for lookups by vendor and product. Version
+/// fields are keys whose byte order is the version order (`vulndb::version`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpeMatchRow {
+    pub part: String,
+    pub vendor: String,
+    pub product: String,
+    /// The criteria's version attribute as written (`*`, `-`, a version, a pattern).
+    pub version: String,
+    /// Key of the version when the criteria names one exactly.
+    pub version_key: Option<String>,
+    pub start_incl: Option<String>,
+    pub start_excl: Option<String>,
+    pub end_incl: Option<String>,
+    pub end_excl: Option<String>,
+    pub vulnerable: bool,
+    pub criteria: String,
+}
+
+/// A vulnerability record as stored: the record served, its configurations (JSON, for
+/// matching) and their index rows.
+#[derive(Debug, Clone)]
+pub struct StoredCve {
+    pub record: CveRecord,
+    pub configurations: String,
+    pub matches: Vec<CpeMatchRow>,
+}
+
+/// A CVE that may match a name, with what is needed to decide.
+#[derive(Debug, Clone)]
+pub struct CveCandidate {
+    pub id: CveId,
+    pub last_modified: String,
+    pub configurations: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct KevRow {
+    pub cve_id: CveId,
+    pub date_added: String,
+    pub entry: serde_json::Value,
+}
+
+#[derive(Debug, Clone)]
+pub struct EpssRow {
+    pub cve_id: CveId,
+    pub epss: f64,
+    pub percentile: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct CweRow {
+    pub id: u32,
+    pub name: String,
+    pub capec_ids: Vec<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CapecRow {
+    pub id: u32,
+    /// The pattern as cve-search shows it in a CVE's `capec`.
+    pub record: serde_json::Value,
+    /// `CWE-n` names.
+    pub related_weaknesses: Vec<String>,
+}
+
 /// Which findings to list.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FindingFilter<'a> {
@@ -136,22 +202,38 @@ pub trait Store: Send + Sync + 'static {
     async fn prediction(&self, company: i64, kind: &str, period: u32) -> Result<Option<serde_json::Value>>;
 
     // --- vulnerabilities -----------------------------------------------------------
-    /// Inserts or replaces a record; an older record never replaces a newer one.
-    /// Returns whether anything was written.
-    async fn upsert_cve(&self, record: &CveRecord) -> Result<bool>;
+    /// Inserts or replaces records in one transaction; a record never replaces a newer
+    /// one (by last-modified). Returns how many were written.
+    async fn upsert_cves(&self, cves: &[StoredCve]) -> Result<usize>;
+    /// A record, with its KEV entry and EPSS figures when known.
     async fn cve(&self, id: &CveId) -> Result<Option<CveRecord>>;
-    /// Records whose vulnerable products name `vendor`/`product` and, when given,
-    /// `version` exactly or any version (`*`). Newest first.
-    async fn cves_for_product(
+    /// Records in the order asked for (unknown ids are left out), with KEV and EPSS.
+    async fn cves(&self, ids: &[CveId]) -> Result<Vec<CveRecord>>;
+    /// CVEs with a vulnerable entry for `vendor`/`product` that may cover
+    /// `version_key` (all of them when `None`), newest first, after `after`
+    /// (last-modified, id) when given. The caller evaluates the configurations.
+    async fn cve_candidates(
         &self,
         vendor: &str,
         product: &str,
-        version: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<CveRecord>>;
+        version_key: Option<&str>,
+        after: Option<&(String, CveId)>,
+        batch: u32,
+    ) -> Result<Vec<CveCandidate>>;
     async fn last_cves(&self, limit: u32) -> Result<Vec<CveRecord>>;
     async fn vendors(&self) -> Result<Vec<String>>;
     async fn products(&self, vendor: &str) -> Result<Vec<String>>;
+    /// Replaces the KEV catalogue.
+    async fn save_kev(&self, entries: &[KevRow]) -> Result<usize>;
+    /// Upserts EPSS figures.
+    async fn save_epss(&self, scores: &[EpssRow], score_date: &str) -> Result<usize>;
+    async fn save_cwe(&self, weaknesses: &[CweRow]) -> Result<usize>;
+    async fn save_capec(&self, patterns: &[CapecRow]) -> Result<usize>;
+    /// The attack patterns cve-search lists for a CWE (`CWE-79`): those the weakness
+    /// names, else those that name the weakness; by CAPEC id.
+    async fn capec_for_cwe(&self, cwe: &str) -> Result<Vec<serde_json::Value>>;
+    async fn feed_state(&self, feed: &str) -> Result<Option<String>>;
+    async fn set_feed_state(&self, feed: &str, value: &str) -> Result<()>;
 
     // --- API keys and usage --------------------------------------------------------
     async fn create_key(&self, key: &NewApiKey) -> Result<ApiKey>;

@@ -76,6 +76,7 @@ impl TestApp {
         let store: Arc<dyn Store> =
             Arc::new(SqliteStore::open(&format!("sqlite://{}", db_path.display())).await.expect("open"));
         intel::sample::load(&*store).await.expect("sample");
+        vulndb::import::sample(&*store).await.expect("sample CVEs");
         intel::import_companies(&*store, pager_lines().as_bytes()).await.expect("pager");
         let underwriter =
             Self::key_in(&*store, vec![Scope::General, Scope::Vulnerability, Scope::Underwriter], None, 0, 0).await;

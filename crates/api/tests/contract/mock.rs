@@ -12,7 +12,7 @@ use crate::shapes;
 async fn spawn_mock() -> TestApp {
     let mock = api::MockData {
         company: model::SocialId::parse(intel::sample::MOCK_COMPANY).unwrap(),
-        cve: model::CveId::parse(intel::sample::MOCK_CVE).unwrap(),
+        cve: model::CveId::parse(vulndb::import::SAMPLE_CVE).unwrap(),
         incident: intel::sample::MOCK_INCIDENT.to_owned(),
     };
     TestApp::spawn_with(api::Config {

@@ -9,13 +9,13 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use model::ComponentScore;
 use model::timefmt::{parse_datetime, rfc3339};
 use model::{
     ApiKey, Application, Company, CompanyProfile, CveId, CveRecord, Domain, DomainAsset, Finding, Grade, Incident, Job,
     NetworkEndpoint, NewApiKey, OffsetDateTimeText, Page, RiskVector, SbomComponent, Scope, Score, ScoreSnapshot,
     Severity, SocialId,
 };
-use model::{ComponentScore, Cpe};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
@@ -23,9 +23,15 @@ use sqlx::{Row, Sqlite, Transaction};
 use time::OffsetDateTime;
 
 use crate::migrate::Embedded;
-use crate::{CompanyCounts, CompanySnapshot, FindingFilter, HostComponents, Paged, Result, Store, StoreError};
+use crate::{
+    CapecRow, CompanyCounts, CompanySnapshot, CveCandidate, CweRow, EpssRow, FindingFilter, HostComponents, KevRow,
+    Paged, Result, Store, StoreError, StoredCve,
+};
 
-const MIGRATIONS: Embedded = Embedded(&[(1, "init", include_str!("../../migrations/sqlite/0001_init.sql"))]);
+const MIGRATIONS: Embedded = Embedded(&[
+    (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
+    (2, "vulndb", include_str!("../../migrations/sqlite/0002_vulndb.sql")),
+]);
 
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -80,6 +86,14 @@ impl SqliteStore {
 
 fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
     StoreError::Corrupt(format!("{what}: {value:?}"))
+}
+
+/// RFC 3339 UTC with microseconds: CVE timestamps keep their fraction, and the fixed
+/// width keeps text order equal to time order.
+fn rfc3339_micros(t: OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    t.format(time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"))
+        .unwrap_or_default()
 }
 
 fn ts(raw: &str) -> Result<OffsetDateTime> {
@@ -927,67 +941,129 @@ impl Store for SqliteStore {
         data.as_deref().map(json).transpose()
     }
 
-    async fn upsert_cve(&self, record: &CveRecord) -> Result<bool> {
-        let last = rfc3339(record.last_modified.unwrap_or(record.modified).0);
+    async fn upsert_cves(&self, cves: &[StoredCve]) -> Result<usize> {
         let mut tx = self.begin().await?;
-        let done = sqlx::query(
-            "INSERT INTO cves (id, published, last_modified, record) VALUES (?1, ?2, ?3, ?4) \
-             ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
-             record = excluded.record WHERE excluded.last_modified > cves.last_modified",
-        )
-        .bind(record.id.as_str())
-        .bind(rfc3339(record.published.0))
-        .bind(&last)
-        .bind(to_json(record)?)
-        .execute(&mut *tx)
-        .await?;
-        if done.rows_affected() == 0 {
-            return Ok(false);
-        }
-        sqlx::query("DELETE FROM cve_products WHERE cve_id = ?1").bind(record.id.as_str()).execute(&mut *tx).await?;
-        for name in &record.vulnerable_product {
-            let Ok(cpe) = Cpe::parse(name) else { continue };
-            sqlx::query("INSERT INTO cve_products (cve_id, vendor, product, version, cpe) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING")
-                .bind(record.id.as_str())
-                .bind(cpe.vendor())
-                .bind(cpe.product())
-                .bind(cpe.version())
-                .bind(cpe.to_string())
+        let mut written = 0;
+        for c in cves {
+            let r = &c.record;
+            let last = rfc3339_micros(r.last_modified.unwrap_or(r.modified).0);
+            let done = sqlx::query(
+                "INSERT INTO cves (id, published, last_modified, record, configurations) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
+                 record = excluded.record, configurations = excluded.configurations \
+                 WHERE excluded.last_modified > cves.last_modified",
+            )
+            .bind(r.id.as_str())
+            .bind(rfc3339_micros(r.published.0))
+            .bind(&last)
+            .bind(to_json(r)?)
+            .bind(&c.configurations)
+            .execute(&mut *tx)
+            .await?;
+            if done.rows_affected() == 0 {
+                continue;
+            }
+            written += 1;
+            sqlx::query("DELETE FROM cve_cpe_matches WHERE cve_id = ?1").bind(r.id.as_str()).execute(&mut *tx).await?;
+            for m in &c.matches {
+                sqlx::query(
+                    "INSERT INTO cve_cpe_matches (cve_id, part, vendor, product, version, version_key, start_incl, \
+                     start_excl, end_incl, end_excl, vulnerable, criteria) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                )
+                .bind(r.id.as_str())
+                .bind(&m.part)
+                .bind(&m.vendor)
+                .bind(&m.product)
+                .bind(&m.version)
+                .bind(m.version_key.as_deref())
+                .bind(m.start_incl.as_deref())
+                .bind(m.start_excl.as_deref())
+                .bind(m.end_incl.as_deref())
+                .bind(m.end_excl.as_deref())
+                .bind(m.vulnerable)
+                .bind(&m.criteria)
                 .execute(&mut *tx)
                 .await?;
+                sqlx::query("INSERT INTO cpe_products (vendor, product) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
+                    .bind(&m.vendor)
+                    .bind(&m.product)
+                    .execute(&mut *tx)
+                    .await?;
+            }
         }
         tx.commit().await?;
-        Ok(true)
+        Ok(written)
     }
 
     async fn cve(&self, id: &CveId) -> Result<Option<CveRecord>> {
-        let rec: Option<String> = sqlx::query_scalar("SELECT record FROM cves WHERE id = ?1")
-            .bind(id.as_str())
-            .fetch_optional(&self.read)
-            .await?;
-        rec.as_deref().map(json).transpose()
+        Ok(self.cves(std::slice::from_ref(id)).await?.into_iter().next())
     }
 
-    async fn cves_for_product(
+    async fn cves(&self, ids: &[CveId]) -> Result<Vec<CveRecord>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let wanted: Vec<&str> = ids.iter().map(CveId::as_str).collect();
+        let rows = sqlx::query(
+            "SELECT c.id, c.record, k.entry AS kev, e.epss, e.percentile FROM cves c \
+             LEFT JOIN kev k ON k.cve_id = c.id LEFT JOIN epss e ON e.cve_id = c.id \
+             WHERE c.id IN (SELECT value FROM json_each(?1))",
+        )
+        .bind(to_json(&wanted)?)
+        .fetch_all(&self.read)
+        .await?;
+        let mut by_id: std::collections::HashMap<String, CveRecord> =
+            std::collections::HashMap::with_capacity(rows.len());
+        for row in rows {
+            let mut rec: CveRecord = json(row.try_get::<&str, _>("record")?)?;
+            let kev: Option<String> = row.try_get("kev")?;
+            if let Some(k) = kev {
+                rec.kev = Some(json(&k)?);
+            }
+            if let Some(e) = row.try_get::<Option<f64>, _>("epss")? {
+                rec.epss = Some(e);
+                rec.percentile = row.try_get("percentile")?;
+            }
+            by_id.insert(row.try_get("id")?, rec);
+        }
+        Ok(ids.iter().filter_map(|id| by_id.remove(id.as_str())).collect())
+    }
+
+    async fn cve_candidates(
         &self,
         vendor: &str,
         product: &str,
-        version: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<CveRecord>> {
-        sqlx::query_scalar::<_, String>(
-            "SELECT record FROM cves WHERE id IN (SELECT cve_id FROM cve_products WHERE vendor = ?1 AND product = ?2 \
-             AND (?3 IS NULL OR version = ?3 OR version = '*')) ORDER BY last_modified DESC, id DESC LIMIT ?4",
+        version_key: Option<&str>,
+        after: Option<&(String, CveId)>,
+        batch: u32,
+    ) -> Result<Vec<CveCandidate>> {
+        let rows = sqlx::query(
+            "SELECT c.id, c.last_modified, c.configurations FROM cves c WHERE c.id IN ( \
+               SELECT m.cve_id FROM cve_cpe_matches m WHERE m.vendor = ?1 AND m.product = ?2 AND m.vulnerable = 1 \
+               AND (?3 IS NULL OR m.version_key = ?3 OR (m.version_key IS NULL \
+                 AND (m.start_incl IS NULL OR m.start_incl <= ?3) AND (m.start_excl IS NULL OR m.start_excl < ?3) \
+                 AND (m.end_incl IS NULL OR m.end_incl >= ?3) AND (m.end_excl IS NULL OR m.end_excl > ?3)))) \
+             AND (?4 IS NULL OR (c.last_modified, c.id) < (?4, ?5)) \
+             ORDER BY c.last_modified DESC, c.id DESC LIMIT ?6",
         )
         .bind(vendor)
         .bind(product)
-        .bind(version)
-        .bind(i64::from(limit))
+        .bind(version_key)
+        .bind(after.map(|a| a.0.as_str()))
+        .bind(after.map(|a| a.1.as_str()))
+        .bind(i64::from(batch))
         .fetch_all(&self.read)
-        .await?
-        .iter()
-        .map(|r| json(r))
-        .collect()
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let id: String = r.try_get("id")?;
+                Ok(CveCandidate {
+                    id: CveId::parse(&id).map_err(|_| corrupt("cve id", &id))?,
+                    last_modified: r.try_get("last_modified")?,
+                    configurations: r.try_get("configurations")?,
+                })
+            })
+            .collect()
     }
 
     async fn last_cves(&self, limit: u32) -> Result<Vec<CveRecord>> {
@@ -1001,14 +1077,118 @@ impl Store for SqliteStore {
     }
 
     async fn vendors(&self) -> Result<Vec<String>> {
-        Ok(sqlx::query_scalar("SELECT DISTINCT vendor FROM cve_products ORDER BY vendor").fetch_all(&self.read).await?)
+        Ok(sqlx::query_scalar("SELECT DISTINCT vendor FROM cpe_products ORDER BY vendor").fetch_all(&self.read).await?)
     }
 
     async fn products(&self, vendor: &str) -> Result<Vec<String>> {
-        Ok(sqlx::query_scalar("SELECT DISTINCT product FROM cve_products WHERE vendor = ?1 ORDER BY product")
+        Ok(sqlx::query_scalar("SELECT product FROM cpe_products WHERE vendor = ?1 ORDER BY product")
             .bind(vendor)
             .fetch_all(&self.read)
             .await?)
+    }
+
+    async fn save_kev(&self, entries: &[KevRow]) -> Result<usize> {
+        let mut tx = self.begin().await?;
+        sqlx::query("DELETE FROM kev").execute(&mut *tx).await?;
+        for e in entries {
+            sqlx::query("INSERT INTO kev (cve_id, date_added, entry) VALUES (?1, ?2, ?3) ON CONFLICT (cve_id) DO UPDATE SET date_added = excluded.date_added, entry = excluded.entry")
+                .bind(e.cve_id.as_str())
+                .bind(&e.date_added)
+                .bind(to_json(&e.entry)?)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(entries.len())
+    }
+
+    async fn save_epss(&self, scores: &[EpssRow], score_date: &str) -> Result<usize> {
+        let mut tx = self.begin().await?;
+        for e in scores {
+            sqlx::query(
+                "INSERT INTO epss (cve_id, epss, percentile, score_date) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (cve_id) DO UPDATE SET epss = excluded.epss, percentile = excluded.percentile, score_date = excluded.score_date",
+            )
+            .bind(e.cve_id.as_str())
+            .bind(e.epss)
+            .bind(e.percentile)
+            .bind(score_date)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(scores.len())
+    }
+
+    async fn save_cwe(&self, weaknesses: &[CweRow]) -> Result<usize> {
+        let mut tx = self.begin().await?;
+        for w in weaknesses {
+            sqlx::query("INSERT INTO cwe (id, name, capec_ids) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET name = excluded.name, capec_ids = excluded.capec_ids")
+                .bind(i64::from(w.id))
+                .bind(&w.name)
+                .bind(to_json(&w.capec_ids)?)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(weaknesses.len())
+    }
+
+    async fn save_capec(&self, patterns: &[CapecRow]) -> Result<usize> {
+        let mut tx = self.begin().await?;
+        for p in patterns {
+            sqlx::query("INSERT INTO capec (id, record, related_weaknesses) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET record = excluded.record, related_weaknesses = excluded.related_weaknesses")
+                .bind(i64::from(p.id))
+                .bind(to_json(&p.record)?)
+                .bind(to_json(&p.related_weaknesses)?)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(patterns.len())
+    }
+
+    async fn capec_for_cwe(&self, cwe: &str) -> Result<Vec<serde_json::Value>> {
+        let Some(n) = cwe.strip_prefix("CWE-").and_then(|n| n.parse::<i64>().ok()) else {
+            return Ok(Vec::new());
+        };
+        let named: Vec<String> = sqlx::query_scalar(
+            "SELECT p.record FROM cwe w, json_each(w.capec_ids) j JOIN capec p ON p.id = j.value WHERE w.id = ?1 ORDER BY p.id",
+        )
+        .bind(n)
+        .fetch_all(&self.read)
+        .await?;
+        let records = if named.is_empty() {
+            sqlx::query_scalar(
+                "SELECT p.record FROM capec p WHERE EXISTS (SELECT 1 FROM json_each(p.related_weaknesses) j WHERE j.value = ?1) ORDER BY p.id",
+            )
+            .bind(format!("CWE-{n}"))
+            .fetch_all(&self.read)
+            .await?
+        } else {
+            named
+        };
+        records.iter().map(|r| json(r)).collect()
+    }
+
+    async fn feed_state(&self, feed: &str) -> Result<Option<String>> {
+        Ok(sqlx::query_scalar("SELECT value FROM feed_state WHERE feed = ?1")
+            .bind(feed)
+            .fetch_optional(&self.read)
+            .await?)
+    }
+
+    async fn set_feed_state(&self, feed: &str, value: &str) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO feed_state (feed, value, updated_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (feed) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        )
+        .bind(feed)
+        .bind(value)
+        .bind(rfc3339(OffsetDateTime::now_utc()))
+        .execute(&self.write)
+        .await?;
+        Ok(())
     }
 
     async fn create_key(&self, key: &NewApiKey) -> Result<ApiKey> {

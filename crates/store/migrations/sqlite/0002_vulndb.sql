@@ -1,0 +1,62 @@
+-- The vulnerability database: configurations kept for matching, an index of every
+-- cpeMatch entry with version keys (byte order = version order), the product list,
+-- and the side feeds (KEV, EPSS, CWE, CAPEC) joined at read time.
+
+ALTER TABLE cves ADD COLUMN configurations TEXT NOT NULL DEFAULT '[]';
+
+DROP TABLE cve_products;
+
+CREATE TABLE cve_cpe_matches (
+    cve_id      TEXT NOT NULL REFERENCES cves (id) ON DELETE CASCADE,
+    part        TEXT NOT NULL,
+    vendor      TEXT NOT NULL,
+    product     TEXT NOT NULL,
+    version     TEXT NOT NULL,
+    version_key TEXT,
+    start_incl  TEXT,
+    start_excl  TEXT,
+    end_incl    TEXT,
+    end_excl    TEXT,
+    vulnerable  INTEGER NOT NULL,
+    criteria    TEXT NOT NULL
+);
+CREATE INDEX cve_cpe_matches_vp ON cve_cpe_matches (vendor, product, vulnerable);
+CREATE INDEX cve_cpe_matches_cve ON cve_cpe_matches (cve_id);
+
+CREATE TABLE cpe_products (
+    vendor  TEXT NOT NULL,
+    product TEXT NOT NULL,
+    PRIMARY KEY (vendor, product)
+) WITHOUT ROWID;
+
+CREATE TABLE kev (
+    cve_id     TEXT PRIMARY KEY,
+    date_added TEXT NOT NULL,
+    entry      TEXT NOT NULL
+);
+
+CREATE TABLE epss (
+    cve_id     TEXT PRIMARY KEY,
+    epss       REAL NOT NULL,
+    percentile REAL NOT NULL,
+    score_date TEXT NOT NULL
+);
+
+CREATE TABLE cwe (
+    id        INTEGER PRIMARY KEY,
+    name      TEXT NOT NULL,
+    capec_ids TEXT NOT NULL
+);
+
+CREATE TABLE capec (
+    id                 INTEGER PRIMARY KEY,
+    record             TEXT NOT NULL,
+    related_weaknesses TEXT NOT NULL
+);
+
+-- Progress of `rampart sync` per feed (last-modified window, ETag, ...).
+CREATE TABLE feed_state (
+    feed       TEXT PRIMARY KEY,
+    value      TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);

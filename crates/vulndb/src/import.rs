@@ -1,0 +1,206 @@
+//! Importing feed files into the store, in batches of one transaction each: a file
+//! that fails part-way leaves the batches before the failure committed and nothing of
+//! the failed batch.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use model::CveRecord;
+use store::{CapecRow, CweRow, EpssRow, KevRow, Store, StoreError, StoredCve};
+
+use crate::FeedError;
+use crate::nvd::read_nvd;
+use crate::store_rows::{from_cve_search, stored};
+
+/// Records per transaction.
+pub const BATCH: usize = 1000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error(transparent)]
+    Feed(#[from] FeedError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("import task failed: {0}")]
+    Task(String),
+}
+
+/// What an import did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Imported {
+    pub read: usize,
+    pub written: usize,
+}
+
+fn open(path: &Path) -> Result<Box<dyn BufRead>, FeedError> {
+    let what = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|source| FeedError::Io { what: what.clone(), source })?;
+    crate::maybe_gzip(std::io::BufReader::with_capacity(1 << 16, file)).map_err(|source| FeedError::Io { what, source })
+}
+
+/// Like [`open`], for a reader handed to another thread.
+fn open_send(path: &Path) -> Result<Box<dyn BufRead + Send>, FeedError> {
+    let what = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|source| FeedError::Io { what: what.clone(), source })?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let gz = reader.fill_buf().map_err(|source| FeedError::Io { what, source })?.starts_with(&[0x1f, 0x8b]);
+    Ok(if gz {
+        Box::new(std::io::BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(reader)))
+    } else {
+        Box::new(reader)
+    })
+}
+
+/// Imports an NVD file (2.0 or 1.1, plain or gzipped), streaming: a reader thread
+/// parses while this task writes batches.
+pub async fn nvd_file(store: &dyn Store, path: &Path) -> Result<Imported, ImportError> {
+    let reader = open_send(path)?;
+    let what = path.display().to_string();
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<StoredCve>>(2);
+    let parser = tokio::task::spawn_blocking(move || {
+        let mut batch = Vec::with_capacity(BATCH);
+        let n = read_nvd(reader, &what, |cve| {
+            batch.push(stored(&cve));
+            if batch.len() >= BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                tx.blocking_send(full).map_err(|_| FeedError::format(&what, "-", "the writer stopped"))?;
+            }
+            Ok(())
+        })?;
+        if !batch.is_empty() {
+            let _ = tx.blocking_send(batch);
+        }
+        Ok::<usize, FeedError>(n)
+    });
+    let mut written = 0;
+    let mut write_error = None;
+    while let Some(batch) = rx.recv().await {
+        match store.upsert_cves(&batch).await {
+            Ok(n) => written += n,
+            Err(e) => {
+                write_error = Some(e);
+                break;
+            }
+        }
+    }
+    drop(rx);
+    let read = parser.await.map_err(|e| ImportError::Task(e.to_string()));
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
+    Ok(Imported { read: read??, written })
+}
+
+/// Imports cve-search JSON Lines records (one per line; `#` comments and blank lines
+/// skipped).
+pub async fn cve_search_jsonl<R: BufRead>(
+    store: &dyn Store,
+    mut reader: R,
+    what: &str,
+) -> Result<Imported, ImportError> {
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut result = Imported::default();
+    let mut line = String::new();
+    let mut n = 0usize;
+    loop {
+        line.clear();
+        let read = std::io::Read::take(&mut reader, 16 * 1024 * 1024 + 1)
+            .read_line(&mut line)
+            .map_err(|source| FeedError::Io { what: what.to_owned(), source })?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        let record: CveRecord =
+            serde_json::from_str(text).map_err(|e| FeedError::format(what, format!("line {n}"), e.to_string()))?;
+        batch.push(stored(&from_cve_search(record)));
+        result.read += 1;
+        if batch.len() >= BATCH {
+            result.written += store.upsert_cves(&std::mem::take(&mut batch)).await?;
+        }
+    }
+    result.written += store.upsert_cves(&batch).await?;
+    Ok(result)
+}
+
+/// Imports a cve-search JSON Lines file.
+pub async fn cve_search_file(store: &dyn Store, path: &Path) -> Result<Imported, ImportError> {
+    let reader = open(path)?;
+    cve_search_jsonl(store, reader, &path.display().to_string()).await
+}
+
+/// Replaces the KEV catalogue with a CISA KEV JSON file.
+pub async fn kev_file(store: &dyn Store, path: &Path) -> Result<Imported, ImportError> {
+    let catalog = crate::kev::parse_kev(open(path)?)?;
+    let rows: Vec<KevRow> = catalog
+        .entries
+        .iter()
+        .map(|e| KevRow { cve_id: e.cve_id.clone(), date_added: e.date_added.clone(), entry: e.to_json() })
+        .collect();
+    let written = store.save_kev(&rows).await?;
+    Ok(Imported { read: rows.len(), written })
+}
+
+/// Upserts EPSS scores from a FIRST CSV file (plain or gzipped), in batches.
+pub async fn epss_file(store: &dyn Store, path: &Path) -> Result<Imported, ImportError> {
+    let reader = crate::epss::read_epss(open(path)?)?;
+    let date = reader.score_date.clone().unwrap_or_default();
+    let mut result = Imported::default();
+    let mut batch = Vec::with_capacity(BATCH * 10);
+    for score in reader {
+        let s = score?;
+        batch.push(EpssRow { cve_id: s.cve_id, epss: s.epss, percentile: s.percentile });
+        result.read += 1;
+        if batch.len() >= BATCH * 10 {
+            result.written += store.save_epss(&std::mem::take(&mut batch), &date).await?;
+        }
+    }
+    result.written += store.save_epss(&batch, &date).await?;
+    Ok(result)
+}
+
+/// Imports the CWE catalogue (XML): weaknesses and their related attack patterns.
+pub async fn cwe_file(store: &dyn Store, path: &Path) -> Result<Imported, ImportError> {
+    let weaknesses = crate::cwe::parse_cwe(open(path)?)?;
+    let rows: Vec<CweRow> =
+        weaknesses.iter().map(|w| CweRow { id: w.id, name: w.name.clone(), capec_ids: w.capec_ids.clone() }).collect();
+    let written = store.save_cwe(&rows).await?;
+    Ok(Imported { read: rows.len(), written })
+}
+
+/// Imports CAPEC attack patterns from CAPEC XML or STIX 2.1 JSON bundles (by content).
+pub async fn capec_file(store: &dyn Store, path: &Path) -> Result<Imported, ImportError> {
+    let mut reader = open(path)?;
+    let starts_with_xml = reader
+        .fill_buf()
+        .map_err(|source| FeedError::Io { what: path.display().to_string(), source })?
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        == Some(&b'<');
+    let patterns =
+        if starts_with_xml { crate::capec::parse_capec_xml(reader)? } else { crate::capec::parse_capec_stix(reader)? };
+    let rows: Vec<CapecRow> = patterns
+        .iter()
+        .map(|p| CapecRow {
+            id: p.id,
+            record: crate::capec::cve_search_json(p),
+            related_weaknesses: p.related_weaknesses.clone(),
+        })
+        .collect();
+    let written = store.save_capec(&rows).await?;
+    Ok(Imported { read: rows.len(), written })
+}
+
+/// The built-in sample records for the demo and mock mode.
+pub const SAMPLE: &str = include_str!("../sample/cves.jsonl");
+/// The CVE mock mode falls back to.
+pub const SAMPLE_CVE: &str = "CVE-2021-44228";
+
+/// Loads the built-in sample.
+pub async fn sample(store: &dyn Store) -> Result<Imported, ImportError> {
+    cve_search_jsonl(store, SAMPLE.as_bytes(), "built-in sample").await
+}

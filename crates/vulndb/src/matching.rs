@@ -1,0 +1,352 @@
+//! Matching CPE names against NVD applicability statements.
+//!
+//! Attribute comparison follows NISTIR 7696: ANY (`*`) matches everything, NA (`-`)
+//! only NA, a value with unquoted wildcards (`*` any run, `?` one character) is a
+//! pattern, anything else must be equal. A `cpeMatch` entry adds version ranges
+//! (`versionStart/End` `Including/Excluding`) compared with [`Version`]. A
+//! configuration is a tree of AND/OR nodes, each possibly negated.
+
+use model::Cpe;
+use serde::{Deserialize, Serialize};
+
+use crate::version::Version;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Operator {
+    And,
+    #[default]
+    Or,
+}
+
+/// One `cpeMatch` of NVD (`cpe_match` in the 1.1 feeds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpeMatch {
+    pub vulnerable: bool,
+    /// The CPE 2.3 name, canonical.
+    pub criteria: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_start_including: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_start_excluding: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_end_including: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_end_excluding: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Node {
+    pub operator: Operator,
+    #[serde(default)]
+    pub negate: bool,
+    pub matches: Vec<CpeMatch>,
+}
+
+/// One configuration: nodes joined by `operator`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Configuration {
+    pub operator: Operator,
+    #[serde(default)]
+    pub negate: bool,
+    pub nodes: Vec<Node>,
+}
+
+fn has_wildcard(v: &str) -> bool {
+    let mut chars = v.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '*' | '?' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Glob match of a quoted pattern against a quoted value: `*` any run, `?` one char.
+fn glob(pattern: &str, value: &str) -> bool {
+    fn tokens(s: &str) -> Vec<(char, bool)> {
+        // (character, is_wildcard)
+        let mut out = Vec::new();
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => out.push((chars.next().unwrap_or('\\'), false)),
+                '*' | '?' => out.push((c, true)),
+                _ => out.push((c, false)),
+            }
+        }
+        out
+    }
+    let p = tokens(pattern);
+    let v: Vec<char> = tokens(value).into_iter().map(|(c, _)| c).collect();
+    // Iterative matcher with backtracking on the last `*`.
+    let (mut pi, mut vi) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while vi < v.len() {
+        match p.get(pi) {
+            Some(('?', true)) => {
+                pi += 1;
+                vi += 1;
+            }
+            Some(('*', true)) => {
+                star = Some((pi, vi));
+                pi += 1;
+            }
+            Some((c, false)) if *c == v[vi] => {
+                pi += 1;
+                vi += 1;
+            }
+            _ => match star {
+                Some((sp, sv)) => {
+                    pi = sp + 1;
+                    vi = sv + 1;
+                    star = Some((sp, sv + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|t| *t == ('*', true))
+}
+
+/// NISTIR 7696 attribute match: does the `source` value (from a CVE) cover `target`
+/// (the name asked about)? A target of ANY is covered by everything: asking about
+/// "any version" finds every CVE of the product.
+pub fn attr_matches(source: &str, target: &str) -> bool {
+    if source == "*" || target == "*" {
+        return true;
+    }
+    if source == "-" || target == "-" {
+        return source == target;
+    }
+    if has_wildcard(source) {
+        return glob(source, target);
+    }
+    if has_wildcard(target) {
+        return glob(target, source);
+    }
+    source == target
+}
+
+impl CpeMatch {
+    pub fn has_range(&self) -> bool {
+        self.version_start_including.is_some()
+            || self.version_start_excluding.is_some()
+            || self.version_end_including.is_some()
+            || self.version_end_excluding.is_some()
+    }
+
+    /// Whether this entry covers the name `target`.
+    pub fn matches(&self, target: &Cpe) -> bool {
+        let Ok(criteria) = Cpe::parse(&self.criteria) else { return false };
+        let (c, t) = (criteria.attrs(), target.attrs());
+        for i in 0..11 {
+            if i == 3 {
+                continue;
+            }
+            if !attr_matches(&c[i], &t[i]) {
+                return false;
+            }
+        }
+        self.version_matches(&c[3], &t[3])
+    }
+
+    fn version_matches(&self, source: &str, target: &str) -> bool {
+        if !self.has_range() {
+            if has_wildcard(source)
+                || has_wildcard(target)
+                || source == "*"
+                || target == "*"
+                || source == "-"
+                || target == "-"
+            {
+                return attr_matches(source, target);
+            }
+            return Version::parse(&Cpe::unquote(source)) == Version::parse(&Cpe::unquote(target));
+        }
+        // A range applies to the versions the criteria leaves open.
+        if target == "*" {
+            return true;
+        }
+        if target == "-" || has_wildcard(target) || !attr_matches(source, target) {
+            return false;
+        }
+        let v = Version::parse(&Cpe::unquote(target));
+        let bound = |b: &Option<String>| b.as_deref().map(Version::parse);
+        bound(&self.version_start_including).is_none_or(|s| v >= s)
+            && bound(&self.version_start_excluding).is_none_or(|s| v > s)
+            && bound(&self.version_end_including).is_none_or(|e| v <= e)
+            && bound(&self.version_end_excluding).is_none_or(|e| v < e)
+    }
+}
+
+impl Node {
+    fn holds_for(&self, cpes: &[Cpe]) -> bool {
+        let hit = |m: &CpeMatch| cpes.iter().any(|c| m.matches(c));
+        let value = match self.operator {
+            Operator::Or => self.matches.iter().any(hit),
+            Operator::And => !self.matches.is_empty() && self.matches.iter().all(hit),
+        };
+        value != self.negate
+    }
+
+    fn has_vulnerable(&self) -> bool {
+        self.matches.iter().any(|m| m.vulnerable)
+    }
+}
+
+impl Configuration {
+    /// Full evaluation against everything known to run together (a host's software):
+    /// the tree holds and a vulnerable entry matched one of `cpes`.
+    pub fn applies_to_set(&self, cpes: &[Cpe]) -> bool {
+        let holds = match self.operator {
+            Operator::Or => self.nodes.iter().any(|n| n.holds_for(cpes)),
+            Operator::And => !self.nodes.is_empty() && self.nodes.iter().all(|n| n.holds_for(cpes)),
+        } != self.negate;
+        holds
+            && self
+                .nodes
+                .iter()
+                .filter(|n| !n.negate)
+                .any(|n| n.matches.iter().any(|m| m.vulnerable && cpes.iter().any(|c| m.matches(c))))
+    }
+
+    /// Evaluation for one name alone (the get-cve-from-cpe-id rule): a vulnerable entry
+    /// must match it; nodes with no vulnerable entry describe the platform it runs on
+    /// and are taken as present; every other node of an AND must hold for the name too.
+    pub fn applies_to(&self, cpe: &Cpe) -> bool {
+        let one = std::slice::from_ref(cpe);
+        let vulnerable_hit =
+            self.nodes.iter().filter(|n| !n.negate).any(|n| n.matches.iter().any(|m| m.vulnerable && m.matches(cpe)));
+        if !vulnerable_hit || self.negate {
+            return false;
+        }
+        match self.operator {
+            Operator::Or => true,
+            Operator::And => self.nodes.iter().all(|n| n.holds_for(one) || (!n.has_vulnerable() && !n.negate)),
+        }
+    }
+}
+
+/// Whether any configuration of a CVE applies to `cpe`.
+pub fn cve_applies(configurations: &[Configuration], cpe: &Cpe) -> bool {
+    configurations.iter().any(|c| c.applies_to(cpe))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn cpe(s: &str) -> Cpe {
+        Cpe::parse(s).unwrap()
+    }
+
+    fn m(criteria: &str, vulnerable: bool) -> CpeMatch {
+        CpeMatch {
+            vulnerable,
+            criteria: cpe(criteria).to_string(),
+            version_start_including: None,
+            version_start_excluding: None,
+            version_end_including: None,
+            version_end_excluding: None,
+        }
+    }
+
+    #[test]
+    fn attributes_per_nistir_7696() {
+        assert!(attr_matches("*", "anything"));
+        assert!(attr_matches("foo", "*"));
+        assert!(attr_matches("-", "-"));
+        assert!(!attr_matches("-", "foo") && !attr_matches("foo", "-"));
+        assert!(attr_matches("2.4.*", "2.4.49"));
+        assert!(!attr_matches("2.4.*", "2.5.0"));
+        assert!(attr_matches("1.0.?", "1.0.1") && !attr_matches("1.0.?", "1.0.10"));
+        assert!(attr_matches("*_firmware", "ios_firmware"));
+        assert!(!attr_matches(r"foo\*", "foobar"), "a quoted star is a literal");
+        assert!(attr_matches(r"foo\*", r"foo\*"));
+    }
+
+    #[test]
+    fn exact_versions_and_ranges() {
+        let exact = m("cpe:2.3:a:openssl:openssl:1.0.1f:*:*:*:*:*:*:*", true);
+        assert!(exact.matches(&cpe("cpe:2.3:a:openssl:openssl:1.0.1f")));
+        assert!(!exact.matches(&cpe("cpe:2.3:a:openssl:openssl:1.0.1g")));
+        assert!(exact.matches(&cpe("cpe:2.3:a:openssl:openssl")), "no version: any");
+        assert!(!exact.matches(&cpe("cpe:2.3:a:openssl:libressl:1.0.1f")));
+
+        let mut range = m("cpe:2.3:a:apache:log4j:*:*:*:*:*:*:*:*", true);
+        range.version_start_including = Some("2.0-beta9".into());
+        range.version_end_excluding = Some("2.3.1".into());
+        for (v, want) in [
+            ("2.0-beta8", false),
+            ("2.0-beta9", true),
+            ("2.0", true),
+            ("2.3.0", true),
+            ("2.3.1", false),
+            ("2.15.0", false),
+        ] {
+            assert_eq!(range.matches(&cpe(&format!("cpe:2.3:a:apache:log4j:{v}"))), want, "{v}");
+        }
+        assert!(range.matches(&cpe("cpe:2.3:a:apache:log4j")));
+        assert!(!range.matches(&cpe("cpe:2.3:a:apache:log4j:-")));
+        range.version_end_excluding = None;
+        range.version_end_including = Some("2.14.1".into());
+        assert!(range.matches(&cpe("cpe:2.3:a:apache:log4j:2.14.1")));
+        assert!(!range.matches(&cpe("cpe:2.3:a:apache:log4j:2.15.0")));
+        // Other attributes still count: an update given by the criteria must match.
+        let upd = m("cpe:2.3:a:openbsd:openssh:7.4:p1:*:*:*:*:*:*", true);
+        assert!(upd.matches(&cpe("cpe:2.3:a:openbsd:openssh:7.4:p1")));
+        assert!(!upd.matches(&cpe("cpe:2.3:a:openbsd:openssh:7.4:p2")));
+    }
+
+    #[test]
+    fn configurations_with_platforms() {
+        // Firmware vulnerable only on a given device: AND(OR(firmware, vulnerable), OR(device)).
+        let conf = Configuration {
+            operator: Operator::And,
+            negate: false,
+            nodes: vec![
+                Node {
+                    operator: Operator::Or,
+                    negate: false,
+                    matches: vec![m("cpe:2.3:o:acme:fw:1.0:*:*:*:*:*:*:*", true)],
+                },
+                Node {
+                    operator: Operator::Or,
+                    negate: false,
+                    matches: vec![m("cpe:2.3:h:acme:box:-:*:*:*:*:*:*:*", false)],
+                },
+            ],
+        };
+        let fw = cpe("cpe:2.3:o:acme:fw:1.0");
+        let bx = cpe("cpe:2.3:h:acme:box:-");
+        assert!(conf.applies_to(&fw), "alone, the platform is taken as present");
+        assert!(!conf.applies_to(&bx), "the platform alone is not vulnerable");
+        assert!(conf.applies_to_set(&[fw.clone(), bx.clone()]));
+        assert!(!conf.applies_to_set(std::slice::from_ref(&fw)), "with the full set, the platform must be there");
+        let mut negated = conf.clone();
+        negated.nodes[1].negate = true;
+        assert!(negated.applies_to_set(std::slice::from_ref(&fw)));
+        assert!(!negated.applies_to_set(&[fw, bx]));
+    }
+
+    proptest! {
+        #[test]
+        fn a_literal_matches_itself_and_any(s in "[a-z0-9_.]{1,12}") {
+            prop_assert!(attr_matches(&s, &s));
+            prop_assert!(attr_matches("*", &s));
+            let (pattern, value) = (format!("{s}*"), format!("{s}tail"));
+            prop_assert!(glob(&pattern, &value));
+        }
+
+        #[test]
+        fn glob_never_panics(p in "[a-z*?\\\\]{0,12}", v in "[a-z\\\\]{0,12}") {
+            let _ = glob(&p, &v);
+        }
+    }
+}

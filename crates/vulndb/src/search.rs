@@ -1,0 +1,65 @@
+//! get-cve-from-cpe-id: the CVEs whose configurations apply to a CPE name.
+//!
+//! The store narrows by vendor, product and version key (exact versions and ranges);
+//! every candidate is then evaluated against its full configurations
+//! ([`Configuration::applies_to`]). A name without a version (`*`) matches every CVE
+//! with a vulnerable entry for the product. Newest first (last-modified).
+
+use model::{Cpe, CveId, CveRecord};
+use store::{Store, StoreError};
+
+use crate::matching::{Configuration, cve_applies};
+use crate::version::Version;
+
+/// Candidates fetched per round trip.
+const BATCH: u32 = 1000;
+
+/// Why a name cannot be searched.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("cpe must name a vendor and a product")]
+    Unspecific,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The CVEs that apply to `cpe`, at most `limit`, newest first.
+pub async fn cves_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<CveRecord>, SearchError> {
+    let ids = cve_ids_for_cpe(store, cpe, limit).await?;
+    Ok(store.cves(&ids).await?)
+}
+
+/// The ids of [`cves_for_cpe`].
+pub async fn cve_ids_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<CveId>, SearchError> {
+    let (Some(vendor), Some(product)) = (Cpe::specific(cpe.vendor()), Cpe::specific(cpe.product())) else {
+        return Err(SearchError::Unspecific);
+    };
+    if vendor.contains(['*', '?']) || product.contains(['*', '?']) {
+        return Err(SearchError::Unspecific);
+    }
+    let version = cpe.version();
+    // The key narrows in SQL only for a concrete version; patterns and NA are decided
+    // by the evaluation alone.
+    let key = (version != "*" && version != "-" && !version.contains(['*', '?']))
+        .then(|| Version::parse(&Cpe::unquote(version)).key().to_owned());
+    let mut out = Vec::new();
+    let mut after: Option<(String, CveId)> = None;
+    while (out.len() as u32) < limit {
+        let batch = store.cve_candidates(vendor, product, key.as_deref(), after.as_ref(), BATCH).await?;
+        let done = (batch.len() as u32) < BATCH;
+        for c in &batch {
+            let configurations: Vec<Configuration> = serde_json::from_str(&c.configurations).unwrap_or_default();
+            if cve_applies(&configurations, cpe) {
+                out.push(c.id.clone());
+                if out.len() as u32 >= limit {
+                    break;
+                }
+            }
+        }
+        match batch.last() {
+            Some(last) if !done => after = Some((last.last_modified.clone(), last.id.clone())),
+            _ => break,
+        }
+    }
+    Ok(out)
+}

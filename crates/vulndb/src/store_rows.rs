@@ -1,0 +1,99 @@
+//! From an imported CVE to what the store keeps: the record, the configurations as
+//! JSON, and one index row per `cpeMatch` with version keys.
+
+use model::{Cpe, CveRecord};
+use store::{CpeMatchRow, StoredCve};
+
+use crate::matching::{Configuration, CpeMatch, Node, Operator};
+use crate::nvd::ImportedCve;
+use crate::version::Version;
+
+fn key(v: &Option<String>) -> Option<String> {
+    v.as_deref().map(|v| Version::parse(v).key().to_owned())
+}
+
+fn is_concrete(v: &str) -> bool {
+    v != "*" && v != "-" && !v.chars().any(|c| c == '*' || c == '?')
+}
+
+fn row(m: &CpeMatch) -> Option<CpeMatchRow> {
+    let cpe = Cpe::parse(&m.criteria).ok()?;
+    let version = cpe.version().to_owned();
+    let version_key = is_concrete(&version).then(|| Version::parse(&Cpe::unquote(&version)).key().to_owned());
+    Some(CpeMatchRow {
+        part: cpe.part().to_owned(),
+        vendor: cpe.vendor().to_owned(),
+        product: cpe.product().to_owned(),
+        version,
+        version_key,
+        start_incl: key(&m.version_start_including),
+        start_excl: key(&m.version_start_excluding),
+        end_incl: key(&m.version_end_including),
+        end_excl: key(&m.version_end_excluding),
+        vulnerable: m.vulnerable,
+        criteria: m.criteria.clone(),
+    })
+}
+
+/// The store's form of an imported CVE.
+pub fn stored(cve: &ImportedCve) -> StoredCve {
+    let matches =
+        cve.configurations.iter().flat_map(|c| c.nodes.iter()).flat_map(|n| n.matches.iter()).filter_map(row).collect();
+    StoredCve {
+        record: cve.record.clone(),
+        configurations: serde_json::to_string(&cve.configurations).unwrap_or_else(|_| "[]".to_owned()),
+        matches,
+    }
+}
+
+/// A cve-search record carries no configurations: its `vulnerable_product` names
+/// become one OR node of vulnerable entries with exact versions.
+pub fn from_cve_search(record: CveRecord) -> ImportedCve {
+    let matches = record
+        .vulnerable_product
+        .iter()
+        .filter_map(|p| Cpe::parse(p).ok())
+        .map(|c| CpeMatch {
+            vulnerable: true,
+            criteria: c.to_string(),
+            version_start_including: None,
+            version_start_excluding: None,
+            version_end_including: None,
+            version_end_excluding: None,
+        })
+        .collect::<Vec<_>>();
+    let configurations = if matches.is_empty() {
+        Vec::new()
+    } else {
+        vec![Configuration {
+            operator: Operator::Or,
+            negate: false,
+            nodes: vec![Node { operator: Operator::Or, negate: false, matches }],
+        }]
+    };
+    ImportedCve { record, configurations }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_carry_version_keys() {
+        let m = CpeMatch {
+            vulnerable: true,
+            criteria: "cpe:2.3:a:apache:log4j:*:*:*:*:*:*:*:*".into(),
+            version_start_including: Some("2.0".into()),
+            version_start_excluding: None,
+            version_end_including: None,
+            version_end_excluding: Some("2.3.1".into()),
+        };
+        let r = row(&m).unwrap();
+        assert_eq!((r.vendor.as_str(), r.product.as_str(), r.version.as_str()), ("apache", "log4j", "*"));
+        assert!(r.version_key.is_none());
+        let probe = Version::parse("2.1").key().to_owned();
+        assert!(r.start_incl.as_deref().unwrap() <= probe.as_str() && probe.as_str() < r.end_excl.as_deref().unwrap());
+        let exact = row(&CpeMatch { criteria: "cpe:2.3:a:openssl:openssl:1.0.1f:*:*:*:*:*:*:*".into(), ..m }).unwrap();
+        assert_eq!(exact.version_key.as_deref(), Some(Version::parse("1.0.1f").key()));
+    }
+}

@@ -1,0 +1,134 @@
+//! The NVD readers and the matcher against real records from ../shared/data.
+
+use std::path::{Path, PathBuf};
+
+use model::Cpe;
+use vulndb::matching::cve_applies;
+use vulndb::nvd::{ImportedCve, read_nvd};
+
+fn data() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is absent", p.display());
+        None
+    }
+}
+
+fn read_all(path: &Path) -> Vec<ImportedCve> {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = vulndb::maybe_gzip(std::io::BufReader::new(file)).unwrap();
+    let mut out = Vec::new();
+    read_nvd(reader, &path.display().to_string(), |c| {
+        out.push(c);
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+fn one(data: &Path, id: &str) -> ImportedCve {
+    let mut v = read_all(&data.join("nvd-2.0").join(format!("{id}.json")));
+    assert_eq!(v.len(), 1);
+    v.remove(0)
+}
+
+fn applies(c: &ImportedCve, cpe: &str) -> bool {
+    cve_applies(&c.configurations, &Cpe::parse(cpe).unwrap())
+}
+
+#[test]
+fn every_nvd_20_record_reads() {
+    let Some(data) = data() else { return };
+    let mut n = 0;
+    for entry in std::fs::read_dir(data.join("nvd-2.0")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let recs = read_all(&path);
+            assert!(!recs.is_empty(), "{}", path.display());
+            n += recs.len();
+        }
+    }
+    assert!(n >= 80, "{n}");
+}
+
+#[test]
+fn log4shell_projects_to_the_cve_search_record() {
+    let Some(data) = data() else { return };
+    let c = one(&data, "CVE-2021-44228");
+    let r = &c.record;
+    assert_eq!(r.id.as_str(), "CVE-2021-44228");
+    assert_eq!(r.assigner, "security@apache.org");
+    assert_eq!((r.cvss3, r.impact_score3, r.exploitability_score3), (Some(10.0), Some(6.0), Some(3.9)));
+    assert_eq!((r.cvss, r.impact_score, r.exploitability_score), (Some(9.3), Some(10.0), Some(8.6)));
+    assert_eq!(r.cvss_vector.as_deref(), Some("AV:N/AC:M/Au:N/C:C/I:C/A:C"));
+    assert_eq!(r.exploitability3.as_ref().unwrap().scope, "CHANGED");
+    assert_eq!(r.access.as_ref().unwrap().complexity, "MEDIUM");
+    assert!(r.cwe == "CWE-917" || r.cwe == "CWE-20", "{}", r.cwe);
+    assert!(r.summary.starts_with("Apache Log4j2 2.0-beta9 through 2.15.0"));
+    assert_eq!(model::timefmt::cve_search_datetime(r.published.0), "2021-12-10T10:15:09.143000");
+    assert!(r.vulnerable_product.iter().any(|p| p.starts_with("cpe:2.3:a:apache:log4j:")));
+    assert!(r.vulnerable_configuration_cpe_2_2.iter().all(|e| e.id.starts_with("cpe:/")));
+    assert!(r.references.len() > 50);
+
+    // Matching with the real ranges.
+    let cases = [
+        ("2.14.1", true),
+        ("2.0", true),
+        ("2.0:beta9", true), // NVD writes pre-releases in the update attribute
+        ("2.0:beta8", false),
+        ("2.12.1", true),
+        ("2.12.2", false), // the end of a range is excluded
+        ("2.13.0", true),
+        ("2.17.1", false),
+        ("2.16.0", false),
+        ("1.2.17", false),
+    ];
+    for (v, want) in cases {
+        assert_eq!(applies(&c, &format!("cpe:2.3:a:apache:log4j:{v}")), want, "log4j {v}");
+    }
+    assert!(applies(&c, "cpe:2.3:a:apache:log4j"), "no version: every CVE of the product");
+    assert!(!applies(&c, "cpe:2.3:a:apache:log4net:2.0"));
+    // The Siemens firmware entries are vulnerable only on their hardware (AND nodes).
+    assert!(applies(&c, "cpe:2.3:o:siemens:6bk1602-0aa12-0tp0_firmware:2.6"));
+    assert!(!applies(&c, "cpe:2.3:o:siemens:6bk1602-0aa12-0tp0_firmware:2.7.0"));
+    assert!(!applies(&c, "cpe:2.3:h:siemens:6bk1602-0aa12-0tp0:-"), "the hardware is the platform, not vulnerable");
+}
+
+#[test]
+fn heartbleed_in_the_legacy_feed() {
+    let Some(data) = data() else { return };
+    let recs = read_all(&data.join("nvd-1.1/nvdcve-1.1-2014.json.gz"));
+    assert_eq!(recs.len(), 8846, "CVE_data_numberOfCVEs of the feed");
+    let hb = recs.iter().find(|c| c.record.id.as_str() == "CVE-2014-0160").unwrap();
+    assert_eq!(hb.record.cwe, "CWE-119".replace("119", &hb.record.cwe[4..]), "a CWE id");
+    assert_eq!(hb.record.cvss, Some(5.0));
+    assert!(hb.record.refmap.contains_key("bid") || hb.record.refmap.contains_key("confirm"));
+    for (v, want) in [("1.0.1", true), ("1.0.1f", true), ("1.0.1g", false), ("1.0.0", false), ("1.0.2", false)] {
+        assert_eq!(applies(hb, &format!("cpe:2.3:a:openssl:openssl:{v}")), want, "openssl {v}");
+    }
+    // The 2.0 record of the same CVE agrees.
+    let hb2 = one(&data, "CVE-2014-0160");
+    for v in ["1.0.1", "1.0.1f", "1.0.1g", "1.0.2"] {
+        let cpe = format!("cpe:2.3:a:openssl:openssl:{v}");
+        assert_eq!(applies(hb, &cpe), applies(&hb2, &cpe), "{v}");
+    }
+}
+
+#[test]
+fn a_truncated_feed_is_an_error_with_a_position() {
+    let Some(data) = data() else { return };
+    let bytes = std::fs::read(data.join("nvd-2.0/CVE-2007-1508.from-nvdcve-2.0-modified.json")).unwrap();
+    let cut = &bytes[..bytes.len() / 2];
+    let err = read_nvd(cut, "feed.json", |_| Ok(())).unwrap_err().to_string();
+    assert!(err.starts_with("feed.json: line "), "{err}");
+    let err = read_nvd(
+        &b"{\"vulnerabilities\": [{\"cve\": {\"id\": \"CVE-1\", \"published\": \"x\", \"lastModified\": \"y\"}}]}"[..],
+        "f",
+        |_| Ok(()),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("record 1"), "{err}");
+}
