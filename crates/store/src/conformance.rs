@@ -317,6 +317,7 @@ fn stored(id: &str, modified: &str, matches: Vec<CpeMatchRow>) -> StoredCve {
     StoredCve {
         record: cve(id, modified, &products.iter().map(String::as_str).collect::<Vec<_>>()),
         configurations: "[]".into(),
+        needs_eval: false,
         matches,
     }
 }
@@ -353,28 +354,38 @@ async fn cves(store: &dyn Store) {
 
     // Candidates: by product, by exact version key, by range of keys, newest first.
     let ids = |c: Vec<CveCandidate>| c.into_iter().map(|c| c.id.to_string()).collect::<Vec<_>>();
-    assert_eq!(ids(store.cve_candidates("apache", "log4j", Some("k210"), None, 10).await.unwrap()), ["CVE-2021-44228"]);
+    assert_eq!(
+        ids(store.cve_candidates(None, "apache", "log4j", Some("k210"), false, None, 10).await.unwrap()),
+        ["CVE-2021-44228"]
+    );
     assert!(
-        store.cve_candidates("apache", "log4j", Some("k216"), None, 10).await.unwrap().is_empty(),
+        store.cve_candidates(None, "apache", "log4j", Some("k216"), false, None, 10).await.unwrap().is_empty(),
         "past the range end"
     );
     assert!(
-        store.cve_candidates("apache", "log4j", Some("k199"), None, 10).await.unwrap().is_empty(),
+        store.cve_candidates(None, "apache", "log4j", Some("k199"), false, None, 10).await.unwrap().is_empty(),
         "before the range"
     );
     assert_eq!(
-        ids(store.cve_candidates("apache", "http_server", Some("k241"), None, 10).await.unwrap()),
+        ids(store.cve_candidates(None, "apache", "http_server", Some("k241"), false, None, 10).await.unwrap()),
         ["CVE-2020-0002", "CVE-2020-0001"],
         "an exact version and an open criteria; ties by id, descending"
     );
     assert_eq!(
-        ids(store.cve_candidates("apache", "http_server", Some("k300"), None, 10).await.unwrap()),
+        ids(store.cve_candidates(None, "apache", "http_server", Some("k300"), false, None, 10).await.unwrap()),
         ["CVE-2020-0001"]
     );
-    let first = store.cve_candidates("apache", "http_server", None, None, 1).await.unwrap();
+    let first = store.cve_candidates(None, "apache", "http_server", None, false, None, 1).await.unwrap();
+    assert!(first[0].configurations.is_none(), "not needed for evaluation, not asked for");
+    let with = store.cve_candidates(Some("a"), "apache", "http_server", None, true, None, 1).await.unwrap();
+    assert_eq!(with[0].configurations.as_deref(), Some("[]"));
+    assert!(
+        store.cve_candidates(Some("o"), "apache", "http_server", None, false, None, 1).await.unwrap().is_empty(),
+        "part"
+    );
     let after = (first[0].last_modified.clone(), first[0].id.clone());
     assert_eq!(
-        ids(store.cve_candidates("apache", "http_server", None, Some(&after), 10).await.unwrap()),
+        ids(store.cve_candidates(None, "apache", "http_server", None, false, Some(&after), 10).await.unwrap()),
         ["CVE-2020-0001"]
     );
 

@@ -78,6 +78,8 @@ pub struct CpeMatchRow {
 pub struct StoredCve {
     pub record: CveRecord,
     pub configurations: String,
+    /// Whether a match needs the configurations evaluated, or the index rows suffice.
+    pub needs_eval: bool,
     pub matches: Vec<CpeMatchRow>,
 }
 
@@ -86,7 +88,8 @@ pub struct StoredCve {
 pub struct CveCandidate {
     pub id: CveId,
     pub last_modified: String,
-    pub configurations: String,
+    /// The configurations, when they must be evaluated (or were asked for).
+    pub configurations: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -209,14 +212,18 @@ pub trait Store: Send + Sync + 'static {
     async fn cve(&self, id: &CveId) -> Result<Option<CveRecord>>;
     /// Records in the order asked for (unknown ids are left out), with KEV and EPSS.
     async fn cves(&self, ids: &[CveId]) -> Result<Vec<CveRecord>>;
-    /// CVEs with a vulnerable entry for `vendor`/`product` that may cover
-    /// `version_key` (all of them when `None`), newest first, after `after`
-    /// (last-modified, id) when given. The caller evaluates the configurations.
+    /// CVEs with a vulnerable entry for `part` (any when `None`), `vendor` and
+    /// `product` that may cover `version_key` (all of them when `None`), newest first,
+    /// after `after` (last-modified, id) when given. Configurations come with the
+    /// candidates that need evaluating, or with all when `all_configurations`.
+    #[allow(clippy::too_many_arguments)]
     async fn cve_candidates(
         &self,
+        part: Option<&str>,
         vendor: &str,
         product: &str,
         version_key: Option<&str>,
+        all_configurations: bool,
         after: Option<&(String, CveId)>,
         batch: u32,
     ) -> Result<Vec<CveCandidate>>;

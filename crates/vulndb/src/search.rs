@@ -38,18 +38,25 @@ pub async fn cve_ids_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result
         return Err(SearchError::Unspecific);
     }
     let version = cpe.version();
-    // The key narrows in SQL only for a concrete version; patterns and NA are decided
-    // by the evaluation alone.
-    let key = (version != "*" && version != "-" && !version.contains(['*', '?']))
-        .then(|| Version::parse(&Cpe::unquote(version)).key().to_owned());
+    let concrete = version != "*" && version != "-" && !version.contains(['*', '?']);
+    // The key narrows in SQL only for a concrete version; NA and patterns are decided
+    // by evaluation, and so is any query that sets attributes beyond the version.
+    let key = concrete.then(|| Version::parse(&Cpe::unquote(version)).key().to_owned());
+    let evaluate_all = (!concrete && version != "*") || cpe.attrs()[4..].iter().any(|a| a != "*");
+    let part = Cpe::specific(cpe.part());
     let mut out = Vec::new();
     let mut after: Option<(String, CveId)> = None;
     while (out.len() as u32) < limit {
-        let batch = store.cve_candidates(vendor, product, key.as_deref(), after.as_ref(), BATCH).await?;
+        let batch =
+            store.cve_candidates(part, vendor, product, key.as_deref(), evaluate_all, after.as_ref(), BATCH).await?;
         let done = (batch.len() as u32) < BATCH;
         for c in &batch {
-            let configurations: Vec<Configuration> = serde_json::from_str(&c.configurations).unwrap_or_default();
-            if cve_applies(&configurations, cpe) {
+            // Without configurations the index rows have decided already.
+            let applies = match &c.configurations {
+                None => true,
+                Some(json) => cve_applies(&serde_json::from_str::<Vec<Configuration>>(json).unwrap_or_default(), cpe),
+            };
+            if applies {
                 out.push(c.id.clone());
                 if out.len() as u32 >= limit {
                     break;

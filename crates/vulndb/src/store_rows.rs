@@ -35,6 +35,22 @@ fn row(m: &CpeMatch) -> Option<CpeMatchRow> {
     })
 }
 
+/// Whether the index rows alone decide a plain query (vendor, product, version): no
+/// AND of several parts, no negation, no NA or pattern versions.
+fn needs_eval(configurations: &[Configuration]) -> bool {
+    configurations.iter().any(|c| {
+        c.negate
+            || (c.operator == Operator::And && c.nodes.len() > 1)
+            || c.nodes.iter().any(|n| {
+                n.negate
+                    || (n.operator == Operator::And && n.matches.len() > 1)
+                    || n.matches.iter().any(|m| {
+                        Cpe::parse(&m.criteria).map_or(true, |c| !is_concrete(c.version()) && c.version() != "*")
+                    })
+            })
+    })
+}
+
 /// The store's form of an imported CVE.
 pub fn stored(cve: &ImportedCve) -> StoredCve {
     let matches =
@@ -42,6 +58,7 @@ pub fn stored(cve: &ImportedCve) -> StoredCve {
     StoredCve {
         record: cve.record.clone(),
         configurations: serde_json::to_string(&cve.configurations).unwrap_or_else(|_| "[]".to_owned()),
+        needs_eval: needs_eval(&cve.configurations),
         matches,
     }
 }

@@ -3,6 +3,9 @@
 -- and the side feeds (KEV, EPSS, CWE, CAPEC) joined at read time.
 
 ALTER TABLE cves ADD COLUMN configurations TEXT NOT NULL DEFAULT '[]';
+-- 0 when the index rows decide a match alone (OR trees, plain versions); 1 when the
+-- configurations must be evaluated (AND, negation, NA or pattern versions).
+ALTER TABLE cves ADD COLUMN needs_eval INTEGER NOT NULL DEFAULT 1;
 
 DROP TABLE cve_products;
 

@@ -944,13 +944,15 @@ impl Store for SqliteStore {
     async fn upsert_cves(&self, cves: &[StoredCve]) -> Result<usize> {
         let mut tx = self.begin().await?;
         let mut written = 0;
+        let mut products: std::collections::BTreeSet<(&str, &str)> = std::collections::BTreeSet::new();
         for c in cves {
             let r = &c.record;
             let last = rfc3339_micros(r.last_modified.unwrap_or(r.modified).0);
             let done = sqlx::query(
-                "INSERT INTO cves (id, published, last_modified, record, configurations) VALUES (?1, ?2, ?3, ?4, ?5) \
+                "INSERT INTO cves (id, published, last_modified, record, configurations, needs_eval) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
                  ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
-                 record = excluded.record, configurations = excluded.configurations \
+                 record = excluded.record, configurations = excluded.configurations, needs_eval = excluded.needs_eval \
                  WHERE excluded.last_modified > cves.last_modified",
             )
             .bind(r.id.as_str())
@@ -958,6 +960,7 @@ impl Store for SqliteStore {
             .bind(&last)
             .bind(to_json(r)?)
             .bind(&c.configurations)
+            .bind(c.needs_eval)
             .execute(&mut *tx)
             .await?;
             if done.rows_affected() == 0 {
@@ -965,31 +968,40 @@ impl Store for SqliteStore {
             }
             written += 1;
             sqlx::query("DELETE FROM cve_cpe_matches WHERE cve_id = ?1").bind(r.id.as_str()).execute(&mut *tx).await?;
-            for m in &c.matches {
-                sqlx::query(
+            // Multi-row inserts: one statement per 80 rows (12 parameters each).
+            for chunk in c.matches.chunks(80) {
+                let mut q = sqlx::QueryBuilder::<Sqlite>::new(
                     "INSERT INTO cve_cpe_matches (cve_id, part, vendor, product, version, version_key, start_incl, \
-                     start_excl, end_incl, end_excl, vulnerable, criteria) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                )
-                .bind(r.id.as_str())
-                .bind(&m.part)
-                .bind(&m.vendor)
-                .bind(&m.product)
-                .bind(&m.version)
-                .bind(m.version_key.as_deref())
-                .bind(m.start_incl.as_deref())
-                .bind(m.start_excl.as_deref())
-                .bind(m.end_incl.as_deref())
-                .bind(m.end_excl.as_deref())
-                .bind(m.vulnerable)
-                .bind(&m.criteria)
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query("INSERT INTO cpe_products (vendor, product) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
-                    .bind(&m.vendor)
-                    .bind(&m.product)
-                    .execute(&mut *tx)
-                    .await?;
+                     start_excl, end_incl, end_excl, vulnerable, criteria) ",
+                );
+                q.push_values(chunk, |mut b, m| {
+                    b.push_bind(r.id.as_str())
+                        .push_bind(&m.part)
+                        .push_bind(&m.vendor)
+                        .push_bind(&m.product)
+                        .push_bind(&m.version)
+                        .push_bind(m.version_key.as_deref())
+                        .push_bind(m.start_incl.as_deref())
+                        .push_bind(m.start_excl.as_deref())
+                        .push_bind(m.end_incl.as_deref())
+                        .push_bind(m.end_excl.as_deref())
+                        .push_bind(m.vulnerable)
+                        .push_bind(&m.criteria);
+                });
+                q.build().execute(&mut *tx).await?;
             }
+            for m in &c.matches {
+                products.insert((m.vendor.as_str(), m.product.as_str()));
+            }
+        }
+        let products: Vec<(&str, &str)> = products.into_iter().collect();
+        for chunk in products.chunks(400) {
+            let mut q = sqlx::QueryBuilder::<Sqlite>::new("INSERT INTO cpe_products (vendor, product) ");
+            q.push_values(chunk, |mut b, (v, p)| {
+                b.push_bind(*v).push_bind(*p);
+            });
+            q.push(" ON CONFLICT DO NOTHING");
+            q.build().execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(written)
@@ -1031,15 +1043,19 @@ impl Store for SqliteStore {
 
     async fn cve_candidates(
         &self,
+        part: Option<&str>,
         vendor: &str,
         product: &str,
         version_key: Option<&str>,
+        all_configurations: bool,
         after: Option<&(String, CveId)>,
         batch: u32,
     ) -> Result<Vec<CveCandidate>> {
         let rows = sqlx::query(
-            "SELECT c.id, c.last_modified, c.configurations FROM cves c WHERE c.id IN ( \
+            "SELECT c.id, c.last_modified, CASE WHEN c.needs_eval OR ?8 THEN c.configurations END AS configurations \
+             FROM cves c WHERE c.id IN ( \
                SELECT m.cve_id FROM cve_cpe_matches m WHERE m.vendor = ?1 AND m.product = ?2 AND m.vulnerable = 1 \
+               AND (?7 IS NULL OR m.part = ?7) \
                AND (?3 IS NULL OR m.version_key = ?3 OR (m.version_key IS NULL \
                  AND (m.start_incl IS NULL OR m.start_incl <= ?3) AND (m.start_excl IS NULL OR m.start_excl < ?3) \
                  AND (m.end_incl IS NULL OR m.end_incl >= ?3) AND (m.end_excl IS NULL OR m.end_excl > ?3)))) \
@@ -1052,6 +1068,8 @@ impl Store for SqliteStore {
         .bind(after.map(|a| a.0.as_str()))
         .bind(after.map(|a| a.1.as_str()))
         .bind(i64::from(batch))
+        .bind(part)
+        .bind(all_configurations)
         .fetch_all(&self.read)
         .await?;
         rows.iter()

@@ -1,0 +1,64 @@
+//! In-process latency of the vulnerability lookups over an existing database:
+//! `search_bench DB_URL [ROUNDS]`. Prints p50/p99 per query kind; `bench/vulndb.sh`
+//! runs it beside the HTTP figures.
+
+use std::time::{Duration, Instant};
+
+use model::{Cpe, CveId};
+use store::{SqliteStore, Store};
+
+fn pct(mut v: Vec<Duration>, p: f64) -> Duration {
+    v.sort();
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v.get(i).copied().unwrap_or_default()
+}
+
+fn report(name: &str, times: Vec<Duration>, results: usize) {
+    println!(
+        "{name:<58} p50 {:>9.3} ms  p99 {:>9.3} ms  ({results} results)",
+        pct(times.clone(), 0.5).as_secs_f64() * 1e3,
+        pct(times, 0.99).as_secs_f64() * 1e3
+    );
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let url = args.next().ok_or("usage: search_bench DB_URL [ROUNDS]")?;
+    let rounds: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(200);
+    let store = SqliteStore::open(&url).await?;
+
+    let ids = ["CVE-2014-0160", "CVE-2021-44228", "CVE-2017-5638", "CVE-2008-0166", "CVE-2099-0001"];
+    let mut times = Vec::new();
+    for i in 0..rounds {
+        let id = CveId::parse(ids[i % ids.len()])?;
+        let t = Instant::now();
+        let r = store.cve(&id).await?;
+        times.push(t.elapsed());
+        std::hint::black_box(r);
+    }
+    report("describe (store.cve)", times, 1);
+
+    for cpe in [
+        "cpe:2.3:a:openssl:openssl:1.0.1f",
+        "cpe:2.3:a:apache:http_server:2.4.7",
+        "cpe:2.3:a:apache:log4j:2.14.1",
+        "cpe:2.3:o:linux:linux_kernel:3.2",
+        "cpe:2.3:a:microsoft:internet_explorer:*",
+    ] {
+        let cpe = Cpe::parse(cpe)?;
+        let (mut match_t, mut total_t, mut n) = (Vec::new(), Vec::new(), 0);
+        for _ in 0..rounds.min(50) {
+            let t = Instant::now();
+            let ids = vulndb::search::cve_ids_for_cpe(&store, &cpe, 500).await?;
+            match_t.push(t.elapsed());
+            let recs = store.cves(&ids).await?;
+            total_t.push(t.elapsed());
+            n = recs.len();
+            std::hint::black_box(recs);
+        }
+        report(&format!("match {cpe}"), match_t, n);
+        report(&format!("match + load records {cpe}"), total_t, n);
+    }
+    Ok(())
+}
