@@ -1,5 +1,5 @@
 //! In-process latency of the vulnerability lookups over an existing database:
-//! `search_bench DB_URL [ROUNDS]`. Prints p50/p99 per query kind; `bench/vulndb.sh`
+//! `search_bench DB_URL [ROUNDS] [CPE...]`. Prints p50/p99 per query kind; `bench/vulndb.sh`
 //! runs it beside the HTTP figures.
 
 use std::time::{Duration, Instant};
@@ -26,6 +26,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let url = args.next().ok_or("usage: search_bench DB_URL [ROUNDS]")?;
     let rounds: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(200);
+    let given: Vec<String> = args.collect();
     let store = SqliteStore::open(&url).await?;
 
     let ids = ["CVE-2014-0160", "CVE-2021-44228", "CVE-2017-5638", "CVE-2008-0166", "CVE-2099-0001"];
@@ -39,13 +40,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     report("describe (store.cve)", times, 1);
 
-    for cpe in [
+    let defaults = [
         "cpe:2.3:a:openssl:openssl:1.0.1f",
         "cpe:2.3:a:apache:http_server:2.4.7",
         "cpe:2.3:a:apache:log4j:2.14.1",
         "cpe:2.3:o:linux:linux_kernel:3.2",
         "cpe:2.3:a:microsoft:internet_explorer:*",
-    ] {
+    ];
+    let cpes: Vec<&str> = if given.is_empty() { defaults.to_vec() } else { given.iter().map(String::as_str).collect() };
+    for cpe in cpes {
         let cpe = Cpe::parse(cpe)?;
         let (mut match_t, mut total_t, mut n) = (Vec::new(), Vec::new(), 0);
         for _ in 0..rounds.min(50) {

@@ -9,21 +9,24 @@ ALTER TABLE cves ADD COLUMN needs_eval INTEGER NOT NULL DEFAULT 1;
 
 DROP TABLE cve_products;
 
+-- Clustered by (vendor, product, vulnerable, version_key): an exact version is one
+-- seek, and the rows without one ('' — ranges, ANY, NA, patterns) are contiguous.
+-- Absent keys are '' (primary-key columns of a WITHOUT ROWID table cannot be NULL).
 CREATE TABLE cve_cpe_matches (
-    cve_id      TEXT NOT NULL REFERENCES cves (id) ON DELETE CASCADE,
-    part        TEXT NOT NULL,
     vendor      TEXT NOT NULL,
     product     TEXT NOT NULL,
+    vulnerable  INTEGER NOT NULL,
+    version_key TEXT NOT NULL,
+    cve_id      TEXT NOT NULL REFERENCES cves (id) ON DELETE CASCADE,
+    criteria    TEXT NOT NULL,
+    part        TEXT NOT NULL,
     version     TEXT NOT NULL,
-    version_key TEXT,
     start_incl  TEXT,
     start_excl  TEXT,
     end_incl    TEXT,
     end_excl    TEXT,
-    vulnerable  INTEGER NOT NULL,
-    criteria    TEXT NOT NULL
-);
-CREATE INDEX cve_cpe_matches_vp ON cve_cpe_matches (vendor, product, vulnerable);
+    PRIMARY KEY (vendor, product, vulnerable, version_key, cve_id, criteria, start_incl, start_excl, end_incl, end_excl)
+) WITHOUT ROWID;
 CREATE INDEX cve_cpe_matches_cve ON cve_cpe_matches (cve_id);
 
 CREATE TABLE cpe_products (

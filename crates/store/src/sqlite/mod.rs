@@ -971,20 +971,21 @@ impl Store for SqliteStore {
             // Multi-row inserts: one statement per 80 rows (12 parameters each).
             for chunk in c.matches.chunks(80) {
                 let mut q = sqlx::QueryBuilder::<Sqlite>::new(
-                    "INSERT INTO cve_cpe_matches (cve_id, part, vendor, product, version, version_key, start_incl, \
-                     start_excl, end_incl, end_excl, vulnerable, criteria) ",
+                    "INSERT OR IGNORE INTO cve_cpe_matches (cve_id, part, vendor, product, version, version_key, \
+                     start_incl, start_excl, end_incl, end_excl, vulnerable, criteria) ",
                 );
+                let key = |k: &Option<String>| k.clone().unwrap_or_default();
                 q.push_values(chunk, |mut b, m| {
                     b.push_bind(r.id.as_str())
                         .push_bind(&m.part)
                         .push_bind(&m.vendor)
                         .push_bind(&m.product)
                         .push_bind(&m.version)
-                        .push_bind(m.version_key.as_deref())
-                        .push_bind(m.start_incl.as_deref())
-                        .push_bind(m.start_excl.as_deref())
-                        .push_bind(m.end_incl.as_deref())
-                        .push_bind(m.end_excl.as_deref())
+                        .push_bind(key(&m.version_key))
+                        .push_bind(key(&m.start_incl))
+                        .push_bind(key(&m.start_excl))
+                        .push_bind(key(&m.end_incl))
+                        .push_bind(key(&m.end_excl))
                         .push_bind(m.vulnerable)
                         .push_bind(&m.criteria);
                 });
@@ -1051,27 +1052,33 @@ impl Store for SqliteStore {
         after: Option<&(String, CveId)>,
         batch: u32,
     ) -> Result<Vec<CveCandidate>> {
-        let rows = sqlx::query(
+        // Two seeks: the rows naming this exact version, and the rows without a version
+        // whose range holds it ('' stands for an absent bound).
+        const EXACT_OR_RANGE: &str = "SELECT cve_id FROM cve_cpe_matches WHERE vendor = ?1 AND product = ?2 \
+             AND vulnerable = 1 AND version_key = ?3 AND (?7 IS NULL OR part = ?7) \
+             UNION SELECT cve_id FROM cve_cpe_matches WHERE vendor = ?1 AND product = ?2 AND vulnerable = 1 \
+             AND version_key = '' AND (?7 IS NULL OR part = ?7) \
+             AND (start_incl = '' OR start_incl <= ?3) AND (start_excl = '' OR start_excl < ?3) \
+             AND (end_incl = '' OR end_incl >= ?3) AND (end_excl = '' OR end_excl > ?3)";
+        const ANY_VERSION: &str = "SELECT cve_id FROM cve_cpe_matches WHERE vendor = ?1 AND product = ?2 \
+             AND vulnerable = 1 AND (?7 IS NULL OR part = ?7) AND ?3 IS NULL";
+        let sql = format!(
             "SELECT c.id, c.last_modified, CASE WHEN c.needs_eval OR ?8 THEN c.configurations END AS configurations \
-             FROM cves c WHERE c.id IN ( \
-               SELECT m.cve_id FROM cve_cpe_matches m WHERE m.vendor = ?1 AND m.product = ?2 AND m.vulnerable = 1 \
-               AND (?7 IS NULL OR m.part = ?7) \
-               AND (?3 IS NULL OR m.version_key = ?3 OR (m.version_key IS NULL \
-                 AND (m.start_incl IS NULL OR m.start_incl <= ?3) AND (m.start_excl IS NULL OR m.start_excl < ?3) \
-                 AND (m.end_incl IS NULL OR m.end_incl >= ?3) AND (m.end_excl IS NULL OR m.end_excl > ?3)))) \
-             AND (?4 IS NULL OR (c.last_modified, c.id) < (?4, ?5)) \
+             FROM cves c WHERE c.id IN ({}) AND (?4 IS NULL OR (c.last_modified, c.id) < (?4, ?5)) \
              ORDER BY c.last_modified DESC, c.id DESC LIMIT ?6",
-        )
-        .bind(vendor)
-        .bind(product)
-        .bind(version_key)
-        .bind(after.map(|a| a.0.as_str()))
-        .bind(after.map(|a| a.1.as_str()))
-        .bind(i64::from(batch))
-        .bind(part)
-        .bind(all_configurations)
-        .fetch_all(&self.read)
-        .await?;
+            if version_key.is_some() { EXACT_OR_RANGE } else { ANY_VERSION }
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(vendor)
+            .bind(product)
+            .bind(version_key)
+            .bind(after.map(|a| a.0.as_str()))
+            .bind(after.map(|a| a.1.as_str()))
+            .bind(i64::from(batch))
+            .bind(part)
+            .bind(all_configurations)
+            .fetch_all(&self.read)
+            .await?;
         rows.iter()
             .map(|r| {
                 let id: String = r.try_get("id")?;
