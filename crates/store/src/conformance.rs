@@ -425,6 +425,9 @@ async fn cves(store: &dyn Store) {
     );
     assert_eq!(store.capec_for_cwe("CWE-80").await.unwrap(), [serde_json::json!({"id": "7"})], "fallback by relation");
     assert!(store.capec_for_cwe("Unknown").await.unwrap().is_empty());
+    let both = store.capec_for_cwes(&["CWE-79", "CWE-80", "CWE-1", "NVD-CWE-Other"]).await.unwrap();
+    assert_eq!(both.keys().collect::<Vec<_>>(), ["CWE-79", "CWE-80"]);
+    assert_eq!(both["CWE-79"].len(), 2);
 
     assert!(store.feed_state("nvd").await.unwrap().is_none());
     store.set_feed_state("nvd", "2026-01-01T00:00:00Z").await.unwrap();

@@ -236,9 +236,15 @@ pub trait Store: Send + Sync + 'static {
     async fn save_epss(&self, scores: &[EpssRow], score_date: &str) -> Result<usize>;
     async fn save_cwe(&self, weaknesses: &[CweRow]) -> Result<usize>;
     async fn save_capec(&self, patterns: &[CapecRow]) -> Result<usize>;
-    /// The attack patterns cve-search lists for a CWE (`CWE-79`): those the weakness
-    /// names, else those that name the weakness; by CAPEC id.
-    async fn capec_for_cwe(&self, cwe: &str) -> Result<Vec<serde_json::Value>>;
+    /// The attack patterns cve-search lists for each CWE (`CWE-79`): those the
+    /// weakness names, else those that name the weakness; by CAPEC id. CWEs without
+    /// patterns (and values that are not CWE ids) are left out of the map.
+    async fn capec_for_cwes(&self, cwes: &[&str]) -> Result<BTreeMap<String, Vec<serde_json::Value>>>;
+
+    /// [`Store::capec_for_cwes`] for one CWE.
+    async fn capec_for_cwe(&self, cwe: &str) -> Result<Vec<serde_json::Value>> {
+        Ok(self.capec_for_cwes(&[cwe]).await?.remove(cwe).unwrap_or_default())
+    }
     async fn feed_state(&self, feed: &str) -> Result<Option<String>>;
     async fn set_feed_state(&self, feed: &str, value: &str) -> Result<()>;
 

@@ -1173,27 +1173,40 @@ impl Store for SqliteStore {
         Ok(patterns.len())
     }
 
-    async fn capec_for_cwe(&self, cwe: &str) -> Result<Vec<serde_json::Value>> {
-        let Some(n) = cwe.strip_prefix("CWE-").and_then(|n| n.parse::<i64>().ok()) else {
-            return Ok(Vec::new());
-        };
-        let named: Vec<String> = sqlx::query_scalar(
-            "SELECT p.record FROM cwe w, json_each(w.capec_ids) j JOIN capec p ON p.id = j.value WHERE w.id = ?1 ORDER BY p.id",
+    async fn capec_for_cwes(&self, cwes: &[&str]) -> Result<BTreeMap<String, Vec<serde_json::Value>>> {
+        let numbers: Vec<i64> =
+            cwes.iter().filter_map(|c| c.strip_prefix("CWE-").and_then(|n| n.parse::<i64>().ok())).collect();
+        let mut out: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
+        if numbers.is_empty() {
+            return Ok(out);
+        }
+        let wanted = to_json(&numbers)?;
+        // Patterns each weakness names.
+        for r in sqlx::query(
+            "SELECT w.id AS cwe, p.record FROM cwe w, json_each(w.capec_ids) j JOIN capec p ON p.id = j.value \
+             WHERE w.id IN (SELECT value FROM json_each(?1)) ORDER BY w.id, p.id",
         )
-        .bind(n)
+        .bind(&wanted)
         .fetch_all(&self.read)
-        .await?;
-        let records = if named.is_empty() {
-            sqlx::query_scalar(
-                "SELECT p.record FROM capec p WHERE EXISTS (SELECT 1 FROM json_each(p.related_weaknesses) j WHERE j.value = ?1) ORDER BY p.id",
+        .await?
+        {
+            out.entry(format!("CWE-{}", r.try_get::<i64, _>("cwe")?)).or_default().push(json(r.try_get("record")?)?);
+        }
+        // Weaknesses that name none: the patterns that name the weakness.
+        let rest: Vec<String> = numbers.iter().map(|n| format!("CWE-{n}")).filter(|c| !out.contains_key(c)).collect();
+        if !rest.is_empty() {
+            for r in sqlx::query(
+                "SELECT j.value AS cwe, p.record FROM capec p, json_each(p.related_weaknesses) j \
+                 WHERE j.value IN (SELECT value FROM json_each(?1)) ORDER BY p.id",
             )
-            .bind(format!("CWE-{n}"))
+            .bind(to_json(&rest)?)
             .fetch_all(&self.read)
             .await?
-        } else {
-            named
-        };
-        records.iter().map(|r| json(r)).collect()
+            {
+                out.entry(r.try_get("cwe")?).or_default().push(json(r.try_get("record")?)?);
+            }
+        }
+        Ok(out)
     }
 
     async fn feed_state(&self, feed: &str) -> Result<Option<String>> {
