@@ -699,9 +699,9 @@ pub struct CpeObject {
     pub title: String,
 }
 
-impl From<&CpeEntry> for CpeObject {
-    fn from(e: &CpeEntry) -> Self {
-        Self { id: e.id.clone(), title: e.title.clone() }
+impl From<CpeEntry> for CpeObject {
+    fn from(e: CpeEntry) -> Self {
+        Self { id: e.id, title: e.title }
     }
 }
 
@@ -781,7 +781,7 @@ fn exploitability3(r: &CveRecord) -> Exploitability3Out {
 
 fn cpe22(r: &CveRecord, as_objects: bool) -> Cpe22List {
     if as_objects {
-        Cpe22List::Objects(r.vulnerable_configuration_cpe_2_2.iter().map(CpeObject::from).collect())
+        Cpe22List::Objects(r.vulnerable_configuration_cpe_2_2.iter().cloned().map(CpeObject::from).collect())
     } else {
         Cpe22List::Names(r.vulnerable_configuration_cpe_2_2.iter().map(|e| e.id.clone()).collect())
     }
@@ -789,8 +789,10 @@ fn cpe22(r: &CveRecord, as_objects: bool) -> Cpe22List {
 
 impl CveOut {
     /// `describe` selects the object form of `vulnerable_configuration_cpe_2_2`.
-    pub fn new(r: &CveRecord, describe: bool) -> Self {
+    pub fn new(r: CveRecord, describe: bool) -> Self {
         let access = r.access.clone().unwrap_or_default();
+        let exploitability3 = exploitability3(&r);
+        let cpe22 = cpe22(&r, describe);
         Self {
             id: r.id.to_string(),
             summary: r.summary.clone(),
@@ -803,7 +805,7 @@ impl CveOut {
             cvss: r.cvss,
             impact_score: r.impact_score,
             exploitability_score: r.exploitability_score,
-            cvss_vector: r.cvss_vector.clone(),
+            cvss_vector: r.cvss_vector,
             cvss3: r.cvss3,
             impact_score3: r.impact_score3,
             exploitability_score3: r.exploitability_score3,
@@ -814,15 +816,15 @@ impl CveOut {
             },
             impact: cia(r.impact.as_ref()),
             impact3: cia(r.impact3.as_ref()),
-            exploitability3: exploitability3(r),
-            refmap: r.refmap.clone(),
-            vulnerable_configuration: r.vulnerable_configuration.iter().map(CpeObject::from).collect(),
-            vulnerable_configuration_cpe_2_2: cpe22(r, describe),
-            vulnerable_product: r.vulnerable_product.clone(),
-            msbulletin: r.msbulletin.clone(),
-            capec: r.capec.clone(),
-            references: r.references.clone(),
-            kev: r.kev.clone(),
+            exploitability3,
+            vulnerable_configuration_cpe_2_2: cpe22,
+            refmap: r.refmap,
+            vulnerable_configuration: r.vulnerable_configuration.into_iter().map(CpeObject::from).collect(),
+            vulnerable_product: r.vulnerable_product,
+            msbulletin: r.msbulletin,
+            capec: r.capec,
+            references: r.references,
+            kev: r.kev,
             epss: r.epss,
             percentile: r.percentile,
         }

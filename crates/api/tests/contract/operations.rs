@@ -379,3 +379,48 @@ async fn reads_are_cached_briefly_and_writes_through_the_api_clear_them() {
     assert_eq!(after["subsidiaries_number"], 3);
     assert_eq!(after["global_score"], 99.0);
 }
+
+#[tokio::test]
+async fn vulnerability_operations_over_real_nvd_records() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    if !data.is_dir() {
+        eprintln!("skipped: {} is absent", data.display());
+        return;
+    }
+    let app = TestApp::spawn().await;
+    for entry in std::fs::read_dir(data.join("nvd-2.0")).unwrap() {
+        vulndb::import::nvd_file(&*app.store, &entry.unwrap().path()).await.unwrap();
+    }
+    vulndb::import::kev_file(&*app.store, &data.join("kev/known_exploited_vulnerabilities.json")).await.unwrap();
+    vulndb::import::cwe_file(&*app.store, &data.join("cwe-capec/cwec_v4.15.xml")).await.unwrap();
+    for entry in std::fs::read_dir(data.join("cwe-capec/capec-stix")).unwrap() {
+        vulndb::import::capec_file(&*app.store, &entry.unwrap().path()).await.unwrap();
+    }
+    let k = &app.underwriter;
+
+    let v = app.ok("/vulnerability-describe-cve-id?cve_id=CVE-2021-44228", k).await;
+    assert_eq!(v["cvss3"], 10.0);
+    assert_eq!(v["kev"]["dateAdded"], "2021-12-10", "KEV joined");
+    assert!(v["vulnerable_configuration_cpe_2_2"][0]["id"].as_str().unwrap().starts_with("cpe:/"));
+    let traversal = app.ok("/vulnerability-describe-cve-id?cve_id=CVE-2021-41773", k).await;
+    assert_eq!(traversal["cwe"], "CWE-22");
+    assert!(!traversal["capec"].as_array().unwrap().is_empty(), "CAPEC from CWE-22");
+    assert!(traversal["capec"][0]["id"].is_string() && traversal["capec"][0]["name"].is_string());
+
+    let ids = |v: &Value| -> Vec<String> {
+        v.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_owned()).collect()
+    };
+    let hit = app.ok("/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*", k).await;
+    assert!(ids(&hit).contains(&"CVE-2021-44228".to_owned()) && ids(&hit).contains(&"CVE-2021-45046".to_owned()));
+    let fixed = app.ok("/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:apache:log4j:2.17.1", k).await;
+    assert!(!ids(&fixed).contains(&"CVE-2021-44228".to_owned()));
+    let httpd = app.ok("/vulnerability-get-cve-from-cpe-id?cpe=cpe:/a:apache:http_server:2.4.49", k).await;
+    assert!(ids(&httpd).contains(&"CVE-2021-41773".to_owned()), "{:?}", ids(&httpd));
+    let fixed = app.ok("/vulnerability-get-cve-from-cpe-id?cpe=cpe:/a:apache:http_server:2.4.51", k).await;
+    assert!(!ids(&fixed).contains(&"CVE-2021-41773".to_owned()));
+    let searched = app.ok("/vulnerability-search-by-vendor?vendor=apache&product=http_server", k).await;
+    assert!(searched["results"].as_array().unwrap().len() >= ids(&httpd).len());
+    let last = app.ok("/vulnerability-get-last?limit=5", k).await;
+    assert_eq!(last.as_array().unwrap().len(), 5);
+    assert!(last[0].get("kev").is_none(), "the reduced record carries only its fourteen fields");
+}

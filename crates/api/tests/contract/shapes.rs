@@ -180,13 +180,14 @@ const CVE_COMMON: &[(&str, T)] = &[
     ("cvssTime", T::Str),
     ("assigner", T::Str),
     ("cwe", T::Str),
-    ("cvss", T::Num),
-    ("impactScore", T::Num),
-    ("exploitabilityScore", T::Num),
-    ("cvssVector", T::Str),
-    ("cvss3", T::Num),
-    ("impactScore3", T::Num),
-    ("exploitabilityScore3", T::Num),
+    // CVSS figures are null for a record without a metric of that version (docs/API.md).
+    ("cvss", T::NumOrNull),
+    ("impactScore", T::NumOrNull),
+    ("exploitabilityScore", T::NumOrNull),
+    ("cvssVector", T::StrOrNull),
+    ("cvss3", T::NumOrNull),
+    ("impactScore3", T::NumOrNull),
+    ("exploitabilityScore3", T::NumOrNull),
     ("access", T::Obj),
     ("impact", T::Obj),
     ("impact3", T::Obj),
@@ -234,6 +235,8 @@ pub fn cve(v: &Value, describe: bool) {
     for d in ["published", "modified", "lastModified", "cvssTime"] {
         cve_date(&v[d]);
     }
+    // A record has a CVSS figure of at least one version.
+    assert!(v["cvss"].is_number() || v["cvss3"].is_number(), "no CVSS at all: {}", v["id"]);
     each(&v["vulnerable_configuration"], |c| assert!(c.is_object()));
     each(&v["vulnerable_product"], |c| assert!(c.as_str().unwrap_or("").starts_with("cpe:2.3:")));
     each(&v["references"], |c| assert!(c.is_string()));
@@ -258,9 +261,9 @@ pub fn cve_last(v: &Value) {
             ("id", T::Str),
             ("impact3", T::Obj),
             ("exploitability3", T::Obj),
-            ("cvss3", T::Num),
-            ("impactScore3", T::Num),
-            ("exploitabilityScore3", T::Num),
+            ("cvss3", T::NumOrNull),
+            ("impactScore3", T::NumOrNull),
+            ("exploitabilityScore3", T::NumOrNull),
             ("lastModified", T::Str),
             ("references", T::Arr),
             ("summary", T::Str),
