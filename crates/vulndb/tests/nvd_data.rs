@@ -132,3 +132,38 @@ fn a_truncated_feed_is_an_error_with_a_position() {
     .to_string();
     assert!(err.contains("record 1"), "{err}");
 }
+
+#[test]
+fn real_ranges_table() {
+    let Some(data) = data() else { return };
+    let cases: &[(&str, &str, bool)] = &[
+        // Struts, CVE-2017-5638: [2.2.3, 2.3.32) and [2.5.0, 2.5.10.1).
+        ("CVE-2017-5638", "cpe:2.3:a:apache:struts:2.3.31", true),
+        ("CVE-2017-5638", "cpe:2.3:a:apache:struts:2.3.32", false),
+        ("CVE-2017-5638", "cpe:2.3:a:apache:struts:2.2.2", false),
+        ("CVE-2017-5638", "cpe:2.3:a:apache:struts:2.2.3", true),
+        ("CVE-2017-5638", "cpe:2.3:a:apache:struts:2.5.10", true),
+        ("CVE-2017-5638", "cpe:2.3:a:apache:struts:2.5.10.1", false),
+        // regreSSHion, CVE-2024-6387: < 4.4, [8.6, 9.8), and 4.4:-, 8.5:p1, 9.8:-.
+        ("CVE-2024-6387", "cpe:2.3:a:openbsd:openssh:3.9", true),
+        ("CVE-2024-6387", "cpe:2.3:a:openbsd:openssh:4.4:p1", false),
+        ("CVE-2024-6387", "cpe:2.3:a:openbsd:openssh:7.4:p1", false),
+        ("CVE-2024-6387", "cpe:2.3:a:openbsd:openssh:8.5:p1", true),
+        ("CVE-2024-6387", "cpe:2.3:a:openbsd:openssh:8.5:p2", false),
+        ("CVE-2024-6387", "cpe:2.3:a:openbsd:openssh:9.7:p1", true),
+        ("CVE-2024-6387", "cpe:2.3:a:openbsd:openssh:9.8:p1", false),
+        // Path traversal in exactly httpd 2.4.49, CVE-2021-41773.
+        ("CVE-2021-41773", "cpe:2.3:a:apache:http_server:2.4.49", true),
+        ("CVE-2021-41773", "cpe:2.3:a:apache:http_server:2.4.50", false),
+        ("CVE-2021-41773", "cpe:/a:apache:http_server:2.4.49", true),
+        // OS entries of regreSSHion: the update/edition attributes count.
+        ("CVE-2024-6387", "cpe:2.3:o:canonical:ubuntu_linux:22.04:*:*:*:lts", true),
+        ("CVE-2024-6387", "cpe:2.3:o:canonical:ubuntu_linux:20.04:*:*:*:lts", false),
+        ("CVE-2024-6387", "cpe:2.3:o:freebsd:freebsd:13.2:p5", true),
+        ("CVE-2024-6387", "cpe:2.3:o:freebsd:freebsd:12.4:p5", false),
+    ];
+    for (id, cpe, want) in cases {
+        let c = one(&data, id);
+        assert_eq!(applies(&c, cpe), *want, "{id} {cpe}");
+    }
+}
