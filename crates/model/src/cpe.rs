@@ -5,9 +5,26 @@
 
 use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cpe is not valid")]
-pub struct CpeError;
+/// Why a text is not a CPE name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CpeError {
+    #[error("expected cpe:2.3:PART:VENDOR:PRODUCT[:VERSION...] or cpe:/PART:VENDOR:PRODUCT[:VERSION...]")]
+    Prefix,
+    #[error("the name is too long")]
+    TooLong,
+    #[error("a CPE 2.3 name has 3 to 13 colon-separated parts")]
+    Attributes,
+    #[error("the part must be a (application), o (operating system) or h (hardware)")]
+    Part,
+    #[error("an attribute is empty (use * for any)")]
+    Empty,
+    #[error("a backslash must quote a printable character")]
+    Escape,
+    #[error("only printable ASCII characters are allowed")]
+    Character,
+    #[error("a percent sign must start two hex digits")]
+    Percent,
+}
 
 /// The eleven attributes of a CPE 2.3 name, each in the formatted-string encoding
 /// (`*` any, `-` not applicable, special characters escaped with `\`), lower case.
@@ -28,16 +45,16 @@ impl Cpe {
         // limit leaves room for every URI accepted.
         if let Some(rest) = lower.strip_prefix("cpe:2.3:") {
             if raw.len() > MAX_FORMATTED {
-                return Err(CpeError);
+                return Err(CpeError::TooLong);
             }
             Self::parse_formatted(rest)
         } else if let Some(rest) = lower.strip_prefix("cpe:/") {
             if raw.len() > MAX_URI {
-                return Err(CpeError);
+                return Err(CpeError::TooLong);
             }
             Self::parse_uri(rest)
         } else {
-            Err(CpeError)
+            Err(CpeError::Prefix)
         }
     }
 
@@ -51,9 +68,9 @@ impl Cpe {
         while let Some(c) = chars.next() {
             match c {
                 '\\' => {
-                    let next = chars.next().ok_or(CpeError)?;
+                    let next = chars.next().ok_or(CpeError::Escape)?;
                     if !next.is_ascii_graphic() {
-                        return Err(CpeError);
+                        return Err(CpeError::Escape);
                     }
                     if !(next.is_ascii_alphanumeric() || matches!(next, '_' | '-' | '.')) {
                         cur.push('\\');
@@ -66,13 +83,13 @@ impl Cpe {
                     cur.push('\\');
                     cur.push(c);
                 }
-                _ => return Err(CpeError),
+                _ => return Err(CpeError::Character),
             }
         }
         attrs.push(cur);
         // Trailing attributes may be left out; they mean ANY.
         if attrs.len() > NAMES_LEN || attrs.len() < 3 {
-            return Err(CpeError);
+            return Err(CpeError::Attributes);
         }
         attrs.resize(NAMES_LEN, "*".to_owned());
         Self::from_attrs(attrs)
@@ -81,7 +98,7 @@ impl Cpe {
     fn parse_uri(rest: &str) -> Result<Self, CpeError> {
         let parts: Vec<&str> = rest.split(':').collect();
         if parts.len() > 7 || parts.len() < 2 {
-            return Err(CpeError);
+            return Err(CpeError::Attributes);
         }
         let mut attrs: Vec<String> = Vec::with_capacity(NAMES_LEN);
         for p in &parts {
@@ -97,12 +114,12 @@ impl Cpe {
 
     fn from_attrs(attrs: Vec<String>) -> Result<Self, CpeError> {
         if !matches!(attrs[0].as_str(), "a" | "o" | "h" | "*") {
-            return Err(CpeError);
+            return Err(CpeError::Part);
         }
         if attrs.iter().any(|a| a.is_empty()) {
-            return Err(CpeError);
+            return Err(CpeError::Empty);
         }
-        let attrs: [String; NAMES_LEN] = attrs.try_into().map_err(|_| CpeError)?;
+        let attrs: [String; NAMES_LEN] = attrs.try_into().map_err(|_| CpeError::Attributes)?;
         Ok(Self { attrs })
     }
 
@@ -172,15 +189,15 @@ fn uri_to_formatted(v: &str) -> Result<String, CpeError> {
     while i < bytes.len() {
         let c = bytes[i];
         let ch = if c == b'%' {
-            let hex = v.get(i + 1..i + 3).ok_or(CpeError)?;
+            let hex = v.get(i + 1..i + 3).ok_or(CpeError::Percent)?;
             i += 2;
             // Names compare in lower case, decoded characters included.
-            u8::from_str_radix(hex, 16).map_err(|_| CpeError)?.to_ascii_lowercase()
+            u8::from_str_radix(hex, 16).map_err(|_| CpeError::Percent)?.to_ascii_lowercase()
         } else {
             c
         };
         if !ch.is_ascii_graphic() {
-            return Err(CpeError);
+            return Err(CpeError::Character);
         }
         if !(ch.is_ascii_alphanumeric() || matches!(ch, b'_' | b'.' | b'-')) {
             out.push('\\');

@@ -47,9 +47,27 @@ async fn bad_requests_of_the_spec_and_the_design() {
         ("/underwriter-getcompany-history-domain?domain=-x-.example", &u, "domain is not valid"),
         // vulnerability
         ("/vulnerability-describe-cve-id", &u, "cve_id is a required parameter"),
-        ("/vulnerability-describe-cve-id?cve_id=CVE-21-1", &u, "cve_id is not valid"),
+        (
+            "/vulnerability-describe-cve-id?cve_id=CVE-21-1",
+            &u,
+            "cve_id is not valid: expected CVE-YYYY-NNNN (4 to 19 digits)",
+        ),
         ("/vulnerability-describe-cve-id?cve_id=CVE-2099-99999", &u, "CVE not found"),
-        ("/vulnerability-get-cve-from-cpe-id?cpe=apache:log4j", &u, "cpe is not valid"),
+        (
+            "/vulnerability-get-cve-from-cpe-id?cpe=apache:log4j",
+            &u,
+            "cpe is not valid: expected cpe:2.3:PART:VENDOR:PRODUCT[:VERSION...] or cpe:/PART:VENDOR:PRODUCT[:VERSION...]",
+        ),
+        (
+            "/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:x:a:b",
+            &u,
+            "cpe is not valid: the part must be a (application), o (operating system) or h (hardware)",
+        ),
+        (
+            "/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a::b",
+            &u,
+            "cpe is not valid: an attribute is empty (use * for any)",
+        ),
         ("/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:*:*", &u, "cpe must name a vendor and a product"),
         (
             "/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:apache:log4j&limit=0",
