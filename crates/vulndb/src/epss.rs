@@ -51,7 +51,7 @@ impl fmt::Debug for EpssReader {
 
 /// Starts reading an EPSS file, plain or gzipped: reads the optional comment line and
 /// the header, and returns the reader of the rows.
-pub fn read_epss<R: BufRead + 'static>(reader: R) -> Result<EpssReader, FeedError> {
+pub fn read_epss<R: BufRead + Send + 'static>(reader: R) -> Result<EpssReader, FeedError> {
     let inner = crate::maybe_gzip(reader).map_err(io_error)?;
     let mut lines = Lines { inner, buf: Vec::new(), number: 0 };
     let (mut model_version, mut score_date) = (None, None);
@@ -127,7 +127,7 @@ fn io_error(source: io::Error) -> FeedError {
 
 /// Numbered lines of at most [`MAX_LINE_BYTES`], read without buffering more.
 struct Lines {
-    inner: Box<dyn BufRead>,
+    inner: crate::FeedReader,
     buf: Vec<u8>,
     /// The number of the last line read, from 1.
     number: u64,

@@ -32,29 +32,16 @@ pub struct Imported {
     pub written: usize,
 }
 
-fn open(path: &Path) -> Result<Box<dyn BufRead>, FeedError> {
+fn open(path: &Path) -> Result<crate::FeedReader, FeedError> {
     let what = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|source| FeedError::Io { what: what.clone(), source })?;
     crate::maybe_gzip(std::io::BufReader::with_capacity(1 << 16, file)).map_err(|source| FeedError::Io { what, source })
 }
 
-/// Like [`open`], for a reader handed to another thread.
-fn open_send(path: &Path) -> Result<Box<dyn BufRead + Send>, FeedError> {
-    let what = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|source| FeedError::Io { what: what.clone(), source })?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-    let gz = reader.fill_buf().map_err(|source| FeedError::Io { what, source })?.starts_with(&[0x1f, 0x8b]);
-    Ok(if gz {
-        Box::new(std::io::BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(reader)))
-    } else {
-        Box::new(reader)
-    })
-}
-
 /// Imports an NVD file (2.0 or 1.1, plain or gzipped), streaming: a reader thread
 /// parses while this task writes batches.
 pub async fn nvd_file(store: &dyn Store, path: &Path) -> Result<Imported, ImportError> {
-    let reader = open_send(path)?;
+    let reader = open(path)?;
     let what = path.display().to_string();
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<StoredCve>>(2);
     let parser = tokio::task::spawn_blocking(move || {

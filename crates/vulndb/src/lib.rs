@@ -39,11 +39,14 @@ impl FeedError {
     }
 }
 
+/// A stream that may be gzip-compressed, recognised by its magic bytes.
+pub type FeedReader = Box<dyn std::io::BufRead + Send>;
+
 /// Reads a possibly gzip-compressed stream: gzip is recognised by its magic bytes.
-pub fn maybe_gzip<R: std::io::BufRead + 'static>(mut reader: R) -> std::io::Result<Box<dyn std::io::BufRead>> {
+pub fn maybe_gzip<R: std::io::BufRead + Send + 'static>(mut reader: R) -> std::io::Result<FeedReader> {
     let head = reader.fill_buf()?;
     if head.starts_with(&[0x1f, 0x8b]) {
-        Ok(Box::new(std::io::BufReader::new(flate2::bufread::MultiGzDecoder::new(reader))))
+        Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(reader))))
     } else {
         Ok(Box::new(reader))
     }
