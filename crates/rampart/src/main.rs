@@ -51,6 +51,38 @@ enum Command {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// Download the vulnerability feeds and import them (NVD API key: env NVD_API_KEY).
+    Sync {
+        #[command(flatten)]
+        db: DbArg,
+        /// Comma-separated: nvd, kev, epss, cwe, capec.
+        #[arg(long, value_delimiter = ',', default_value = "nvd,kev,epss,cwe,capec")]
+        feeds: Vec<sync::Feed>,
+        /// Where downloads are kept (and partial ones resumed from).
+        #[arg(long, default_value = "rampart-cache")]
+        cache: PathBuf,
+        /// Base URL of the yearly NVD JSON 2.0 feed files (default: NVD's).
+        #[arg(long)]
+        nvd_feed_base: Option<String>,
+        /// The NVD CVE API 2.0 endpoint (default: NVD's).
+        #[arg(long)]
+        nvd_api: Option<String>,
+        /// The CISA KEV JSON (default: CISA's).
+        #[arg(long)]
+        kev_url: Option<String>,
+        /// The EPSS CSV, plain or gzipped (default: the current daily file).
+        #[arg(long)]
+        epss_url: Option<String>,
+        /// The CWE catalogue, zipped or plain XML (default: MITRE's latest).
+        #[arg(long)]
+        cwe_url: Option<String>,
+        /// The CAPEC catalogue XML (default: MITRE's latest).
+        #[arg(long)]
+        capec_url: Option<String>,
+        /// The first year of NVD feed files a first sync downloads.
+        #[arg(long, default_value_t = 2002)]
+        first_year: i32,
+    },
     /// Seed sample companies, print working keys and curl commands, and serve.
     Demo {
         #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
@@ -180,6 +212,34 @@ async fn main() -> Result<()> {
             Ok(())
         }
         Command::Demo { listen, db } => demo(listen, &db).await,
+        Command::Sync {
+            db,
+            feeds,
+            cache,
+            nvd_feed_base,
+            nvd_api,
+            kev_url,
+            epss_url,
+            cwe_url,
+            capec_url,
+            first_year,
+        } => {
+            let d = sync::SyncOptions::default().with_nvd_api_key(std::env::var("NVD_API_KEY").ok());
+            let opts = sync::SyncOptions {
+                feeds,
+                cache_dir: cache,
+                nvd_feed_base: nvd_feed_base.unwrap_or(d.nvd_feed_base),
+                nvd_api: nvd_api.unwrap_or(d.nvd_api),
+                kev_url: kev_url.unwrap_or(d.kev_url),
+                epss_url: epss_url.unwrap_or(d.epss_url),
+                cwe_url: cwe_url.unwrap_or(d.cwe_url),
+                capec_url: capec_url.unwrap_or(d.capec_url),
+                first_year,
+                progress: true,
+                ..d
+            };
+            sync_feeds(&db.db, &opts).await
+        }
     }
 }
 
@@ -326,6 +386,22 @@ async fn import(what: ImportWhat) -> Result<()> {
         read as f64 / secs.max(1e-9)
     );
     Ok(())
+}
+
+async fn sync_feeds(db: &str, opts: &sync::SyncOptions) -> Result<()> {
+    let store = open(db).await?;
+    let started = std::time::Instant::now();
+    match sync::sync(&*store, opts).await {
+        Ok(report) => {
+            eprintln!("{report}\nsync finished in {:.1} s", started.elapsed().as_secs_f64());
+            Ok(())
+        }
+        Err(sync::SyncError::Incomplete(failed)) => {
+            eprintln!("{}", failed.report);
+            bail!("sync incomplete: {failed}")
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 async fn demo(listen: SocketAddr, db: &str) -> Result<()> {
