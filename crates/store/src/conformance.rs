@@ -13,7 +13,8 @@ use model::{
 };
 
 use crate::{
-    CapecRow, CompanySnapshot, CpeMatchRow, CveCandidate, CweRow, EpssRow, FindingFilter, KevRow, Store, StoredCve,
+    CapecRow, CompanySnapshot, CpeMatchRow, CveCandidate, CweRow, EpssRow, FindingFilter, KevRow, ProductRow, Store,
+    StoredCve,
 };
 
 fn at(s: &str) -> OffsetDateTimeText {
@@ -318,6 +319,16 @@ fn stored(id: &str, modified: &str, matches: Vec<CpeMatchRow>) -> StoredCve {
         record: cve(id, modified, &products.iter().map(String::as_str).collect::<Vec<_>>()),
         configurations: "[]".into(),
         needs_eval: false,
+        served: format!("{{\"id\":\"{id}\"}}"),
+        products: matches
+            .iter()
+            .map(|m| ProductRow {
+                vendor: m.vendor.clone(),
+                product: m.product.clone(),
+                parts: m.part.clone(),
+                applies_any_version: true,
+            })
+            .collect(),
         matches,
     }
 }
@@ -347,6 +358,12 @@ async fn cves(store: &dyn Store) {
     let id = |s: &str| CveId::parse(s).unwrap();
     let got = store.cve(&id("cve-2021-44228")).await.unwrap().unwrap();
     assert_eq!(got.modified, OffsetDateTimeText(parse_datetime("2023-04-03T20:15:08").unwrap()));
+    let served = store.served_cves(&[id("CVE-2014-0160"), id("CVE-1999-0001"), id("CVE-2021-44228")]).await.unwrap();
+    assert_eq!(
+        served.iter().map(|c| c.json.as_str()).collect::<Vec<_>>(),
+        ["{\"id\":\"CVE-2014-0160\"}", "{\"id\":\"CVE-2021-44228\"}"]
+    );
+    assert_eq!(served[0].cwe, "Unknown");
     let some = store.cves(&[id("CVE-2014-0160"), id("CVE-1999-0001"), id("CVE-2021-44228")]).await.unwrap();
     assert_eq!(some.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["CVE-2014-0160", "CVE-2021-44228"]);
     assert_eq!(store.vendors().await.unwrap(), ["apache", "openssl"]);
@@ -408,6 +425,8 @@ async fn cves(store: &dyn Store) {
     let got = store.cve(&id("CVE-2021-44228")).await.unwrap().unwrap();
     assert_eq!(got.kev, Some(serde_json::json!({"dateAdded": "2021-12-10"})));
     assert_eq!((got.epss, got.percentile), (Some(0.97), Some(0.999)));
+    let served = store.served_cves(&[id("CVE-2021-44228")]).await.unwrap();
+    assert_eq!((served[0].kev.as_deref(), served[0].epss), (Some("{\"dateAdded\":\"2021-12-10\"}"), Some(0.97)));
     assert!(store.cve(&id("CVE-2014-0160")).await.unwrap().unwrap().kev.is_none());
 
     store.save_cwe(&[CweRow { id: 79, name: "XSS".into(), capec_ids: vec![63, 588] }]).await.unwrap();

@@ -80,6 +80,11 @@ pub struct StoredCve {
     pub configurations: String,
     /// Whether a match needs the configurations evaluated, or the index rows suffice.
     pub needs_eval: bool,
+    /// The record as list responses serve it (JSON object), without the members joined
+    /// from other feeds.
+    pub served: String,
+    /// The products the CVE has vulnerable entries for.
+    pub products: Vec<ProductRow>,
     pub matches: Vec<CpeMatchRow>,
 }
 
@@ -90,6 +95,31 @@ pub struct CveCandidate {
     pub last_modified: String,
     /// The configurations, when they must be evaluated (or were asked for).
     pub configurations: Option<String>,
+}
+
+/// A product a CVE has vulnerable entries for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProductRow {
+    pub vendor: String,
+    pub product: String,
+    /// The parts (`a`, `o`, `h`) of those entries.
+    pub parts: String,
+    /// Whether the CVE applies to the product asked about without a version (decided
+    /// at import by evaluating the configurations).
+    pub applies_any_version: bool,
+}
+
+/// A record in its served form, with what other feeds add to it.
+#[derive(Debug, Clone)]
+pub struct ServedCve {
+    pub id: CveId,
+    pub cwe: String,
+    /// The served JSON object.
+    pub json: String,
+    /// The KEV entry (JSON object), when listed.
+    pub kev: Option<String>,
+    pub epss: Option<f64>,
+    pub percentile: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -212,6 +242,8 @@ pub trait Store: Send + Sync + 'static {
     async fn cve(&self, id: &CveId) -> Result<Option<CveRecord>>;
     /// Records in the order asked for (unknown ids are left out), with KEV and EPSS.
     async fn cves(&self, ids: &[CveId]) -> Result<Vec<CveRecord>>;
+    /// The served forms of records, in the order asked for (unknown ids left out).
+    async fn served_cves(&self, ids: &[CveId]) -> Result<Vec<ServedCve>>;
     /// CVEs with a vulnerable entry for `part` (any when `None`), `vendor` and
     /// `product` that may cover `version_key` (all of them when `None`), newest first,
     /// after `after` (last-modified, id) when given. Configurations come with the

@@ -13,6 +13,7 @@ pub mod import;
 pub mod kev;
 pub mod matching;
 pub mod nvd;
+pub mod render;
 pub mod search;
 mod store_rows;
 pub mod version;

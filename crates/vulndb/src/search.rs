@@ -47,9 +47,12 @@ pub async fn cve_ids_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result
     let mut out = Vec::new();
     let mut after: Option<(String, CveId)> = None;
     while (out.len() as u32) < limit {
+        // Most candidates match: ask for little more than is still wanted.
+        let remaining = limit - out.len() as u32;
+        let want = remaining.saturating_add(remaining / 8 + 16).min(BATCH);
         let batch =
-            store.cve_candidates(part, vendor, product, key.as_deref(), evaluate_all, after.as_ref(), BATCH).await?;
-        let done = (batch.len() as u32) < BATCH;
+            store.cve_candidates(part, vendor, product, key.as_deref(), evaluate_all, after.as_ref(), want).await?;
+        let done = (batch.len() as u32) < want;
         for c in &batch {
             // Without configurations the index rows have decided already.
             let applies = match &c.configurations {

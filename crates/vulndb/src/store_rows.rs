@@ -2,7 +2,9 @@
 //! JSON, and one index row per `cpeMatch` with version keys.
 
 use model::{Cpe, CveRecord};
-use store::{CpeMatchRow, StoredCve};
+use std::collections::BTreeMap;
+
+use store::{CpeMatchRow, ProductRow, StoredCve};
 
 use crate::matching::{Configuration, CpeMatch, Node, Operator};
 use crate::nvd::ImportedCve;
@@ -51,6 +53,30 @@ fn needs_eval(configurations: &[Configuration]) -> bool {
     })
 }
 
+/// The products with vulnerable entries, and whether the CVE applies to each when it
+/// is asked about without a version.
+fn products(configurations: &[Configuration]) -> Vec<ProductRow> {
+    let mut by_product: BTreeMap<(String, String), String> = BTreeMap::new();
+    for m in configurations.iter().flat_map(|c| c.nodes.iter()).flat_map(|n| n.matches.iter()).filter(|m| m.vulnerable)
+    {
+        let Ok(cpe) = Cpe::parse(&m.criteria) else { continue };
+        let parts = by_product.entry((cpe.vendor().to_owned(), cpe.product().to_owned())).or_default();
+        if !parts.contains(cpe.part()) {
+            parts.push_str(cpe.part());
+        }
+    }
+    by_product
+        .into_iter()
+        .map(|((vendor, product), parts)| {
+            let applies_any_version = parts.chars().any(|part| {
+                Cpe::parse(&format!("cpe:2.3:{part}:{vendor}:{product}"))
+                    .is_ok_and(|probe| crate::matching::cve_applies(configurations, &probe))
+            });
+            ProductRow { vendor, product, parts, applies_any_version }
+        })
+        .collect()
+}
+
 /// The store's form of an imported CVE.
 pub fn stored(cve: &ImportedCve) -> StoredCve {
     let matches =
@@ -59,6 +85,8 @@ pub fn stored(cve: &ImportedCve) -> StoredCve {
         record: cve.record.clone(),
         configurations: serde_json::to_string(&cve.configurations).unwrap_or_else(|_| "[]".to_owned()),
         needs_eval: needs_eval(&cve.configurations),
+        served: crate::render::list_form(&cve.record),
+        products: products(&cve.configurations),
         matches,
     }
 }

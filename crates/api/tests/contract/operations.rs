@@ -424,3 +424,44 @@ async fn vulnerability_operations_over_real_nvd_records() {
     assert_eq!(last.as_array().unwrap().len(), 5);
     assert!(last[0].get("kev").is_none(), "the reduced record carries only its fourteen fields");
 }
+
+/// The served form that list responses splice (rendered by vulndb at import) and the
+/// typed record the API documents must be the same JSON.
+async fn served_equals_typed(app: &TestApp, list: &Value) {
+    let items = list.as_array().expect("array");
+    assert!(!items.is_empty());
+    for item in items {
+        let id = model::CveId::parse(item["id"].as_str().unwrap()).unwrap();
+        let mut rec = app.store.cve(&id).await.unwrap().unwrap();
+        rec.capec = app.store.capec_for_cwe(&rec.cwe).await.unwrap();
+        let typed = serde_json::to_value(api::responses::CveOut::new(rec, false)).unwrap();
+        assert_eq!(item, &typed, "{id}");
+    }
+}
+
+#[tokio::test]
+async fn served_records_equal_the_typed_record() {
+    let app = TestApp::spawn().await;
+    let list = app.ok("/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:openssl:openssl", &app.underwriter).await;
+    served_equals_typed(&app, &list).await;
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    if !data.is_dir() {
+        eprintln!("skipped the real records: {} is absent", data.display());
+        return;
+    }
+    for entry in std::fs::read_dir(data.join("nvd-2.0")).unwrap() {
+        vulndb::import::nvd_file(&*app.store, &entry.unwrap().path()).await.unwrap();
+    }
+    vulndb::import::kev_file(&*app.store, &data.join("kev/known_exploited_vulnerabilities.json")).await.unwrap();
+    vulndb::import::epss_file(&*app.store, &data.join("epss/epss_scores_sample_first100.csv")).await.unwrap();
+    vulndb::import::cwe_file(&*app.store, &data.join("cwe-capec/cwec_v4.15.xml")).await.unwrap();
+    for entry in std::fs::read_dir(data.join("cwe-capec/capec-stix")).unwrap() {
+        vulndb::import::capec_file(&*app.store, &entry.unwrap().path()).await.unwrap();
+    }
+    for cpe in ["cpe:2.3:a:apache:http_server", "cpe:2.3:a:apache:log4j", "cpe:2.3:a:openbsd:openssh"] {
+        let list = app.ok(&format!("/vulnerability-get-cve-from-cpe-id?cpe={cpe}"), &app.underwriter).await;
+        served_equals_typed(&app, &list).await;
+    }
+    let searched = app.ok("/vulnerability-search-by-vendor?vendor=apache&product=struts", &app.underwriter).await;
+    served_equals_typed(&app, &searched["results"]).await;
+}

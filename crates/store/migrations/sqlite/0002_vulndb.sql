@@ -6,6 +6,9 @@ ALTER TABLE cves ADD COLUMN configurations TEXT NOT NULL DEFAULT '[]';
 -- 0 when the index rows decide a match alone (OR trees, plain versions); 1 when the
 -- configurations must be evaluated (AND, negation, NA or pattern versions).
 ALTER TABLE cves ADD COLUMN needs_eval INTEGER NOT NULL DEFAULT 1;
+-- The record as list responses serve it (rendered by vulndb), and its CWE.
+ALTER TABLE cves ADD COLUMN served TEXT NOT NULL DEFAULT '';
+ALTER TABLE cves ADD COLUMN cwe TEXT NOT NULL DEFAULT 'Unknown';
 
 DROP TABLE cve_products;
 
@@ -28,6 +31,19 @@ CREATE TABLE cve_cpe_matches (
     PRIMARY KEY (vendor, product, vulnerable, version_key, cve_id, criteria, start_incl, start_excl, end_incl, end_excl)
 ) WITHOUT ROWID;
 CREATE INDEX cve_cpe_matches_cve ON cve_cpe_matches (cve_id);
+
+-- One row per (product, CVE) with a vulnerable entry, in last-modified order: a query
+-- without a version walks it newest first and stops at its limit.
+CREATE TABLE cve_product_index (
+    vendor        TEXT NOT NULL,
+    product       TEXT NOT NULL,
+    last_modified TEXT NOT NULL,
+    cve_id        TEXT NOT NULL REFERENCES cves (id) ON DELETE CASCADE,
+    parts         TEXT NOT NULL,
+    applies       INTEGER NOT NULL,
+    PRIMARY KEY (vendor, product, last_modified, cve_id)
+) WITHOUT ROWID;
+CREATE INDEX cve_product_index_cve ON cve_product_index (cve_id);
 
 CREATE TABLE cpe_products (
     vendor  TEXT NOT NULL,

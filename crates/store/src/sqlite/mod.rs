@@ -25,7 +25,7 @@ use time::OffsetDateTime;
 use crate::migrate::Embedded;
 use crate::{
     CapecRow, CompanyCounts, CompanySnapshot, CveCandidate, CweRow, EpssRow, FindingFilter, HostComponents, KevRow,
-    Paged, Result, Store, StoreError, StoredCve,
+    Paged, Result, ServedCve, Store, StoreError, StoredCve,
 };
 
 const MIGRATIONS: Embedded = Embedded(&[
@@ -949,10 +949,11 @@ impl Store for SqliteStore {
             let r = &c.record;
             let last = rfc3339_micros(r.last_modified.unwrap_or(r.modified).0);
             let done = sqlx::query(
-                "INSERT INTO cves (id, published, last_modified, record, configurations, needs_eval) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                "INSERT INTO cves (id, published, last_modified, record, configurations, needs_eval, served, cwe) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
                  ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
-                 record = excluded.record, configurations = excluded.configurations, needs_eval = excluded.needs_eval \
+                 record = excluded.record, configurations = excluded.configurations, needs_eval = excluded.needs_eval, \
+                 served = excluded.served, cwe = excluded.cwe \
                  WHERE excluded.last_modified > cves.last_modified",
             )
             .bind(r.id.as_str())
@@ -961,6 +962,8 @@ impl Store for SqliteStore {
             .bind(to_json(r)?)
             .bind(&c.configurations)
             .bind(c.needs_eval)
+            .bind(&c.served)
+            .bind(&r.cwe)
             .execute(&mut *tx)
             .await?;
             if done.rows_affected() == 0 {
@@ -968,6 +971,24 @@ impl Store for SqliteStore {
             }
             written += 1;
             sqlx::query("DELETE FROM cve_cpe_matches WHERE cve_id = ?1").bind(r.id.as_str()).execute(&mut *tx).await?;
+            sqlx::query("DELETE FROM cve_product_index WHERE cve_id = ?1")
+                .bind(r.id.as_str())
+                .execute(&mut *tx)
+                .await?;
+            for p in &c.products {
+                sqlx::query(
+                    "INSERT OR IGNORE INTO cve_product_index (vendor, product, last_modified, cve_id, parts, applies) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .bind(&p.vendor)
+                .bind(&p.product)
+                .bind(&last)
+                .bind(r.id.as_str())
+                .bind(&p.parts)
+                .bind(p.applies_any_version)
+                .execute(&mut *tx)
+                .await?;
+            }
             // Multi-row inserts: one statement per 80 rows (12 parameters each).
             for chunk in c.matches.chunks(80) {
                 let mut q = sqlx::QueryBuilder::<Sqlite>::new(
@@ -1042,6 +1063,36 @@ impl Store for SqliteStore {
         Ok(ids.iter().filter_map(|id| by_id.remove(id.as_str())).collect())
     }
 
+    async fn served_cves(&self, ids: &[CveId]) -> Result<Vec<ServedCve>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let wanted: Vec<&str> = ids.iter().map(CveId::as_str).collect();
+        let rows = sqlx::query(
+            "SELECT c.id, c.cwe, c.served, k.entry AS kev, e.epss, e.percentile FROM cves c \
+             LEFT JOIN kev k ON k.cve_id = c.id LEFT JOIN epss e ON e.cve_id = c.id \
+             WHERE c.id IN (SELECT value FROM json_each(?1))",
+        )
+        .bind(to_json(&wanted)?)
+        .fetch_all(&self.read)
+        .await?;
+        let mut by_id: std::collections::HashMap<String, ServedCve> =
+            std::collections::HashMap::with_capacity(rows.len());
+        for row in rows {
+            let id: String = row.try_get("id")?;
+            let served = ServedCve {
+                id: CveId::parse(&id).map_err(|_| corrupt("cve id", &id))?,
+                cwe: row.try_get("cwe")?,
+                json: row.try_get("served")?,
+                kev: row.try_get("kev")?,
+                epss: row.try_get("epss")?,
+                percentile: row.try_get("percentile")?,
+            };
+            by_id.insert(id, served);
+        }
+        Ok(ids.iter().filter_map(|id| by_id.remove(id.as_str())).collect())
+    }
+
     async fn cve_candidates(
         &self,
         part: Option<&str>,
@@ -1060,14 +1111,23 @@ impl Store for SqliteStore {
              AND version_key = '' AND (?7 IS NULL OR part = ?7) \
              AND (start_incl = '' OR start_incl <= ?3) AND (start_excl = '' OR start_excl < ?3) \
              AND (end_incl = '' OR end_incl >= ?3) AND (end_excl = '' OR end_excl > ?3)";
-        const ANY_VERSION: &str = "SELECT cve_id FROM cve_cpe_matches WHERE vendor = ?1 AND product = ?2 \
-             AND vulnerable = 1 AND (?7 IS NULL OR part = ?7) AND ?3 IS NULL";
-        let sql = format!(
-            "SELECT c.id, c.last_modified, CASE WHEN c.needs_eval OR ?8 THEN c.configurations END AS configurations \
-             FROM cves c WHERE c.id IN ({}) AND (?4 IS NULL OR (c.last_modified, c.id) < (?4, ?5)) \
-             ORDER BY c.last_modified DESC, c.id DESC LIMIT ?6",
-            if version_key.is_some() { EXACT_OR_RANGE } else { ANY_VERSION }
-        );
+        let sql = if version_key.is_some() {
+            format!(
+                "SELECT c.id, c.last_modified, CASE WHEN c.needs_eval OR ?8 THEN c.configurations END AS configurations \
+                 FROM cves c WHERE c.id IN ({EXACT_OR_RANGE}) AND (?4 IS NULL OR (c.last_modified, c.id) < (?4, ?5)) \
+                 ORDER BY c.last_modified DESC, c.id DESC LIMIT ?6"
+            )
+        } else {
+            // Any version: walk the product's CVEs newest first and stop at the limit; the
+            // import decided which apply, so only a query with more attributes evaluates.
+            "SELECT c.id, c.last_modified, CASE WHEN ?8 THEN c.configurations END AS configurations \
+             FROM cve_product_index p JOIN cves c ON c.id = p.cve_id \
+             WHERE p.vendor = ?1 AND p.product = ?2 AND ?3 IS NULL AND (?7 IS NULL OR instr(p.parts, ?7) > 0) \
+             AND (p.applies OR ?8) \
+             AND (?4 IS NULL OR (p.last_modified, p.cve_id) < (?4, ?5)) \
+             ORDER BY p.last_modified DESC, p.cve_id DESC LIMIT ?6"
+                .to_owned()
+        };
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(vendor)
             .bind(product)
