@@ -38,7 +38,7 @@ $bin/examples/search_bench "sqlite://$work/synth.db" 100 \
     "cpe:2.3:a:vendor0:product0:1.2.3" "cpe:2.3:a:vendor1:product0:*" "cpe:2.3:o:vendor2:product0_firmware:5.5.5" \
     "cpe:2.3:a:vendor40:product1:2.0.1"
 
-echo "== HTTP (wrk -t1 -c8 -d${SECS}s) over the synthetic 300k database"
+echo "== HTTP (wrk -t1 -d${SECS}s, 1 and 8 connections) over the synthetic 300k database"
 key=$($bin/rampart keys create --db "sqlite://$work/synth.db" --name bench --per-minute 0 --monthly 0 2>/dev/null)
 RAMPART_LOG=warn $bin/rampart serve --db "sqlite://$work/synth.db" --listen 127.0.0.1:18096 &
 pid=$!
@@ -49,8 +49,10 @@ for path in \
     "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor40:product1:2.0.1" \
     "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor0:product0:1.2.3" \
     "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor1:product0:*"; do
-    out=$(wrk -t1 -c8 -d"${SECS}s" --latency -H "apikey: $key" "http://127.0.0.1:18096/$path")
-    printf '%-82s %10s req/s  p50 %8s  p99 %8s  %s\n' "$path" \
-        "$(echo "$out" | awk '/Requests\/sec/ {print $2}')" "$(echo "$out" | awk '$1=="50%" {print $2}')" \
-        "$(echo "$out" | awk '$1=="99%" {print $2}')" "$(curl -s -H "apikey: $key" "http://127.0.0.1:18096/$path" | wc -c) bytes"
+    for c in 1 8; do
+        out=$(wrk -t1 -c$c -d"${SECS}s" --latency -H "apikey: $key" "http://127.0.0.1:18096/$path")
+        printf '%-78s c=%s %10s req/s  p50 %8s  p99 %8s  %s\n' "$path" "$c" \
+            "$(echo "$out" | awk '/Requests\/sec/ {print $2}')" "$(echo "$out" | awk '$1=="50%" {print $2}')" \
+            "$(echo "$out" | awk '$1=="99%" {print $2}')" "$(curl -s -H "apikey: $key" "http://127.0.0.1:18096/$path" | wc -c) bytes"
+    done
 done
