@@ -1120,8 +1120,9 @@ impl Store for SqliteStore {
         } else {
             // Any version: walk the product's CVEs newest first and stop at the limit; the
             // import decided which apply, so only a query with more attributes evaluates.
-            "SELECT c.id, c.last_modified, CASE WHEN ?8 THEN c.configurations END AS configurations \
-             FROM cve_product_index p JOIN cves c ON c.id = p.cve_id \
+            "SELECT p.cve_id AS id, p.last_modified, \
+             CASE WHEN ?8 THEN (SELECT configurations FROM cves WHERE id = p.cve_id) END AS configurations \
+             FROM cve_product_index p \
              WHERE p.vendor = ?1 AND p.product = ?2 AND ?3 IS NULL AND (?7 IS NULL OR instr(p.parts, ?7) > 0) \
              AND (p.applies OR ?8) \
              AND (?4 IS NULL OR (p.last_modified, p.cve_id) < (?4, ?5)) \
