@@ -100,15 +100,36 @@ impl Cpe {
         if parts.len() > 7 || parts.len() < 2 {
             return Err(CpeError::Attributes);
         }
-        let mut attrs: Vec<String> = Vec::with_capacity(NAMES_LEN);
-        for p in &parts {
-            attrs.push(match *p {
+        let value = |p: &str| -> Result<String, CpeError> {
+            Ok(match p {
                 "" => "*".to_owned(),
                 "-" => "-".to_owned(),
                 v => uri_to_formatted(v)?,
-            });
+            })
+        };
+        let mut attrs: Vec<String> = Vec::with_capacity(NAMES_LEN);
+        let mut extended: Vec<String> = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            // A packed edition (NISTIR 7695 §6.1.3): ~edition~sw_edition~target_sw~target_hw~other.
+            if let Some(packed) = p.strip_prefix('~').filter(|_| i == 5) {
+                let fields: Vec<&str> = packed.split('~').collect();
+                if fields.len() != 5 {
+                    return Err(CpeError::Attributes);
+                }
+                attrs.push(value(fields[0])?);
+                for f in &fields[1..] {
+                    extended.push(value(f)?);
+                }
+            } else {
+                attrs.push(value(p)?);
+            }
         }
-        attrs.resize(NAMES_LEN, "*".to_owned());
+        attrs.resize(7, "*".to_owned());
+        if extended.is_empty() {
+            attrs.resize(NAMES_LEN, "*".to_owned());
+        } else {
+            attrs.extend(extended);
+        }
         Self::from_attrs(attrs)
     }
 
@@ -160,14 +181,17 @@ impl Cpe {
     /// The CPE 2.2 URI binding, as cve-search shows it in `vulnerable_configuration_cpe_2_2`.
     pub fn to_uri(&self) -> String {
         let mut out = String::from("cpe:/");
-        let mut fields: Vec<String> = self.attrs[..7]
-            .iter()
-            .map(|a| match a.as_str() {
-                "*" => String::new(),
-                "-" => "-".to_owned(),
-                v => formatted_to_uri(v),
-            })
-            .collect();
+        let bind = |a: &String| match a.as_str() {
+            "*" => String::new(),
+            "-" => "-".to_owned(),
+            v => formatted_to_uri(v),
+        };
+        let mut fields: Vec<String> = self.attrs[..7].iter().map(bind).collect();
+        // Attributes the URI has no place for are packed into the edition.
+        if self.attrs[7..].iter().any(|a| a != "*") {
+            let packed: Vec<String> = std::iter::once(&self.attrs[5]).chain(&self.attrs[7..]).map(bind).collect();
+            fields[5] = format!("~{}", packed.join("~"));
+        }
         while fields.last().is_some_and(|f| f.is_empty()) {
             fields.pop();
         }
@@ -213,7 +237,7 @@ fn formatted_to_uri(v: &str) -> String {
     let mut chars = v.chars();
     while let Some(c) = chars.next() {
         let c = if c == '\\' { chars.next().unwrap_or('\\') } else { c };
-        if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '~') {
+        if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
             out.push(c);
         } else {
             out.push_str(&format!("%{:02x}", c as u32 & 0xff));
@@ -258,6 +282,17 @@ mod tests {
         let c = Cpe::parse(&uri).unwrap();
         assert_eq!(Cpe::parse(&c.to_string()).unwrap(), c);
         assert!(Cpe::parse(&format!("cpe:/a:{}:x", "a".repeat(1100))).is_err());
+    }
+
+    #[test]
+    fn packed_editions() {
+        let c = Cpe::parse("cpe:/a:hp:insight_diagnostics:7.4.0.1570:-:~~online~win2003~x64~").unwrap();
+        assert_eq!(c.to_string(), "cpe:2.3:a:hp:insight_diagnostics:7.4.0.1570:-:*:*:online:win2003:x64:*");
+        assert_eq!(c.to_uri(), "cpe:/a:hp:insight_diagnostics:7.4.0.1570:-:~~online~win2003~x64~");
+        assert_eq!(Cpe::parse(&c.to_uri()).unwrap(), c);
+        assert_eq!(Cpe::parse("cpe:/a:x:y:1:-:~a~b~c").unwrap_err(), CpeError::Attributes);
+        let plain = Cpe::parse("cpe:2.3:a:x:y:1:*:*:*:*:*:*:*").unwrap();
+        assert_eq!(plain.to_uri(), "cpe:/a:x:y:1");
     }
 
     #[test]
