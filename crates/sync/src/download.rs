@@ -92,6 +92,8 @@ pub(crate) struct Downloader {
     cache_dir: PathBuf,
     max_bytes: u64,
     progress: bool,
+    retries: u32,
+    retry_pause: Duration,
     /// Downloads completed in this run, by URL.
     completed: Mutex<HashMap<String, Fetched>>,
 }
@@ -155,6 +157,8 @@ impl Downloader {
             cache_dir: opts.cache_dir.clone(),
             max_bytes: opts.max_file_bytes,
             progress: opts.progress,
+            retries: opts.retries,
+            retry_pause: opts.retry_pause,
             completed: Mutex::new(HashMap::new()),
         })
     }
@@ -219,6 +223,7 @@ impl Downloader {
         let meta = with_suffix(&path, ".part.meta");
         let (mut offset, mut partial) = self.resumable(&part, &meta, url).await;
         let mut restarted = false;
+        let mut attempt = 0u32;
         loop {
             let mut request = self.client.get(url);
             for (name, value) in &get.headers {
@@ -245,11 +250,27 @@ impl Downloader {
             } else {
                 tracing::info!(url, "downloading");
             }
-            let response = request
-                .send()
-                .await
-                .map_err(|e| SyncError::Request { url: url.to_owned(), source: e.without_url() })?;
+            let response = match request.send().await {
+                Ok(r) => r,
+                Err(e) if (e.is_connect() || e.is_timeout()) && attempt < self.retries => {
+                    attempt += 1;
+                    self.pause(url, attempt, None, &e.to_string()).await;
+                    continue;
+                }
+                Err(e) => return Err(SyncError::Request { url: url.to_owned(), source: e.without_url() }),
+            };
             let status = response.status();
+            if matches!(status.as_u16(), 429 | 502 | 503 | 504) && attempt < self.retries {
+                attempt += 1;
+                let retry_after = response
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(|s| Duration::from_secs(s.min(120)));
+                self.pause(url, attempt, retry_after, status.as_str()).await;
+                continue;
+            }
             match status {
                 StatusCode::NOT_MODIFIED if get.if_changed_since.is_some() => {
                     // What was imported last is current: a partial newer copy is moot.
@@ -293,6 +314,14 @@ impl Downloader {
             }
             return Ok(Outcome::Fetched(fetched));
         }
+    }
+
+    /// Waits before trying `url` again: the server's `Retry-After`, else the pause
+    /// doubled for each try.
+    async fn pause(&self, url: &str, attempt: u32, retry_after: Option<Duration>, why: &str) {
+        let wait = retry_after.unwrap_or_else(|| self.retry_pause.saturating_mul(1 << (attempt - 1).min(10)));
+        tracing::warn!(url, attempt, why, wait_ms = wait.as_millis() as u64, "trying again");
+        tokio::time::sleep(wait).await;
     }
 
     /// Writes the body to `part` (appending from `offset`), then renames it to `path`.

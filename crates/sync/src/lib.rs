@@ -68,6 +68,12 @@ pub struct SyncOptions {
     /// The largest body accepted (after any transfer decoding), and the largest file
     /// extracted from an archive.
     pub max_file_bytes: u64,
+    /// How often a request is tried again after a busy answer (429, 502, 503, 504), a
+    /// refused connection or a timeout.
+    pub retries: u32,
+    /// The first pause before trying again; it doubles each time. A `Retry-After` of
+    /// the server (up to two minutes) takes its place.
+    pub retry_pause: Duration,
 }
 
 impl Default for SyncOptions {
@@ -87,6 +93,8 @@ impl Default for SyncOptions {
             first_year: 2002,
             progress: false,
             timeout: Duration::from_secs(600),
+            retries: 4,
+            retry_pause: Duration::from_secs(5),
             max_file_bytes: 1 << 30,
         }
     }

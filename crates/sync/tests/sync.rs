@@ -65,6 +65,8 @@ struct Feeds {
     /// How many more times the failing routes fail: year 2015 answers 500, /flaky/kev.json
     /// breaks off half-way.
     failures_left: AtomicUsize,
+    /// How many more times /busy/kev.json answers 503 (with `Retry-After: 0`).
+    busy_left: AtomicUsize,
     /// The NVD API 2.0 records, with their last-modified time.
     nvd20: Vec<(OffsetDateTime, serde_json::Value)>,
     epss_gz: Vec<u8>,
@@ -109,6 +111,7 @@ impl Feeds {
             data: data.to_owned(),
             seen: Mutex::new(Vec::new()),
             failures_left: AtomicUsize::new(0),
+            busy_left: AtomicUsize::new(0),
             nvd20: nvd20_records(data),
             epss_gz: gzip(&epss),
             cwe_zip: Mutex::new(None),
@@ -121,6 +124,7 @@ impl Feeds {
             data: dir.to_owned(),
             seen: Mutex::new(Vec::new()),
             failures_left: AtomicUsize::new(0),
+            busy_left: AtomicUsize::new(0),
             nvd20: Vec::new(),
             epss_gz: Vec::new(),
             cwe_zip: Mutex::new(None),
@@ -221,6 +225,15 @@ async fn kev_ranges(State(feeds): State<Arc<Feeds>>, headers: HeaderMap) -> Resp
     }
 }
 
+/// KEV behind a server that is busy `busy_left` more times.
+async fn kev_busy(State(feeds): State<Arc<Feeds>>) -> Response {
+    let busy = feeds.busy_left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
+    if busy {
+        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "0")], "busy").into_response();
+    }
+    feeds.kev().into_response()
+}
+
 /// KEV with a strong ETag, whose first full download breaks off half-way; ranges
 /// are served when `If-Range` matches.
 async fn kev_flaky(State(feeds): State<Arc<Feeds>>, headers: HeaderMap) -> Response {
@@ -311,6 +324,7 @@ async fn serve(feeds: Arc<Feeds>) -> String {
         .route("/kev.json", get(kev))
         .route("/ranges/kev.json", get(kev_ranges))
         .route("/flaky/kev.json", get(kev_flaky))
+        .route("/busy/kev.json", get(kev_busy))
         .route("/epss.csv.gz", get(epss))
         .route("/cwec.xml.zip", get(cwe_zip))
         .route("/cwec.xml", get(cwe_plain))
@@ -387,6 +401,8 @@ fn local_options(base: &str, cache: &Path) -> SyncOptions {
         progress: false,
         timeout: Duration::from_secs(120),
         max_file_bytes: 64 << 20,
+        retries: 3,
+        retry_pause: Duration::ZERO,
     }
 }
 
@@ -722,4 +738,23 @@ async fn a_request_over_the_timeout_is_an_error_naming_the_url() {
     assert!(started.elapsed() < Duration::from_secs(10));
     let text = failed.to_string();
     assert!(text.contains(&opts.kev_url) && text.contains("timed out"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_server_is_asked_again_and_then_given_up_on() {
+    let Some(data) = data() else { return };
+    let s = Setup::new(&data).await;
+    s.feeds.busy_left.store(2, Ordering::SeqCst);
+    let opts = SyncOptions { kev_url: format!("{}/busy/kev.json", s.base), ..s.options(&[Feed::Kev]) };
+    let report = sync::sync(&s.store, &opts).await.unwrap();
+    assert_eq!(report.feed(Feed::Kev).unwrap().read, 1404);
+    let tries: Vec<u16> = s.feeds.seen_path("/busy/kev.json").iter().map(|r| r.status).collect();
+    assert_eq!(tries, [503, 503, 200]);
+
+    s.feeds.busy_left.store(10, Ordering::SeqCst);
+    let cache = tempfile::tempdir().unwrap();
+    let opts = SyncOptions { retries: 1, cache_dir: cache.path().to_owned(), ..opts };
+    let failed = incomplete(sync::sync(&s.store, &opts).await.unwrap_err());
+    assert!(failed.to_string().contains("503"), "{failed}");
+    assert_eq!(s.feeds.seen_path("/busy/kev.json").len(), 3 + 2, "one try and one retry");
 }
