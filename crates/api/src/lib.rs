@@ -43,6 +43,9 @@ pub struct Config {
     pub key_cache_ttl: Duration,
     /// How long companies and score responses are served from memory.
     pub read_cache_ttl: Duration,
+    /// How long answers of the CVE searches (get-cve-from-cpe-id, search-by-vendor)
+    /// are reused. CVE data changes only when feeds are imported.
+    pub cve_cache_ttl: Duration,
     /// How often lookup and usage counters are written to the store.
     pub flush_every: Duration,
     pub mock: Option<MockData>,
@@ -53,6 +56,7 @@ impl Default for Config {
         Self {
             key_cache_ttl: Duration::from_secs(2),
             read_cache_ttl: Duration::from_secs(1),
+            cve_cache_ttl: Duration::from_secs(60),
             flush_every: Duration::from_secs(1),
             mock: None,
         }
@@ -105,6 +109,8 @@ struct Inner {
     companies: cache::TtlCache<SocialId, model::Company>,
     by_domain: cache::TtlCache<model::Domain, model::Company>,
     scores: cache::TtlCache<i64, axum::body::Bytes>,
+    /// Recent answers of the CVE searches, by query.
+    cve_answers: cache::TtlCache<String, axum::body::Bytes>,
     /// One rebuild of a company's scores at a time (sharded by company).
     rebuilding: [tokio::sync::Mutex<()>; 16],
     config: Config,
@@ -121,6 +127,7 @@ impl AppState {
             companies: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             by_domain: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             scores: cache::TtlCache::new(config.read_cache_ttl, 10_000),
+            cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS),
             rebuilding: Default::default(),
             store,
             limiter,
@@ -156,6 +163,9 @@ impl AppState {
     pub(crate) fn domain_cache(&self) -> &cache::TtlCache<model::Domain, model::Company> {
         &self.0.by_domain
     }
+    pub(crate) fn cve_answers(&self) -> &cache::TtlCache<String, axum::body::Bytes> {
+        &self.0.cve_answers
+    }
     pub(crate) fn scores_cache(&self) -> &cache::TtlCache<i64, axum::body::Bytes> {
         &self.0.scores
     }
@@ -179,6 +189,12 @@ impl AppState {
         }
     }
 }
+
+/// CVE search answers kept; with answers of at most [`CVE_ANSWER_MAX`] bytes this
+/// bounds the cache at 64 MB.
+const CVE_ANSWERS: usize = 32;
+/// Larger answers are not kept.
+pub(crate) const CVE_ANSWER_MAX: usize = 2 << 20;
 
 /// Largest request body accepted (the add-subsidiary body is far smaller).
 const BODY_LIMIT: usize = 64 * 1024;

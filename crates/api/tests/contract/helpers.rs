@@ -64,6 +64,7 @@ impl TestApp {
         Self::spawn_with(api::Config {
             key_cache_ttl: Duration::ZERO,
             read_cache_ttl: Duration::ZERO,
+            cve_cache_ttl: Duration::ZERO,
             flush_every: Duration::from_millis(50),
             mock: None,
         })

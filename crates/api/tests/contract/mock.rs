@@ -18,6 +18,7 @@ async fn spawn_mock() -> TestApp {
     TestApp::spawn_with(api::Config {
         key_cache_ttl: Duration::ZERO,
         read_cache_ttl: Duration::ZERO,
+        cve_cache_ttl: Duration::ZERO,
         flush_every: Duration::from_millis(50),
         mock: Some(mock),
     })

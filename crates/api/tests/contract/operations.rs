@@ -465,3 +465,22 @@ async fn served_records_equal_the_typed_record() {
     let searched = app.ok("/vulnerability-search-by-vendor?vendor=apache&product=struts", &app.underwriter).await;
     served_equals_typed(&app, &searched["results"]).await;
 }
+
+#[tokio::test]
+async fn cve_search_answers_are_reused_for_their_ttl() {
+    let app = TestApp::spawn_with(api::Config {
+        cve_cache_ttl: std::time::Duration::from_secs(60),
+        ..api::Config::default()
+    })
+    .await;
+    let k = &app.underwriter;
+    let path = "/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:openssl:openssl";
+    let first = app.ok(path, k).await;
+    assert_eq!(first.as_array().unwrap().len(), 2);
+    // A feed import in another process adds a CVE of the product.
+    let line = r#"{"id":"CVE-2026-0001","summary":"new","published":"2026-11-01T00:00:00","modified":"2026-11-01T00:00:00","cvssTime":"2026-11-01T00:00:00","cvss3":7.5,"vulnerable_product":["cpe:2.3:a:openssl:openssl:3.0.0:*:*:*:*:*:*:*"]}"#;
+    vulndb::import::cve_search_jsonl(&*app.store, line.as_bytes(), "test").await.unwrap();
+    assert_eq!(app.ok(path, k).await, first, "the same query within the TTL is the kept answer");
+    let other = app.ok(&format!("{path}&limit=10"), k).await;
+    assert_eq!(other.as_array().unwrap().len(), 3, "another query is answered afresh");
+}
