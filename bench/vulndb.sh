@@ -38,21 +38,28 @@ $bin/examples/search_bench "sqlite://$work/synth.db" 100 \
     "cpe:2.3:a:vendor0:product0:1.2.3" "cpe:2.3:a:vendor1:product0:*" "cpe:2.3:o:vendor2:product0_firmware:5.5.5" \
     "cpe:2.3:a:vendor40:product1:2.0.1"
 
-echo "== HTTP (wrk -t1 -d${SECS}s, 1 and 8 connections) over the synthetic 300k database"
 key=$($bin/rampart keys create --db "sqlite://$work/synth.db" --name bench --per-minute 0 --monthly 0 2>/dev/null)
-RAMPART_LOG=warn $bin/rampart serve --db "sqlite://$work/synth.db" --listen 127.0.0.1:18096 &
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-sleep 1
-for path in \
-    "vulnerability-describe-cve-id?cve_id=CVE-2001-1000001" \
-    "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor40:product1:2.0.1" \
-    "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor0:product0:1.2.3" \
-    "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor1:product0:*"; do
-    for c in 1 8; do
-        out=$(wrk -t1 -c$c -d"${SECS}s" --latency -H "apikey: $key" "http://127.0.0.1:18096/$path")
-        printf '%-78s c=%s %10s req/s  p50 %8s  p99 %8s  %s\n' "$path" "$c" \
-            "$(echo "$out" | awk '/Requests\/sec/ {print $2}')" "$(echo "$out" | awk '$1=="50%" {print $2}')" \
-            "$(echo "$out" | awk '$1=="99%" {print $2}')" "$(curl -s -H "apikey: $key" "http://127.0.0.1:18096/$path" | wc -c) bytes"
+# Cold: every answer computed (answer reuse off). Warm: answers reused for 60 s.
+for mode in cold warm; do
+    secs=0
+    [ "$mode" = warm ] && secs=60
+    echo "== HTTP, $mode (wrk -t1 -d${SECS}s, 1 and 8 connections) over the synthetic 300k database"
+    RAMPART_LOG=warn $bin/rampart serve --db "sqlite://$work/synth.db" --listen 127.0.0.1:18096 --cve-cache-secs $secs &
+    pid=$!
+    trap 'kill $pid 2>/dev/null || true' EXIT
+    sleep 1
+    for path in \
+        "vulnerability-describe-cve-id?cve_id=CVE-2001-1000001" \
+        "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor40:product1:2.0.1" \
+        "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor0:product0:1.2.3" \
+        "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor1:product0:*"; do
+        for c in 1 8; do
+            out=$(wrk -t1 -c$c -d"${SECS}s" --latency -H "apikey: $key" "http://127.0.0.1:18096/$path")
+            printf '%-78s c=%s %10s req/s  p50 %8s  p99 %8s  %s\n' "$path" "$c" \
+                "$(echo "$out" | awk '/Requests\/sec/ {print $2}')" "$(echo "$out" | awk '$1=="50%" {print $2}')" \
+                "$(echo "$out" | awk '$1=="99%" {print $2}')" "$(curl -s -H "apikey: $key" "http://127.0.0.1:18096/$path" | wc -c) bytes"
+        done
     done
+    kill $pid
+    wait $pid 2>/dev/null || true
 done

@@ -33,6 +33,9 @@ enum Command {
         /// Address to listen on.
         #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
+        /// Seconds a CVE search answer is reused (0: never).
+        #[arg(long, env = "RAMPART_CVE_CACHE_SECS", default_value_t = 60)]
+        cve_cache_secs: u64,
     },
     /// Manage API keys.
     Keys {
@@ -190,9 +193,11 @@ async fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { db, listen } => {
+        Command::Serve { db, listen, cve_cache_secs } => {
             let store = open(&db.db).await?;
-            serve(store, listen, api::Config::default()).await
+            let config =
+                api::Config { cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs), ..Default::default() };
+            serve(store, listen, config).await
         }
         Command::Keys { action } => keys(action).await,
         Command::Import { what } => import(what).await,
