@@ -54,6 +54,11 @@ enum Command {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// The lab: a simulated internet on 127.0.0.0/8.
+    Lab {
+        #[command(subcommand)]
+        action: LabAction,
+    },
     /// Download the vulnerability feeds and import them (NVD API key: env NVD_API_KEY).
     Sync {
         #[command(flatten)]
@@ -133,6 +138,15 @@ enum KeysAction {
         #[command(flatten)]
         db: DbArg,
         key: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum LabAction {
+    /// Bring the hosts of a lab file up, print where they listen, serve until Ctrl-C.
+    Up {
+        #[arg(long)]
+        file: PathBuf,
     },
 }
 
@@ -217,6 +231,17 @@ async fn main() -> Result<()> {
             Ok(())
         }
         Command::Demo { listen, db } => demo(listen, &db).await,
+        Command::Lab { action: LabAction::Up { file } } => {
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            let lab_file = lab::LabFile::parse(&text)?;
+            let running = lab::Lab::up(&lab_file).await?;
+            for (host, port, addr) in &running.endpoints {
+                println!("{host:<32} port {port:<5} listening on {addr}");
+            }
+            shutdown_signal().await;
+            running.down().await;
+            Ok(())
+        }
         Command::Sync {
             db,
             feeds,

@@ -190,3 +190,25 @@ async fn demo_prints_a_working_key_and_three_curl_commands() {
         assert_eq!(s, 200, "{curl}: {v}");
     }
 }
+
+#[tokio::test]
+async fn lab_up_serves_the_hosts_of_a_lab_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lab.json");
+    std::fs::write(
+        &file,
+        r#"{"hosts": [{"name": "shell.cli.test", "address": "127.78.0.2", "services": [{"port": 22, "kind": "ssh", "version": "OpenSSH_8.2p1"}]}]}"#,
+    )
+    .unwrap();
+    let mut child =
+        rampart().args(["lab", "up", "--file", file.to_str().unwrap()]).stdout(Stdio::piped()).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let _server = Server(child);
+    let first =
+        tokio::task::spawn_blocking(move || BufReader::new(stdout).lines().next().unwrap().unwrap()).await.unwrap();
+    assert!(first.starts_with("shell.cli.test") && first.ends_with("127.78.0.2:10022"), "{first}");
+    let mut ssh = tokio::net::TcpStream::connect("127.78.0.2:10022").await.unwrap();
+    let mut banner = vec![0u8; 64];
+    let n = tokio::io::AsyncReadExt::read(&mut ssh, &mut banner).await.unwrap();
+    assert_eq!(&banner[..n], b"SSH-2.0-OpenSSH_8.2p1\r\n");
+}

@@ -1,0 +1,155 @@
+//! The lab: a simulated internet of fictional companies on 127.0.0.0/8, for the
+//! scanner's tests, the demo and the benchmarks. A declarative file names hosts (each
+//! on its own loopback address) and the services they run; [`Lab::up`] binds them all
+//! and [`Lab::down`] leaves nothing listening.
+//!
+//! This first part serves the TCP services with real banners and first exchanges
+//! (SSH, FTP, SMTP, Telnet, Redis, memcached, MySQL, PostgreSQL, RDP). DNS, TLS and
+//! HTTP hosts and the companies' ground truth come next. The lab never connects out,
+//! and refuses any address outside 127.0.0.0/8.
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+mod services;
+
+pub use services::ServiceKind;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("lab file: {0}")]
+    File(String),
+    #[error("{host}: {address} is not a loopback address (127.0.0.0/8)")]
+    NotLoopback { host: String, address: Ipv4Addr },
+    #[error("{host}: binding {addr}: {source}")]
+    Bind {
+        host: String,
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A lab file: hosts and the services each runs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabFile {
+    pub hosts: Vec<Host>,
+    /// Standard port → the port the lab listens on, for ports a non-root user cannot
+    /// bind. Ports not listed are used as they are, except below 1024, which become
+    /// 10000 + port.
+    #[serde(default)]
+    pub port_map: BTreeMap<u16, u16>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// The host's DNS name.
+    pub name: String,
+    pub address: Ipv4Addr,
+    #[serde(default)]
+    pub services: Vec<Service>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// The standard port the service is known by (22, 25, 6379, …).
+    pub port: u16,
+    pub kind: ServiceKind,
+    /// The product version the service announces, e.g. `OpenSSH_7.4` or `6.0.5`.
+    #[serde(default)]
+    pub version: Option<String>,
+}
+
+impl LabFile {
+    pub fn parse(json: &str) -> Result<Self, LabError> {
+        let file: LabFile = serde_json::from_str(json).map_err(|e| LabError::File(e.to_string()))?;
+        for h in &file.hosts {
+            if h.address.octets()[0] != 127 {
+                return Err(LabError::NotLoopback { host: h.name.clone(), address: h.address });
+            }
+        }
+        Ok(file)
+    }
+
+    /// The port the lab listens on for a standard port.
+    pub fn lab_port(&self, standard: u16) -> u16 {
+        match self.port_map.get(&standard) {
+            Some(p) => *p,
+            None if standard < 1024 => 10_000 + standard,
+            None => standard,
+        }
+    }
+}
+
+/// A running lab.
+pub struct Lab {
+    tasks: JoinSet<()>,
+    /// Every service: (host name, standard port, where it listens).
+    pub endpoints: Vec<(String, u16, SocketAddr)>,
+}
+
+/// How long a lab service waits for a client before it closes the connection.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Lab {
+    /// Binds every service of `file` and starts serving.
+    pub async fn up(file: &LabFile) -> Result<Lab, LabError> {
+        let mut tasks = JoinSet::new();
+        let mut endpoints = Vec::new();
+        for host in &file.hosts {
+            for service in &host.services {
+                let addr = SocketAddr::from((host.address, file.lab_port(service.port)));
+                let listener = TcpListener::bind(addr).await.map_err(|source| LabError::Bind {
+                    host: host.name.clone(),
+                    addr,
+                    source,
+                })?;
+                let addr = listener.local_addr().unwrap_or(addr);
+                endpoints.push((host.name.clone(), service.port, addr));
+                let (kind, version, name) = (service.kind, service.version.clone(), host.name.clone());
+                tasks.spawn(async move {
+                    let mut clients = JoinSet::new();
+                    loop {
+                        let Ok((stream, _)) = listener.accept().await else {
+                            // Out of descriptors or the like: let it pass rather than spin.
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        };
+                        let (version, name) = (version.clone(), name.clone());
+                        clients.spawn(async move {
+                            let served = tokio::time::timeout(
+                                CLIENT_TIMEOUT,
+                                services::serve(kind, stream, version.as_deref(), &name),
+                            );
+                            if let Ok(Err(e)) = served.await {
+                                tracing::debug!(error = %e, "lab client ended");
+                            }
+                        });
+                        // Reap finished clients so the set stays small.
+                        while clients.try_join_next().is_some() {}
+                    }
+                });
+            }
+        }
+        Ok(Lab { tasks, endpoints })
+    }
+
+    /// Where a host's service listens.
+    pub fn endpoint(&self, host: &str, standard_port: u16) -> Option<SocketAddr> {
+        self.endpoints.iter().find(|(h, p, _)| h == host && *p == standard_port).map(|(_, _, a)| *a)
+    }
+
+    /// Stops every service; nothing is left listening when this returns.
+    pub async fn down(mut self) {
+        self.tasks.abort_all();
+        while self.tasks.join_next().await.is_some() {}
+    }
+}
