@@ -5,7 +5,7 @@
 //! ([`Configuration::applies_to`]). A name without a version (`*`) matches every CVE
 //! with a vulnerable entry for the product. Newest first (last-modified).
 
-use model::{Cpe, CveId, CveRecord};
+use model::{Cpe, CveId};
 use store::{Store, StoreError};
 
 use crate::matching::{Configuration, cve_applies};
@@ -23,13 +23,7 @@ pub enum SearchError {
     Store(#[from] StoreError),
 }
 
-/// The CVEs that apply to `cpe`, at most `limit`, newest first.
-pub async fn cves_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<CveRecord>, SearchError> {
-    let ids = cve_ids_for_cpe(store, cpe, limit).await?;
-    Ok(store.cves(&ids).await?)
-}
-
-/// The ids of [`cves_for_cpe`].
+/// The ids of the CVEs that apply to `cpe`, at most `limit`, newest first.
 pub async fn cve_ids_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<CveId>, SearchError> {
     let (Some(vendor), Some(product)) = (Cpe::specific(cpe.vendor()), Cpe::specific(cpe.product())) else {
         return Err(SearchError::Unspecific);

@@ -22,6 +22,14 @@ pub async fn healthz() -> Json<Health> {
     Json(Health { status: "ok" })
 }
 
+/// A response whose body is JSON already serialised (cached or spliced).
+pub(crate) fn json_bytes(body: impl Into<axum::body::Bytes>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let body: axum::body::Bytes = body.into();
+    ([(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json"))], body)
+        .into_response()
+}
+
 /// The company `social_id` names, as the caller may see it.
 pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &SocialId) -> Result<Company, ApiError> {
     let found = match app.company_cache().get(social_id) {

@@ -4,8 +4,7 @@
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Extension, State};
-use axum::http::{HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use model::{Company, Domain, Page, Severity};
 
 use crate::error::{self, ApiError};
@@ -184,7 +183,7 @@ pub(crate) async fn scores_json(app: &AppState, c: Company) -> Result<Response, 
             }
         }
     };
-    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
+    Ok(super::json_bytes(body))
 }
 
 async fn rebuild_scores(app: &AppState, c: Company) -> Result<Bytes, ApiError> {
