@@ -93,7 +93,11 @@ pub fn stored(cve: &ImportedCve) -> StoredCve {
 
 /// A cve-search record carries no configurations: its `vulnerable_product` names
 /// become one OR node of vulnerable entries with exact versions.
-pub fn from_cve_search(record: CveRecord) -> ImportedCve {
+pub fn from_cve_search(mut record: CveRecord) -> ImportedCve {
+    // A CWE id never holds control characters; the store joins rows with them.
+    if record.cwe.chars().any(char::is_control) {
+        record.cwe = "Unknown".to_owned();
+    }
     let matches = record
         .vulnerable_product
         .iter()
