@@ -16,8 +16,10 @@ use serde::Deserialize;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+pub mod dns;
 mod services;
 
+pub use dns::{DnsConfig, TrustAnchor, Zone};
 pub use services::ServiceKind;
 
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +41,12 @@ pub enum LabError {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LabFile {
+    /// The lab's authoritative DNS server, when the file has zones.
+    #[serde(default)]
+    pub dns: Option<DnsConfig>,
+    #[serde(default)]
+    pub zones: Vec<Zone>,
+    #[serde(default)]
     pub hosts: Vec<Host>,
     /// Standard port → the port the lab listens on, for ports a non-root user cannot
     /// bind. Ports not listed are used as they are, except below 1024, which become
@@ -76,6 +84,13 @@ impl LabFile {
                 return Err(LabError::NotLoopback { host: h.name.clone(), address: h.address });
             }
         }
+        if let Some(dns) = &file.dns {
+            if dns.address.octets()[0] != 127 {
+                return Err(LabError::NotLoopback { host: dns::NS_NAME.to_owned(), address: dns.address });
+            }
+        } else if !file.zones.is_empty() {
+            return Err(LabError::File("zones need a \"dns\" server address".to_owned()));
+        }
         Ok(file)
     }
 
@@ -92,6 +107,11 @@ impl LabFile {
 /// A running lab.
 pub struct Lab {
     tasks: JoinSet<()>,
+    dns: Option<hickory_server::Server<dns::LabDns>>,
+    /// Where the DNS server listens (UDP and TCP), when the lab has zones.
+    pub resolver: Option<SocketAddr>,
+    /// The DNSSEC trust anchors of the lab's signed zones.
+    pub trust_anchors: Vec<TrustAnchor>,
     /// Every service: (host name, standard port, where it listens).
     pub endpoints: Vec<(String, u16, SocketAddr)>,
 }
@@ -104,6 +124,26 @@ impl Lab {
     pub async fn up(file: &LabFile) -> Result<Lab, LabError> {
         let mut tasks = JoinSet::new();
         let mut endpoints = Vec::new();
+        let (mut dns_server, mut resolver, mut trust_anchors) = (None, None, Vec::new());
+        if let Some(config) = &file.dns {
+            let hosts: Vec<(String, Ipv4Addr)> = file.hosts.iter().map(|h| (h.name.clone(), h.address)).collect();
+            let lab_dns = dns::LabDns::build(&file.zones, &hosts, config.address)?;
+            trust_anchors = lab_dns.trust_anchors.clone();
+            let addr = SocketAddr::from((config.address, file.lab_port(config.port)));
+            let bind = |source| LabError::Bind { host: dns::NS_NAME.to_owned(), addr, source };
+            let udp = tokio::net::UdpSocket::bind(addr).await.map_err(bind)?;
+            let addr = udp.local_addr().unwrap_or(addr);
+            let tcp = TcpListener::bind(addr).await.map_err(|source| LabError::Bind {
+                host: dns::NS_NAME.to_owned(),
+                addr,
+                source,
+            })?;
+            let mut server = hickory_server::Server::new(lab_dns);
+            server.register_socket(udp);
+            server.register_listener(tcp, CLIENT_TIMEOUT, 64 * 1024);
+            dns_server = Some(server);
+            resolver = Some(addr);
+        }
         for host in &file.hosts {
             for service in &host.services {
                 let addr = SocketAddr::from((host.address, file.lab_port(service.port)));
@@ -139,7 +179,7 @@ impl Lab {
                 });
             }
         }
-        Ok(Lab { tasks, endpoints })
+        Ok(Lab { tasks, dns: dns_server, resolver, trust_anchors, endpoints })
     }
 
     /// Where a host's service listens.
@@ -149,6 +189,11 @@ impl Lab {
 
     /// Stops every service; nothing is left listening when this returns.
     pub async fn down(mut self) {
+        if let Some(mut server) = self.dns.take()
+            && let Err(e) = server.shutdown_gracefully().await
+        {
+            tracing::debug!(error = %e, "lab DNS server shut down");
+        }
         self.tasks.abort_all();
         while self.tasks.join_next().await.is_some() {}
     }

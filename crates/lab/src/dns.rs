@@ -1,0 +1,243 @@
+//! The lab's authoritative DNS server (hickory-server, UDP and TCP) for every lab zone.
+//!
+//! Zones are written in master-file syntax, one record a line, relative to the zone's
+//! origin. The lab adds to each zone its SOA and NS, an A record for every lab host
+//! whose name falls in it (unless the zone names that host itself), and to each parent
+//! zone the delegations of its child zones, with a DS record for each signed child. A
+//! signed zone gets an ECDSA P-256 key made at start (one key, flagged as the secure
+//! entry point, signs the whole zone) and NSEC denial of existence. The lab's trust
+//! anchor is the DNSKEY of the topmost signed zone (`test.` in the built-in lab).
+//!
+//! hickory's catalog answers a query from the most specific zone it serves, but a DS
+//! record lives in the parent: [`LabDns`] sends DS queries for a child's apex to the
+//! parent zone, as a resolver walking the delegation would be answered.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::Ipv4Addr;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use hickory_proto::dnssec::crypto::EcdsaSigningKey;
+use hickory_proto::dnssec::rdata::{DNSKEY, DS};
+use hickory_proto::dnssec::{Algorithm, DigestType, DnssecSigner, SigningKey};
+use hickory_proto::rr::{LowerName, Name, RecordType};
+use hickory_proto::serialize::txt::Parser;
+use hickory_server::dnssec::NxProofKind;
+use hickory_server::net::runtime::{Time, TokioRuntimeProvider};
+use hickory_server::server::{Request, RequestHandler, ResponseHandler, ResponseInfo};
+use hickory_server::store::in_memory::InMemoryZoneHandler;
+use hickory_server::zone_handler::{AxfrPolicy, Catalog, ZoneHandler, ZoneType};
+use serde::Deserialize;
+
+use crate::LabError;
+
+/// The lab's name server, as it appears in NS records.
+pub const NS_NAME: &str = "ns.lab.test.";
+/// How long signatures made at start stay valid.
+const SIGNATURE_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30 * 86_400);
+/// The TTL of every record the lab writes.
+const TTL: u32 = 300;
+
+/// One zone of the lab file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Zone {
+    /// The zone's apex, e.g. `acme-robotics.test`.
+    pub origin: String,
+    /// Sign the zone (and publish its DS in the parent zone, when the lab serves one).
+    #[serde(default)]
+    pub dnssec: bool,
+    /// Records in master-file syntax relative to the origin, e.g. `@ MX 10 mail` or
+    /// `_dmarc TXT "v=DMARC1; p=reject"`.
+    #[serde(default)]
+    pub records: Vec<String>,
+}
+
+/// Where the lab's DNS server listens (the standard port is mapped like any other).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DnsConfig {
+    pub address: Ipv4Addr,
+    #[serde(default = "dns_port")]
+    pub port: u16,
+}
+
+fn dns_port() -> u16 {
+    53
+}
+
+/// A DNSSEC trust anchor the lab publishes: the DNSKEY of a signed zone without a
+/// signed parent in the lab.
+#[derive(Debug, Clone)]
+pub struct TrustAnchor {
+    pub zone: Name,
+    pub dnskey: DNSKEY,
+    /// The DS record a resolver can be configured with, in presentation format.
+    pub ds: String,
+}
+
+impl TrustAnchor {
+    /// The DNSKEY in presentation format, a line of a trust-anchor file.
+    pub fn dnskey_line(&self) -> String {
+        format!("{} {TTL} IN DNSKEY {}", self.zone, self.dnskey)
+    }
+}
+
+/// The zones, built and signed, ready to serve.
+pub struct LabDns {
+    all: Catalog,
+    /// The parent zones only: DS queries for a child's apex are answered from here.
+    parents: Catalog,
+    child_apexes: BTreeSet<LowerName>,
+    pub trust_anchors: Vec<TrustAnchor>,
+}
+
+fn fqdn(name: &str) -> Result<Name, LabError> {
+    let mut n = Name::from_str(name).map_err(|e| LabError::File(format!("DNS name {name:?}: {e}")))?;
+    n.set_fqdn(true);
+    Ok(n)
+}
+
+/// The zone among `origins` that holds `name` (the longest origin that is a suffix).
+fn zone_of<'a>(name: &Name, origins: &'a [Name]) -> Option<&'a Name> {
+    origins.iter().filter(|o| o.zone_of(name)).max_by_key(|o| o.num_labels())
+}
+
+impl LabDns {
+    /// Builds every zone of the lab: `hosts` are (name, address) pairs for A records.
+    pub fn build(zones: &[Zone], hosts: &[(String, Ipv4Addr)], ns_address: Ipv4Addr) -> Result<LabDns, LabError> {
+        let origins: Vec<Name> = zones.iter().map(|z| fqdn(&z.origin)).collect::<Result<_, _>>()?;
+        let mut seen = BTreeSet::new();
+        for o in &origins {
+            if !seen.insert(o.clone()) {
+                return Err(LabError::File(format!("zone {o} is declared twice")));
+            }
+        }
+        // One key for each signed zone, made now.
+        let mut keys: BTreeMap<Name, (EcdsaSigningKey, DNSKEY)> = BTreeMap::new();
+        for (zone, origin) in zones.iter().zip(&origins) {
+            if zone.dnssec {
+                let pkcs8 = EcdsaSigningKey::generate_pkcs8(Algorithm::ECDSAP256SHA256).map_err(dnssec)?;
+                let key = EcdsaSigningKey::from_pkcs8(&pkcs8, Algorithm::ECDSAP256SHA256).map_err(dnssec)?;
+                let dnskey = DNSKEY::from_key(&key.to_public_key().map_err(dnssec)?);
+                keys.insert(origin.clone(), (key, dnskey));
+            }
+        }
+        let ns = fqdn(NS_NAME)?;
+        let mut all = Catalog::new();
+        let mut parents = Catalog::new();
+        let mut child_apexes = BTreeSet::new();
+        let mut trust_anchors = Vec::new();
+        for (zone, origin) in zones.iter().zip(&origins) {
+            let mut text = format!(
+                "$ORIGIN {origin}\n$TTL {TTL}\n@ IN SOA {NS_NAME} hostmaster.{origin} 2026112201 7200 3600 1209600 {TTL}\n\
+                 @ IN NS {NS_NAME}\n"
+            );
+            if origin.zone_of(&ns) && zone_of(&ns, &origins) == Some(origin) {
+                text.push_str(&format!("{NS_NAME} IN A {ns_address}\n"));
+            }
+            let own: Vec<String> = zone.records.iter().map(|r| r.trim().to_owned()).collect();
+            for (host, address) in hosts {
+                let name = fqdn(host)?;
+                if zone_of(&name, &origins) != Some(origin) {
+                    continue;
+                }
+                let relative = relative_label(&name, origin);
+                // A zone that gives the host its own A or a CNAME keeps its records.
+                let names_it = |r: &String| {
+                    let mut t = r.split_whitespace();
+                    t.next() == Some(relative.as_str()) && t.take(3).any(|w| w == "A" || w == "CNAME")
+                };
+                if own.iter().any(names_it) {
+                    continue;
+                }
+                text.push_str(&format!("{name} IN A {address}\n"));
+            }
+            for r in &own {
+                text.push_str(r);
+                text.push('\n');
+            }
+            let mut has_children = false;
+            for (child_zone, child) in zones.iter().zip(&origins) {
+                if child == origin
+                    || zone_of(child, &origins.iter().filter(|o| *o != child).cloned().collect::<Vec<_>>())
+                        != Some(origin)
+                {
+                    continue;
+                }
+                has_children = true;
+                text.push_str(&format!("{child} IN NS {NS_NAME}\n"));
+                if child_zone.dnssec
+                    && let Some((key, _)) = keys.get(child)
+                {
+                    let ds = DS::from_key(&key.to_public_key().map_err(dnssec)?, child, DigestType::SHA256)
+                        .map_err(|e| LabError::File(format!("DS for {child}: {e}")))?;
+                    text.push_str(&format!("{child} IN DS {ds}\n"));
+                }
+                child_apexes.insert(LowerName::new(child));
+            }
+            let (_, records) = Parser::new(text.as_str(), None, Some(origin.clone()))
+                .parse()
+                .map_err(|e| LabError::File(format!("zone {origin}: {e}")))?;
+            let mut handler = InMemoryZoneHandler::<TokioRuntimeProvider>::new(
+                origin.clone(),
+                records,
+                ZoneType::Primary,
+                AxfrPolicy::Deny,
+                zone.dnssec.then_some(NxProofKind::Nsec),
+            )
+            .map_err(|e| LabError::File(format!("zone {origin}: {e}")))?;
+            if let Some((key, dnskey)) = keys.remove(origin) {
+                let ds = DS::from_key(&key.to_public_key().map_err(dnssec)?, origin, DigestType::SHA256)
+                    .map_err(|e| LabError::File(format!("DS for {origin}: {e}")))?;
+                let signer = DnssecSigner::new(dnskey.clone(), Box::new(key), origin.clone(), SIGNATURE_LIFETIME);
+                handler.add_zone_signing_key_mut(signer).map_err(dnssec)?;
+                handler.secure_zone_mut().map_err(dnssec)?;
+                let signed_parent =
+                    zones.iter().zip(&origins).any(|(z, o)| z.dnssec && o != origin && o.zone_of(origin));
+                if !signed_parent {
+                    trust_anchors.push(TrustAnchor {
+                        zone: origin.clone(),
+                        dnskey,
+                        ds: format!("{origin} IN DS {ds}"),
+                    });
+                }
+            }
+            let handler: Arc<dyn ZoneHandler> = Arc::new(handler);
+            if has_children {
+                parents.upsert(LowerName::new(origin), vec![handler.clone()]);
+            }
+            all.upsert(LowerName::new(origin), vec![handler]);
+        }
+        Ok(LabDns { all, parents, child_apexes, trust_anchors })
+    }
+}
+
+/// `name` relative to `origin` (`@` for the apex).
+fn relative_label(name: &Name, origin: &Name) -> String {
+    let full = name.to_ascii().to_ascii_lowercase();
+    let o = origin.to_ascii().to_ascii_lowercase();
+    if full == o {
+        return "@".to_owned();
+    }
+    full.strip_suffix(&format!(".{o}")).map(str::to_owned).unwrap_or(full)
+}
+
+fn dnssec(e: impl std::fmt::Display) -> LabError {
+    LabError::File(format!("DNSSEC: {e}"))
+}
+
+#[async_trait::async_trait]
+impl RequestHandler for LabDns {
+    async fn handle_request<R: ResponseHandler, T: Time>(&self, request: &Request, response_handle: R) -> ResponseInfo {
+        let to_parent = request
+            .request_info()
+            .map(|info| info.query.query_type() == RecordType::DS && self.child_apexes.contains(info.query.name()))
+            .unwrap_or(false);
+        if to_parent {
+            self.parents.handle_request::<R, T>(request, response_handle).await
+        } else {
+            self.all.handle_request::<R, T>(request, response_handle).await
+        }
+    }
+}
