@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -17,9 +18,11 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 pub mod dns;
+pub mod http;
 mod services;
 
 pub use dns::{DnsConfig, TrustAnchor, Zone};
+pub use http::{HttpSpec, Page};
 pub use services::ServiceKind;
 
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +51,9 @@ pub struct LabFile {
     pub zones: Vec<Zone>,
     #[serde(default)]
     pub hosts: Vec<Host>,
+    /// The fictional companies and the findings a scan of each must produce.
+    #[serde(default)]
+    pub companies: Vec<LabCompany>,
     /// Standard port → the port the lab listens on, for ports a non-root user cannot
     /// bind. Ports not listed are used as they are, except below 1024, which become
     /// 10000 + port.
@@ -74,6 +80,43 @@ pub struct Service {
     /// The product version the service announces, e.g. `OpenSSH_7.4` or `6.0.5`.
     #[serde(default)]
     pub version: Option<String>,
+    /// What an `http` or `https` service answers.
+    #[serde(default)]
+    pub http: Option<HttpSpec>,
+}
+
+/// A company of the lab: its profile (the record `rampart import companies` reads, see
+/// docs/IMPORT.md) and the ground truth of a scan.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabCompany {
+    pub company: serde_json::Value,
+    /// Every finding a scan of the company must produce.
+    #[serde(default)]
+    pub expected: Vec<ExpectedFinding>,
+    /// Assets that must produce no finding.
+    #[serde(default)]
+    pub clean: Vec<String>,
+}
+
+/// One finding of the ground truth (codes and asset notation: docs/FINDINGS.md).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedFinding {
+    pub risk_vector: String,
+    pub asset: String,
+    pub code: String,
+    pub severity: String,
+    /// The CVE a `vulnerabilities.cve` or `certificate_cve` finding names.
+    #[serde(default)]
+    pub cve: Option<String>,
+}
+
+impl LabCompany {
+    /// The company's social id, as its record gives it.
+    pub fn social_id(&self) -> &str {
+        self.company.get("social_id").and_then(|v| v.as_str()).unwrap_or("")
+    }
 }
 
 impl LabFile {
@@ -82,6 +125,29 @@ impl LabFile {
         for h in &file.hosts {
             if h.address.octets()[0] != 127 {
                 return Err(LabError::NotLoopback { host: h.name.clone(), address: h.address });
+            }
+        }
+        let mut addresses = std::collections::BTreeSet::new();
+        for h in &file.hosts {
+            if !addresses.insert(h.address) {
+                return Err(LabError::File(format!("{}: address {} is used by another host", h.name, h.address)));
+            }
+            for s in &h.services {
+                match (s.kind, &s.http) {
+                    (ServiceKind::Http | ServiceKind::Https, Some(spec)) => {
+                        spec.validate(&h.name).map_err(LabError::File)?
+                    }
+                    (ServiceKind::Http | ServiceKind::Https, None) => {}
+                    (kind, Some(_)) => {
+                        return Err(LabError::File(format!("{}:{}: {kind:?} takes no \"http\"", h.name, s.port)));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for c in &file.companies {
+            if c.social_id().is_empty() {
+                return Err(LabError::File("a company has no social_id".to_owned()));
             }
         }
         if let Some(dns) = &file.dns {
@@ -101,6 +167,46 @@ impl LabFile {
             None if standard < 1024 => 10_000 + standard,
             None => standard,
         }
+    }
+}
+
+/// Accepts clients until the lab goes down, each served by `serve` within the client
+/// timeout.
+async fn accept_loop<F, Fut>(listener: TcpListener, serve: F)
+where
+    F: Fn(tokio::net::TcpStream) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let mut clients = JoinSet::new();
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            // Out of descriptors or the like: let it pass rather than spin.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let served = serve(stream);
+        clients.spawn(async move {
+            let _ = tokio::time::timeout(CLIENT_TIMEOUT, served).await;
+        });
+        // Reap finished clients so the set stays small.
+        while clients.try_join_next().is_some() {}
+    }
+}
+
+/// Elasticsearch's root document, as `GET /` answers it.
+fn elasticsearch(host: &str, version: Option<&str>) -> HttpSpec {
+    let v = version.unwrap_or("6.8.0");
+    let body = serde_json::json!({
+        "name": host,
+        "cluster_name": "lab",
+        "cluster_uuid": "lab-cluster-0001",
+        "version": {"number": v, "build_flavor": "default", "lucene_version": "7.7.0"},
+        "tagline": "You Know, for Search"
+    });
+    HttpSpec {
+        headers: [("content-type".to_owned(), "application/json; charset=UTF-8".to_owned())].into(),
+        pages: vec![Page { path: "/".to_owned(), status: 200, headers: Default::default(), body: body.to_string() }],
+        redirect: None,
     }
 }
 
@@ -155,28 +261,30 @@ impl Lab {
                 let addr = listener.local_addr().unwrap_or(addr);
                 endpoints.push((host.name.clone(), service.port, addr));
                 let (kind, version, name) = (service.kind, service.version.clone(), host.name.clone());
-                tasks.spawn(async move {
-                    let mut clients = JoinSet::new();
-                    loop {
-                        let Ok((stream, _)) = listener.accept().await else {
-                            // Out of descriptors or the like: let it pass rather than spin.
-                            tokio::time::sleep(Duration::from_millis(50)).await;
-                            continue;
-                        };
-                        let (version, name) = (version.clone(), name.clone());
-                        clients.spawn(async move {
-                            let served = tokio::time::timeout(
-                                CLIENT_TIMEOUT,
-                                services::serve(kind, stream, version.as_deref(), &name),
-                            );
-                            if let Ok(Err(e)) = served.await {
-                                tracing::debug!(error = %e, "lab client ended");
+                let web = match kind {
+                    ServiceKind::Http | ServiceKind::Https => Some(Arc::new(service.http.clone().unwrap_or_default())),
+                    ServiceKind::Elasticsearch => Some(Arc::new(elasticsearch(&name, version.as_deref()))),
+                    _ => None,
+                };
+                if let Some(spec) = web {
+                    tasks.spawn(accept_loop(listener, move |stream| {
+                        let spec = spec.clone();
+                        async move {
+                            if let Err(e) = http::serve(stream, spec).await {
+                                tracing::debug!(error = %e, "lab web client ended");
                             }
-                        });
-                        // Reap finished clients so the set stays small.
-                        while clients.try_join_next().is_some() {}
+                        }
+                    }));
+                    continue;
+                }
+                tasks.spawn(accept_loop(listener, move |stream| {
+                    let (version, name) = (version.clone(), name.clone());
+                    async move {
+                        if let Err(e) = services::serve(kind, stream, version.as_deref(), &name).await {
+                            tracing::debug!(error = %e, "lab client ended");
+                        }
                     }
-                });
+                }));
             }
         }
         Ok(Lab { tasks, dns: dns_server, resolver, trust_anchors, endpoints })

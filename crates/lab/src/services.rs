@@ -17,6 +17,15 @@ pub enum ServiceKind {
     Mysql,
     Postgresql,
     Rdp,
+    Mongodb,
+    Elasticsearch,
+    Smb,
+    /// Plain HTTP per the service's `http` spec.
+    Http,
+    /// TLS per the service's `tls` spec, then HTTP per its `http` spec.
+    Https,
+    /// A TLS endpoint only (IMAPS, SMTPS, …) per the service's `tls` spec.
+    Tls,
 }
 
 /// The longest line or request a lab service reads.
@@ -118,6 +127,20 @@ pub(crate) async fn serve(
             }
         }
         ServiceKind::Postgresql => postgres(&mut io).await?,
+        ServiceKind::Mongodb => mongodb(&mut io, version.unwrap_or("3.6.8")).await?,
+        ServiceKind::Smb => {
+            // A NetBIOS session message holding an SMB1 or SMB2 NEGOTIATE; the answer is
+            // an SMB2 NEGOTIATE response selecting dialect 2.1 without signing required.
+            let mut header = [0u8; 4];
+            io.read_exact(&mut header).await?;
+            let len = u32::from_be_bytes([0, header[1], header[2], header[3]]).min(MAX_LINE as u32);
+            let mut body = vec![0u8; len as usize];
+            io.read_exact(&mut body).await?;
+            if body.starts_with(b"\xffSMB") || body.starts_with(b"\xfeSMB") {
+                send(&mut io, &smb2_negotiate_response()).await?;
+            }
+        }
+        ServiceKind::Http | ServiceKind::Https | ServiceKind::Tls | ServiceKind::Elasticsearch => {}
         ServiceKind::Rdp => {
             // An X.224 Connection Request in a TPKT; answered with a Connection Confirm
             // whose negotiation response selects TLS.
@@ -186,6 +209,136 @@ async fn postgres(io: &mut Io) -> std::io::Result<()> {
         send(io, &[b'R', 0, 0, 0, 12, 0, 0, 0, 5, 0x12, 0x34, 0x56, 0x78]).await?;
         return Ok(());
     }
+}
+
+/// MongoDB's wire protocol: an OP_QUERY or OP_MSG asking `isMaster`/`hello`/`buildInfo`
+/// is answered with a BSON document carrying the server version.
+async fn mongodb(io: &mut Io, version: &str) -> std::io::Result<()> {
+    loop {
+        let mut header = [0u8; 16];
+        if io.read_exact(&mut header).await.is_err() {
+            return Ok(());
+        }
+        let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+        let request_id = i32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        let opcode = i32::from_le_bytes([header[12], header[13], header[14], header[15]]);
+        let rest = len.saturating_sub(16).min(MAX_LINE as u32);
+        let mut body = vec![0u8; rest as usize];
+        io.read_exact(&mut body).await?;
+        let doc = bson_doc(&[
+            ("ismaster", Bson::Bool(true)),
+            ("maxWireVersion", Bson::Int(6)),
+            ("minWireVersion", Bson::Int(0)),
+            ("version", Bson::Str(version)),
+            ("gitVersion", Bson::Str("8e540c0b6db93ce994cc548f000900bdc740f80a")),
+            ("ok", Bson::Double(1.0)),
+        ]);
+        let reply = match opcode {
+            // OP_MSG: flags, section kind 0, the document.
+            2013 => {
+                let mut b = 0u32.to_le_bytes().to_vec();
+                b.push(0);
+                b.extend_from_slice(&doc);
+                mongo_message(request_id, 2013, &b)
+            }
+            // OP_QUERY → OP_REPLY: flags, cursor id, starting from, number returned, docs.
+            2004 => {
+                let mut b = 0u32.to_le_bytes().to_vec();
+                b.extend_from_slice(&0u64.to_le_bytes());
+                b.extend_from_slice(&0u32.to_le_bytes());
+                b.extend_from_slice(&1u32.to_le_bytes());
+                b.extend_from_slice(&doc);
+                mongo_message(request_id, 1, &b)
+            }
+            _ => return Ok(()),
+        };
+        send(io, &reply).await?;
+    }
+}
+
+enum Bson<'a> {
+    Bool(bool),
+    Int(i32),
+    Double(f64),
+    Str(&'a str),
+}
+
+fn bson_doc(fields: &[(&str, Bson<'_>)]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        let kind: u8 = match value {
+            Bson::Double(_) => 0x01,
+            Bson::Str(_) => 0x02,
+            Bson::Bool(_) => 0x08,
+            Bson::Int(_) => 0x10,
+        };
+        body.push(kind);
+        body.extend_from_slice(name.as_bytes());
+        body.push(0);
+        match value {
+            Bson::Double(d) => body.extend_from_slice(&d.to_le_bytes()),
+            Bson::Str(s) => {
+                body.extend_from_slice(&(s.len() as i32 + 1).to_le_bytes());
+                body.extend_from_slice(s.as_bytes());
+                body.push(0);
+            }
+            Bson::Bool(b) => body.push(u8::from(*b)),
+            Bson::Int(i) => body.extend_from_slice(&i.to_le_bytes()),
+        }
+    }
+    let mut doc = ((body.len() + 5) as i32).to_le_bytes().to_vec();
+    doc.extend_from_slice(&body);
+    doc.push(0);
+    doc
+}
+
+fn mongo_message(response_to: i32, opcode: i32, body: &[u8]) -> Vec<u8> {
+    let mut m = ((body.len() + 16) as i32).to_le_bytes().to_vec();
+    m.extend_from_slice(&1i32.to_le_bytes());
+    m.extend_from_slice(&response_to.to_le_bytes());
+    m.extend_from_slice(&opcode.to_le_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
+/// An SMB2 NEGOTIATE response (MS-SMB2 2.2.4) in a NetBIOS session message.
+fn smb2_negotiate_response() -> Vec<u8> {
+    let mut h = Vec::with_capacity(64 + 65);
+    h.extend_from_slice(b"\xfeSMB");
+    h.extend_from_slice(&64u16.to_le_bytes()); // structure size
+    h.extend_from_slice(&0u16.to_le_bytes()); // credit charge
+    h.extend_from_slice(&0u32.to_le_bytes()); // status: success
+    h.extend_from_slice(&0u16.to_le_bytes()); // command: NEGOTIATE
+    h.extend_from_slice(&1u16.to_le_bytes()); // credits
+    h.extend_from_slice(&1u32.to_le_bytes()); // flags: response
+    h.extend_from_slice(&0u32.to_le_bytes()); // next command
+    h.extend_from_slice(&0u64.to_le_bytes()); // message id
+    h.extend_from_slice(&0u32.to_le_bytes()); // reserved
+    h.extend_from_slice(&0u32.to_le_bytes()); // tree id
+    h.extend_from_slice(&0u64.to_le_bytes()); // session id
+    h.extend_from_slice(&[0u8; 16]); // signature
+    let mut b = Vec::new();
+    b.extend_from_slice(&65u16.to_le_bytes()); // structure size
+    b.extend_from_slice(&1u16.to_le_bytes()); // security mode: signing enabled, not required
+    b.extend_from_slice(&0x0210u16.to_le_bytes()); // dialect SMB 2.1
+    b.extend_from_slice(&0u16.to_le_bytes());
+    b.extend_from_slice(b"LAB-SMB-SERVER\0\0"); // server GUID (16 bytes)
+    b.extend_from_slice(&0x7u32.to_le_bytes()); // capabilities
+    for size in [65_536u32, 65_536, 65_536] {
+        b.extend_from_slice(&size.to_le_bytes()); // max transact/read/write
+    }
+    b.extend_from_slice(&0u64.to_le_bytes()); // system time
+    b.extend_from_slice(&0u64.to_le_bytes()); // boot time
+    b.extend_from_slice(&128u16.to_le_bytes()); // security buffer offset
+    b.extend_from_slice(&0u16.to_le_bytes()); // security buffer length
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.push(0);
+    h.extend_from_slice(&b);
+    let len = h.len() as u32;
+    let mut out = vec![0u8];
+    out.extend_from_slice(&len.to_be_bytes()[1..]);
+    out.extend_from_slice(&h);
+    out
 }
 
 fn mysql_handshake(version: &str) -> Vec<u8> {

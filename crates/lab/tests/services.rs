@@ -19,9 +19,11 @@ const FILE: &str = r#"{
       {"port": 6379, "kind": "redis", "version": "5.0.7"},
       {"port": 11211, "kind": "memcached"},
       {"port": 3306, "kind": "mysql"},
-      {"port": 5432, "kind": "postgresql"}]}
+      {"port": 5432, "kind": "postgresql"},
+      {"port": 27017, "kind": "mongodb", "version": "3.6.8"},
+      {"port": 445, "kind": "smb"}]}
   ],
-  "port_map": {"3389": 13389, "6379": 16379, "11211": 21211, "3306": 13306, "5432": 15432}
+  "port_map": {"3389": 13389, "6379": 16379, "11211": 21211, "3306": 13306, "5432": 15432, "27017": 37017}
 }"#;
 
 async fn connect(lab: &Lab, host: &str, port: u16) -> TcpStream {
@@ -99,8 +101,42 @@ async fn every_service_answers_like_the_real_thing_and_down_leaves_nothing() {
     pg.write_all(&startup).await.unwrap();
     assert_eq!(read_some(&mut pg).await[0], b'R', "an authentication request");
 
+    // MongoDB: an OP_QUERY isMaster on admin.$cmd, answered by an OP_REPLY whose BSON
+    // document carries the version.
+    let mut mongo = connect(&lab, "db.acme.test", 27017).await;
+    let mut q = Vec::new();
+    q.extend_from_slice(&0u32.to_le_bytes()); // flags
+    q.extend_from_slice(b"admin.$cmd\0");
+    q.extend_from_slice(&0u32.to_le_bytes()); // skip
+    q.extend_from_slice(&1i32.to_le_bytes()); // return
+    q.extend_from_slice(&[19, 0, 0, 0, 0x10, b'i', b's', b'M', b'a', b's', b't', b'e', b'r', 0, 1, 0, 0, 0, 0]);
+    let mut msg = ((q.len() + 16) as u32).to_le_bytes().to_vec();
+    msg.extend_from_slice(&7i32.to_le_bytes());
+    msg.extend_from_slice(&0i32.to_le_bytes());
+    msg.extend_from_slice(&2004i32.to_le_bytes());
+    msg.extend_from_slice(&q);
+    mongo.write_all(&msg).await.unwrap();
+    let reply = read_some(&mut mongo).await;
+    assert_eq!(i32::from_le_bytes(reply[8..12].try_into().unwrap()), 7, "responseTo");
+    assert_eq!(i32::from_le_bytes(reply[12..16].try_into().unwrap()), 1, "OP_REPLY");
+    let doc = String::from_utf8_lossy(&reply);
+    assert!(doc.contains("version") && doc.contains("3.6.8"), "{doc:?}");
+
+    // SMB: an SMB1 NEGOTIATE offering "SMB 2.002" in a NetBIOS session message.
+    let mut smb = connect(&lab, "db.acme.test", 445).await;
+    let mut negotiate = b"\xffSMB\x72".to_vec();
+    negotiate.extend_from_slice(&[0; 27]);
+    negotiate.extend_from_slice(&[0, 12, 0, 2]);
+    negotiate.extend_from_slice(b"SMB 2.002\0");
+    let mut frame = vec![0, 0, 0, negotiate.len() as u8];
+    frame.extend_from_slice(&negotiate);
+    smb.write_all(&frame).await.unwrap();
+    let answer = read_some(&mut smb).await;
+    assert_eq!(&answer[4..8], b"\xfeSMB", "an SMB2 header");
+    assert_eq!(u16::from_le_bytes([answer[4 + 64 + 4], answer[4 + 64 + 5]]), 0x0210, "dialect 2.1");
+
     let addrs: Vec<SocketAddr> = lab.endpoints.iter().map(|(_, _, a)| *a).collect();
-    assert_eq!(addrs.len(), 9);
+    assert_eq!(addrs.len(), 11);
     lab.down().await;
     for a in addrs {
         assert!(TcpStream::connect(a).await.is_err(), "{a} still listens after down");
