@@ -6,6 +6,16 @@ cd "$(dirname "$0")/.."
 
 command -v cargo-nextest >/dev/null 2>&1 || cargo install cargo-nextest --locked
 
+# Independent peers the lab's tests cross-check against: BIND's delv (DNSSEC validation)
+# and the openssl CLI (TLS handshakes). Tests skip with a reason when they are missing.
+if ! command -v delv >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        (apt-get install -y -qq bind9-dnsutils openssl >/dev/null 2>&1 \
+            || (apt-get update -qq && apt-get install -y -qq bind9-dnsutils openssl) >/dev/null 2>&1) \
+            || echo "note: could not install bind9-dnsutils/openssl; the cross-checks will be skipped"
+    fi
+fi
+
 # OpenAPI 3.1 validator (PyPI), in a venv of its own under target/.
 if [ ! -x target/venv/bin/openapi-spec-validator ]; then
     mkdir -p target

@@ -13,17 +13,22 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use serde::Deserialize;
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 pub mod dns;
 pub mod http;
 mod services;
+pub mod tls;
 
 pub use dns::{DnsConfig, TrustAnchor, Zone};
 pub use http::{HttpSpec, Page};
+pub use labtls::{CertVariant, LegacyConfig, TlsVersion};
 pub use services::ServiceKind;
+pub use tls::TlsSpec;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
@@ -83,6 +88,22 @@ pub struct Service {
     /// What an `http` or `https` service answers.
     #[serde(default)]
     pub http: Option<HttpSpec>,
+    /// The TLS of an `https`, `tls` or `smtp` (STARTTLS) service; `https` and `tls`
+    /// default to a valid certificate on a modern host.
+    #[serde(default)]
+    pub tls: Option<TlsSpec>,
+}
+
+impl Service {
+    fn tls_spec(&self) -> Option<TlsSpec> {
+        match (self.kind, &self.tls) {
+            (_, Some(spec)) => Some(spec.clone()),
+            (ServiceKind::Https | ServiceKind::Tls, None) => {
+                Some(TlsSpec { cert: CertVariant::Valid, versions: Vec::new(), legacy: None })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A company of the lab: its profile (the record `rampart import companies` reads, see
@@ -142,6 +163,18 @@ impl LabFile {
                         return Err(LabError::File(format!("{}:{}: {kind:?} takes no \"http\"", h.name, s.port)));
                     }
                     _ => {}
+                }
+                match (s.kind, &s.tls) {
+                    (ServiceKind::Https | ServiceKind::Tls | ServiceKind::Smtp, Some(spec)) => {
+                        spec.check(&h.name).map_err(LabError::File)?
+                    }
+                    (_, None) => {}
+                    (kind, Some(_)) => {
+                        return Err(LabError::File(format!("{}:{}: {kind:?} takes no \"tls\"", h.name, s.port)));
+                    }
+                }
+                if s.kind == ServiceKind::Smtp && s.tls.as_ref().is_some_and(|t| t.legacy.is_some()) {
+                    return Err(LabError::File(format!("{}:{}: STARTTLS is served by rustls only", h.name, s.port)));
                 }
             }
         }
@@ -218,6 +251,11 @@ pub struct Lab {
     pub resolver: Option<SocketAddr>,
     /// The DNSSEC trust anchors of the lab's signed zones.
     pub trust_anchors: Vec<TrustAnchor>,
+    /// The lab CA's root certificate (PEM), when a service speaks TLS: the trust anchor
+    /// a scanner loads in lab mode.
+    pub ca_root_pem: Option<String>,
+    /// The same root in DER.
+    pub ca_root_der: Option<Vec<u8>>,
     /// Every service: (host name, standard port, where it listens).
     pub endpoints: Vec<(String, u16, SocketAddr)>,
 }
@@ -231,6 +269,7 @@ impl Lab {
         let mut tasks = JoinSet::new();
         let mut endpoints = Vec::new();
         let (mut dns_server, mut resolver, mut trust_anchors) = (None, None, Vec::new());
+        let mut ca: Option<labtls::LabCa> = None;
         if let Some(config) = &file.dns {
             let hosts: Vec<(String, Ipv4Addr)> = file.hosts.iter().map(|h| (h.name.clone(), h.address)).collect();
             let lab_dns = dns::LabDns::build(&file.zones, &hosts, config.address)?;
@@ -261,33 +300,90 @@ impl Lab {
                 let addr = listener.local_addr().unwrap_or(addr);
                 endpoints.push((host.name.clone(), service.port, addr));
                 let (kind, version, name) = (service.kind, service.version.clone(), host.name.clone());
+                let tls = match service.tls_spec() {
+                    Some(spec) => {
+                        if ca.is_none() {
+                            ca = Some(labtls::LabCa::new().map_err(|e| LabError::File(format!("lab CA: {e}")))?);
+                        }
+                        let ca = ca.as_ref().ok_or_else(|| LabError::File("lab CA".to_owned()))?;
+                        Some(spec.build(ca, &name).map_err(LabError::File)?)
+                    }
+                    None => None,
+                };
                 let web = match kind {
                     ServiceKind::Http | ServiceKind::Https => Some(Arc::new(service.http.clone().unwrap_or_default())),
                     ServiceKind::Elasticsearch => Some(Arc::new(elasticsearch(&name, version.as_deref()))),
                     _ => None,
                 };
-                if let Some(spec) = web {
-                    tasks.spawn(accept_loop(listener, move |stream| {
+                let task = match (kind, tls, web) {
+                    (_, Some(tls::Tls::Legacy(config, cert)), _) => accept_loop(listener, move |stream| {
+                        let (config, cert) = (config.clone(), cert.clone());
+                        async move {
+                            if let Err(e) = labtls::serve_legacy(stream, &config, &cert).await {
+                                tracing::debug!(error = %e, "lab legacy TLS client ended");
+                            }
+                        }
+                    })
+                    .boxed(),
+                    (ServiceKind::Https, Some(tls::Tls::Modern(acceptor)), Some(spec)) => {
+                        accept_loop(listener, move |stream| {
+                            let (acceptor, spec) = (acceptor.clone(), spec.clone());
+                            async move {
+                                match acceptor.accept(stream).await {
+                                    Ok(tls) => {
+                                        if let Err(e) = http::serve(tls, spec).await {
+                                            tracing::debug!(error = %e, "lab web client ended");
+                                        }
+                                    }
+                                    Err(e) => tracing::debug!(error = %e, "lab TLS handshake failed"),
+                                }
+                            }
+                        })
+                        .boxed()
+                    }
+                    (ServiceKind::Tls, Some(tls::Tls::Modern(acceptor)), _) => accept_loop(listener, move |stream| {
+                        let acceptor = acceptor.clone();
+                        async move {
+                            // The handshake, then the connection is held until the client leaves.
+                            if let Ok(mut tls) = acceptor.accept(stream).await {
+                                let mut sink = [0u8; 1024];
+                                while matches!(tls.read(&mut sink).await, Ok(n) if n > 0) {}
+                            }
+                        }
+                    })
+                    .boxed(),
+                    (_, tls, Some(spec)) if tls.is_none() => accept_loop(listener, move |stream| {
                         let spec = spec.clone();
                         async move {
                             if let Err(e) = http::serve(stream, spec).await {
                                 tracing::debug!(error = %e, "lab web client ended");
                             }
                         }
-                    }));
-                    continue;
-                }
-                tasks.spawn(accept_loop(listener, move |stream| {
-                    let (version, name) = (version.clone(), name.clone());
-                    async move {
-                        if let Err(e) = services::serve(kind, stream, version.as_deref(), &name).await {
-                            tracing::debug!(error = %e, "lab client ended");
-                        }
+                    })
+                    .boxed(),
+                    (_, tls, _) => {
+                        let acceptor = match tls {
+                            Some(tls::Tls::Modern(a)) => Some(a),
+                            _ => None,
+                        };
+                        accept_loop(listener, move |stream| {
+                            let (version, name, acceptor) = (version.clone(), name.clone(), acceptor.clone());
+                            async move {
+                                if let Err(e) = services::serve(kind, stream, version.as_deref(), &name, acceptor).await
+                                {
+                                    tracing::debug!(error = %e, "lab client ended");
+                                }
+                            }
+                        })
+                        .boxed()
                     }
-                }));
+                };
+                tasks.spawn(task);
             }
         }
-        Ok(Lab { tasks, dns: dns_server, resolver, trust_anchors, endpoints })
+        let ca_root_pem = ca.as_ref().map(labtls::LabCa::root_pem);
+        let ca_root_der = ca.as_ref().map(labtls::LabCa::root_der);
+        Ok(Lab { tasks, dns: dns_server, resolver, trust_anchors, ca_root_pem, ca_root_der, endpoints })
     }
 
     /// Where a host's service listens.

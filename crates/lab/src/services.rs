@@ -2,7 +2,7 @@
 //! to identify it as a real peer would be identified (banner, first exchange).
 
 use serde::Deserialize;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -49,6 +49,7 @@ pub(crate) async fn serve(
     stream: TcpStream,
     version: Option<&str>,
     name: &str,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 ) -> std::io::Result<()> {
     let mut io = BufReader::new(stream);
     match kind {
@@ -76,25 +77,18 @@ pub(crate) async fn serve(
             }
         }
         ServiceKind::Smtp => {
-            send(&mut io, format!("220 {name} ESMTP {}\r\n", version.unwrap_or("Postfix")).as_bytes()).await?;
-            while let Some(l) = line(&mut io).await? {
-                let verb = l.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
-                let reply = match verb.as_str() {
-                    "EHLO" => {
-                        format!("250-{name}\r\n250-PIPELINING\r\n250-SIZE 10240000\r\n250-STARTTLS\r\n250 8BITMIME\r\n")
-                    }
-                    "HELO" => format!("250 {name}\r\n"),
-                    // TLS for lab hosts arrives with the lab CA; until then STARTTLS says so.
-                    "STARTTLS" => "454 4.7.0 TLS not available due to local problem\r\n".to_owned(),
-                    "NOOP" => "250 2.0.0 Ok\r\n".to_owned(),
-                    "QUIT" => {
-                        send(&mut io, b"221 2.0.0 Bye\r\n").await?;
-                        break;
-                    }
-                    _ => "502 5.5.2 Error: command not recognized\r\n".to_owned(),
-                };
-                send(&mut io, reply.as_bytes()).await?;
+            let v = version.unwrap_or("Postfix");
+            send(&mut io, format!("220 {name} ESMTP {v}\r\n").as_bytes()).await?;
+            if smtp(&mut io, name, tls.is_some()).await? == Smtp::StartTls
+                && let Some(acceptor) = tls
+            {
+                // Bytes a client pipelined after STARTTLS are dropped, as Postfix does.
+                let stream = io.into_inner();
+                let mut tls = BufReader::new(acceptor.accept(stream).await?);
+                smtp(&mut tls, name, false).await?;
+                tls.get_mut().shutdown().await.ok();
             }
+            return Ok(());
         }
         ServiceKind::Telnet => {
             // IAC DO TERMINAL-TYPE, DO TERMINAL-SPEED, DO X-DISPLAY-LOCATION, DO NEW-ENVIRON.
@@ -156,6 +150,47 @@ pub(crate) async fn serve(
     }
     io.get_mut().shutdown().await.ok();
     Ok(())
+}
+
+#[derive(PartialEq, Eq)]
+enum Smtp {
+    Quit,
+    StartTls,
+}
+
+/// An SMTP dialogue after the greeting: EHLO/HELO/NOOP/QUIT, and STARTTLS when `tls`
+/// is offered (the caller then upgrades the connection).
+async fn smtp<S: AsyncRead + AsyncWrite + Unpin>(
+    io: &mut BufReader<S>,
+    name: &str,
+    offer_tls: bool,
+) -> std::io::Result<Smtp> {
+    loop {
+        let mut buf = String::new();
+        if (&mut *io).take(MAX_LINE).read_line(&mut buf).await? == 0 {
+            return Ok(Smtp::Quit);
+        }
+        let verb = buf.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+        let reply = match verb.as_str() {
+            "EHLO" if offer_tls => {
+                format!("250-{name}\r\n250-PIPELINING\r\n250-SIZE 10240000\r\n250-STARTTLS\r\n250 8BITMIME\r\n")
+            }
+            "EHLO" => format!("250-{name}\r\n250-PIPELINING\r\n250-SIZE 10240000\r\n250 8BITMIME\r\n"),
+            "HELO" => format!("250 {name}\r\n"),
+            "STARTTLS" if offer_tls => {
+                io.get_mut().write_all(b"220 2.0.0 Ready to start TLS\r\n").await?;
+                return Ok(Smtp::StartTls);
+            }
+            "STARTTLS" => "454 4.7.0 TLS not available due to local problem\r\n".to_owned(),
+            "NOOP" => "250 2.0.0 Ok\r\n".to_owned(),
+            "QUIT" => {
+                io.get_mut().write_all(b"221 2.0.0 Bye\r\n").await?;
+                return Ok(Smtp::Quit);
+            }
+            _ => "502 5.5.2 Error: command not recognized\r\n".to_owned(),
+        };
+        io.get_mut().write_all(reply.as_bytes()).await?;
+    }
 }
 
 async fn redis(io: &mut Io, version: &str) -> std::io::Result<()> {

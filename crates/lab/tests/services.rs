@@ -74,7 +74,9 @@ async fn every_service_answers_like_the_real_thing_and_down_leaves_nothing() {
     assert_eq!(text(&mut smtp).await, "220 mail.acme.test ESMTP Postfix\r\n");
     smtp.write_all(b"EHLO scanner.test\r\n").await.unwrap();
     let ehlo = text(&mut smtp).await;
-    assert!(ehlo.contains("250-STARTTLS") && ehlo.ends_with("250 8BITMIME\r\n"), "{ehlo}");
+    assert!(!ehlo.contains("STARTTLS") && ehlo.ends_with("250 8BITMIME\r\n"), "no TLS configured: {ehlo}");
+    smtp.write_all(b"STARTTLS\r\n").await.unwrap();
+    assert!(text(&mut smtp).await.starts_with("454 "), "STARTTLS refused without TLS");
 
     let mut redis = connect(&lab, "db.acme.test", 6379).await;
     redis.write_all(b"PING\r\n").await.unwrap();

@@ -28,9 +28,6 @@ use crate::{
     Paged, Result, ServedCve, Store, StoreError, StoredCve,
 };
 
-/// The most of the file reads map (SQLite's own ceiling is just under 2 GiB).
-const MMAP_SIZE: u64 = 0x7fff_0000;
-
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
     (2, "vulndb", include_str!("../../migrations/sqlite/0002_vulndb.sql")),
@@ -69,10 +66,7 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10))
-            // Reads map the file instead of copying pages through read(2) into a small
-            // per-connection cache: a 500-record answer touches ~1 000 pages.
-            .pragma("mmap_size", MMAP_SIZE.to_string());
+            .busy_timeout(Duration::from_secs(10));
         let write = SqlitePoolOptions::new().max_connections(1).connect_with(opts.clone()).await?;
         let read = SqlitePoolOptions::new().max_connections(8).connect_with(opts).await?;
         Self::init(read, write).await
