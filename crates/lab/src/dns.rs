@@ -20,7 +20,7 @@ use std::sync::Arc;
 use hickory_proto::dnssec::crypto::EcdsaSigningKey;
 use hickory_proto::dnssec::rdata::{DNSKEY, DS};
 use hickory_proto::dnssec::{Algorithm, DigestType, DnssecSigner, SigningKey};
-use hickory_proto::rr::{LowerName, Name, RecordType};
+use hickory_proto::rr::{LowerName, Name, RData, RecordType};
 use hickory_proto::serialize::txt::Parser;
 use hickory_server::dnssec::NxProofKind;
 use hickory_server::net::runtime::{Time, TokioRuntimeProvider};
@@ -179,6 +179,26 @@ impl LabDns {
             let (_, records) = Parser::new(text.as_str(), None, Some(origin.clone()))
                 .parse()
                 .map_err(|e| LabError::File(format!("zone {origin}: {e}")))?;
+            // Nothing in the lab may send a scanner off the machine: addresses are
+            // loopback (A) or from the documentation range 2001:db8::/32 (AAAA).
+            for rrset in records.values() {
+                for r in rrset.records_without_rrsigs() {
+                    let outside = match &r.data {
+                        RData::A(a) => !a.0.is_loopback(),
+                        RData::AAAA(a) => {
+                            let s = a.0.segments();
+                            !(a.0.is_loopback() || (s[0] == 0x2001 && s[1] == 0x0db8))
+                        }
+                        _ => false,
+                    };
+                    if outside {
+                        return Err(LabError::File(format!(
+                            "zone {origin}: {} {} is outside 127.0.0.0/8 and 2001:db8::/32",
+                            r.name, r.data
+                        )));
+                    }
+                }
+            }
             let mut handler = InMemoryZoneHandler::<TokioRuntimeProvider>::new(
                 origin.clone(),
                 records,

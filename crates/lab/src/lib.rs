@@ -140,7 +140,16 @@ impl LabCompany {
     }
 }
 
+/// The built-in lab: the fictional companies, their internet presence and the ground
+/// truth of their scans (docs/LAB.md).
+pub const BUILTIN: &str = include_str!("../lab.json");
+
 impl LabFile {
+    /// The built-in lab file.
+    pub fn builtin() -> Result<Self, LabError> {
+        Self::parse(BUILTIN)
+    }
+
     pub fn parse(json: &str) -> Result<Self, LabError> {
         let file: LabFile = serde_json::from_str(json).map_err(|e| LabError::File(e.to_string()))?;
         for h in &file.hosts {

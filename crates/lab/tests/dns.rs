@@ -177,3 +177,13 @@ async fn non_loopback_addresses_are_refused() {
     assert!(LabFile::parse(&FILE.replace("127.77.9.53", "10.0.0.53")).is_err());
     assert!(LabFile::parse(&FILE.replace("127.77.9.2", "192.0.2.2")).is_err());
 }
+
+#[tokio::test]
+async fn zone_records_may_not_point_off_the_machine() {
+    for (from, to) in [("*.apps A 127.77.9.20", "*.apps A 192.0.2.20"), ("www AAAA 2001:db8::10", "www AAAA 2600::10")]
+    {
+        let file = LabFile::parse(&FILE.replace(from, to).replace("127.77.9.", "127.77.13.")).unwrap();
+        let err = Lab::up(&file).await.err().expect("refused");
+        assert!(err.to_string().contains("outside 127.0.0.0/8"), "{err}");
+    }
+}

@@ -44,8 +44,10 @@ pub enum CertVariant {
     /// Valid from 30 days ahead.
     NotYetValid,
     /// Expires in 10 days (inside a 14-day warning window).
+    #[serde(rename = "expires_in_14_days")]
     ExpiresIn14Days,
     /// Expires in 25 days (inside a 30-day window, outside a 14-day one).
+    #[serde(rename = "expires_in_30_days")]
     ExpiresIn30Days,
     /// Self-signed leaf, not from the lab CA.
     SelfSigned,

@@ -143,10 +143,16 @@ enum KeysAction {
 
 #[derive(Subcommand)]
 enum LabAction {
-    /// Bring the hosts of a lab file up, print where they listen, serve until Ctrl-C.
+    /// Bring the lab up (the built-in one unless --file), print the resolver address and
+    /// the hosts, serve until Ctrl-C.
     Up {
+        /// A lab file (docs/LAB.md); the built-in lab when absent.
         #[arg(long)]
-        file: PathBuf,
+        file: Option<PathBuf>,
+        /// Where to write the lab CA root (lab-ca.pem) and the DNSSEC trust anchor
+        /// (trust-anchor.txt) a scanner in lab mode loads.
+        #[arg(long, default_value = "target/lab")]
+        out: PathBuf,
     },
 }
 
@@ -231,17 +237,7 @@ async fn main() -> Result<()> {
             Ok(())
         }
         Command::Demo { listen, db } => demo(listen, &db).await,
-        Command::Lab { action: LabAction::Up { file } } => {
-            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-            let lab_file = lab::LabFile::parse(&text)?;
-            let running = lab::Lab::up(&lab_file).await?;
-            for (host, port, addr) in &running.endpoints {
-                println!("{host:<32} port {port:<5} listening on {addr}");
-            }
-            shutdown_signal().await;
-            running.down().await;
-            Ok(())
-        }
+        Command::Lab { action: LabAction::Up { file, out } } => lab_up(file.as_deref(), &out).await,
         Command::Sync {
             db,
             feeds,
@@ -282,6 +278,51 @@ async fn serve(store: Arc<dyn store::Store>, listen: SocketAddr, config: api::Co
     tracing::info!(address = %listener.local_addr()?, "serving");
     let state = api::AppState::with_store(store, config);
     api::serve(listener, state, shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn lab_up(file: Option<&std::path::Path>, out: &std::path::Path) -> Result<()> {
+    let lab_file = match file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            lab::LabFile::parse(&text).with_context(|| format!("lab file {}", path.display()))?
+        }
+        None => lab::LabFile::builtin()?,
+    };
+    let started = std::time::Instant::now();
+    let running = lab::Lab::up(&lab_file).await?;
+    let took = started.elapsed();
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    println!(
+        "lab up in {} ms: {} companies, {} hosts, {} services, {} zones",
+        took.as_millis(),
+        lab_file.companies.len(),
+        lab_file.hosts.len(),
+        running.endpoints.len(),
+        lab_file.zones.len()
+    );
+    if let Some(resolver) = running.resolver {
+        println!("resolver        {resolver} (UDP and TCP)");
+    }
+    if !running.trust_anchors.is_empty() {
+        let path = out.join("trust-anchor.txt");
+        let lines: Vec<String> = running.trust_anchors.iter().map(|a| a.dnskey_line()).collect();
+        std::fs::write(&path, lines.join("\n") + "\n").with_context(|| format!("writing {}", path.display()))?;
+        for a in &running.trust_anchors {
+            println!("DNSSEC anchor   {}", a.ds);
+        }
+        println!("                (DNSKEY in {})", path.display());
+    }
+    if let Some(pem) = &running.ca_root_pem {
+        let path = out.join("lab-ca.pem");
+        std::fs::write(&path, pem).with_context(|| format!("writing {}", path.display()))?;
+        println!("lab CA root     {}", path.display());
+    }
+    for (host, port, addr) in &running.endpoints {
+        println!("{host:<40} port {port:<5} listening on {addr}");
+    }
+    shutdown_signal().await;
+    running.down().await;
     Ok(())
 }
 

@@ -197,17 +197,25 @@ async fn lab_up_serves_the_hosts_of_a_lab_file() {
     let file = dir.path().join("lab.json");
     std::fs::write(
         &file,
-        r#"{"hosts": [{"name": "shell.cli.test", "address": "127.78.0.2", "services": [{"port": 22, "kind": "ssh", "version": "OpenSSH_8.2p1"}]}]}"#,
+        r#"{"hosts": [{"name": "shell.cli.test", "address": "127.79.0.2", "services": [{"port": 22, "kind": "ssh", "version": "OpenSSH_8.2p1"}]}]}"#,
     )
     .unwrap();
-    let mut child =
-        rampart().args(["lab", "up", "--file", file.to_str().unwrap()]).stdout(Stdio::piped()).spawn().unwrap();
+    let out = dir.path().join("out");
+    let mut child = rampart()
+        .args(["lab", "up", "--file", file.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     let stdout = child.stdout.take().unwrap();
     let _server = Server(child);
-    let first =
-        tokio::task::spawn_blocking(move || BufReader::new(stdout).lines().next().unwrap().unwrap()).await.unwrap();
-    assert!(first.starts_with("shell.cli.test") && first.ends_with("127.78.0.2:10022"), "{first}");
-    let mut ssh = tokio::net::TcpStream::connect("127.78.0.2:10022").await.unwrap();
+    let lines = tokio::task::spawn_blocking(move || {
+        BufReader::new(stdout).lines().take(2).map(|l| l.unwrap()).collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    assert!(lines[0].starts_with("lab up in ") && lines[0].contains("1 hosts, 1 services"), "{lines:?}");
+    assert!(lines[1].starts_with("shell.cli.test") && lines[1].ends_with("127.79.0.2:10022"), "{lines:?}");
+    let mut ssh = tokio::net::TcpStream::connect("127.79.0.2:10022").await.unwrap();
     let mut banner = vec![0u8; 64];
     let n = tokio::io::AsyncReadExt::read(&mut ssh, &mut banner).await.unwrap();
     assert_eq!(&banner[..n], b"SSH-2.0-OpenSSH_8.2p1\r\n");
