@@ -23,6 +23,9 @@ if [ ! -x target/venv/bin/openapi-spec-validator ]; then
     target/venv/bin/pip install --quiet --disable-pip-version-check 'openapi-spec-validator==0.7.2'
 fi
 
+# The built-in lab's ground truth against docs/FINDINGS.md and the address plan.
+python3 scripts/check-lab.py >/dev/null
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 
