@@ -106,6 +106,11 @@ async fn the_builtin_lab_comes_up_answers_and_goes_down() {
         let got: Vec<String> = a.answers().iter().map(|r| r.data.to_string()).collect();
         assert!(got.contains(&h.address.to_string()), "{} resolves to {got:?}, not {}", h.name, h.address);
     }
+    // The record types the scanner reads are all served somewhere in the lab.
+    let srv = resolver.lookup("_imaps._tcp.northwindshield.test.", RecordType::SRV).await.unwrap();
+    assert_eq!(srv.answers()[0].data.to_string(), "0 1 993 mail.northwindshield.test.");
+    let wildcard = resolver.lookup("anything.kestrelcoldchain.test.", RecordType::A).await.unwrap();
+    assert!(!wildcard.answers().is_empty(), "wildcard records answer any name");
     // Every service accepts a connection.
     for (host, port, addr) in &lab.endpoints {
         tokio::net::TcpStream::connect(addr).await.unwrap_or_else(|e| panic!("{host}:{port} at {addr}: {e}"));
