@@ -129,8 +129,11 @@ impl LabDns {
         let mut child_apexes = BTreeSet::new();
         let mut trust_anchors = Vec::new();
         for (zone, origin) in zones.iter().zip(&origins) {
+            // The root zone's contact lives under the lab's own name.
+            let contact =
+                if origin.is_root() { "hostmaster.lab.test.".to_owned() } else { format!("hostmaster.{origin}") };
             let mut text = format!(
-                "$ORIGIN {origin}\n$TTL {TTL}\n@ IN SOA {NS_NAME} hostmaster.{origin} 2026112201 7200 3600 1209600 {TTL}\n\
+                "$ORIGIN {origin}\n$TTL {TTL}\n@ IN SOA {NS_NAME} {contact} 2026112201 7200 3600 1209600 {TTL}\n\
                  @ IN NS {NS_NAME}\n"
             );
             if origin.zone_of(&ns) && zone_of(&ns, &origins) == Some(origin) {
