@@ -39,7 +39,7 @@ if _SUITES_RS.exists():
 FIELDS = {
     "top": ({"dns", "port_map", "zones", "hosts", "companies"}, set()),
     "dns": ({"address", "port"}, {"address"}),
-    "zone": ({"origin", "dnssec", "records"}, {"origin"}),
+    "zone": ({"origin", "dnssec", "dnssec_bogus", "records"}, {"origin"}),
     "host": ({"name", "address", "services"}, {"name", "address"}),
     "service": ({"port", "kind", "version", "tls", "http"}, {"port", "kind"}),
     "tls": ({"cert", "versions", "legacy"}, set()),

@@ -3,14 +3,16 @@
 //! Zones are written in master-file syntax, one record a line, relative to the zone's
 //! origin. The lab adds to each zone its SOA and NS, an A record for every lab host
 //! whose name falls in it (unless the zone names that host itself), and to each parent
-//! zone the delegations of its child zones, with a DS record for each signed child. A
+//! zone the delegations of its child zones, with a DS record for each signed child (for
+//! a `dnssec_bogus` child, the DS of a key the child does not publish). A
 //! signed zone gets an ECDSA P-256 key made at start (one key, flagged as the secure
 //! entry point, signs the whole zone) and NSEC denial of existence. The lab's trust
 //! anchor is the DNSKEY of the topmost signed zone (`test.` in the built-in lab).
 //!
 //! hickory's catalog answers a query from the most specific zone it serves, but a DS
 //! record lives in the parent: [`LabDns`] sends DS queries for a child's apex to the
-//! parent zone, as a resolver walking the delegation would be answered.
+//! parent zone (also when the child has children of its own), as a resolver walking
+//! the delegation would be answered.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
@@ -47,6 +49,10 @@ pub struct Zone {
     /// Sign the zone (and publish its DS in the parent zone, when the lab serves one).
     #[serde(default)]
     pub dnssec: bool,
+    /// A broken chain (needs `dnssec`): the zone is signed as usual, but the DS published
+    /// in the parent digests another key made at start, as after a botched key rollover.
+    #[serde(default)]
+    pub dnssec_bogus: bool,
     /// Records in master-file syntax relative to the origin, e.g. `@ MX 10 mail` or
     /// `_dmarc TXT "v=DMARC1; p=reject"`.
     #[serde(default)]
@@ -86,9 +92,9 @@ impl TrustAnchor {
 /// The zones, built and signed, ready to serve.
 pub struct LabDns {
     all: Catalog,
-    /// The parent zones only: DS queries for a child's apex are answered from here.
-    parents: Catalog,
-    child_apexes: BTreeSet<LowerName>,
+    /// For each child zone's apex, a catalog of its parent zone alone: DS queries for
+    /// the apex are answered from there (even when the child is a parent itself).
+    parents: BTreeMap<LowerName, Catalog>,
     pub trust_anchors: Vec<TrustAnchor>,
 }
 
@@ -113,20 +119,26 @@ impl LabDns {
                 return Err(LabError::File(format!("zone {o} is declared twice")));
             }
         }
-        // One key for each signed zone, made now.
+        // One key for each signed zone, made now; a bogus zone's parent gets the DS of
+        // another key, made now too and never published.
         let mut keys: BTreeMap<Name, (EcdsaSigningKey, DNSKEY)> = BTreeMap::new();
+        let mut decoys: BTreeMap<Name, EcdsaSigningKey> = BTreeMap::new();
         for (zone, origin) in zones.iter().zip(&origins) {
+            if zone.dnssec_bogus && !zone.dnssec {
+                return Err(LabError::File(format!("zone {origin}: \"dnssec_bogus\" needs \"dnssec\": true")));
+            }
             if zone.dnssec {
-                let pkcs8 = EcdsaSigningKey::generate_pkcs8(Algorithm::ECDSAP256SHA256).map_err(dnssec)?;
-                let key = EcdsaSigningKey::from_pkcs8(&pkcs8, Algorithm::ECDSAP256SHA256).map_err(dnssec)?;
+                let key = signing_key()?;
                 let dnskey = DNSKEY::from_key(&key.to_public_key().map_err(dnssec)?);
                 keys.insert(origin.clone(), (key, dnskey));
+            }
+            if zone.dnssec_bogus {
+                decoys.insert(origin.clone(), signing_key()?);
             }
         }
         let ns = fqdn(NS_NAME)?;
         let mut all = Catalog::new();
-        let mut parents = Catalog::new();
-        let mut child_apexes = BTreeSet::new();
+        let mut parents = BTreeMap::new();
         let mut trust_anchors = Vec::new();
         for (zone, origin) in zones.iter().zip(&origins) {
             // The root zone's contact lives under the lab's own name.
@@ -160,7 +172,7 @@ impl LabDns {
                 text.push_str(r);
                 text.push('\n');
             }
-            let mut has_children = false;
+            let mut children = Vec::new();
             for (child_zone, child) in zones.iter().zip(&origins) {
                 if child == origin
                     || zone_of(child, &origins.iter().filter(|o| *o != child).cloned().collect::<Vec<_>>())
@@ -168,16 +180,16 @@ impl LabDns {
                 {
                     continue;
                 }
-                has_children = true;
+                children.push(LowerName::new(child));
                 text.push_str(&format!("{child} IN NS {NS_NAME}\n"));
                 if child_zone.dnssec
                     && let Some((key, _)) = keys.get(child)
                 {
+                    let key = decoys.get(child).unwrap_or(key);
                     let ds = DS::from_key(&key.to_public_key().map_err(dnssec)?, child, DigestType::SHA256)
                         .map_err(|e| LabError::File(format!("DS for {child}: {e}")))?;
                     text.push_str(&format!("{child} IN DS {ds}\n"));
                 }
-                child_apexes.insert(LowerName::new(child));
             }
             let (_, records) = Parser::new(text.as_str(), None, Some(origin.clone()))
                 .parse()
@@ -227,13 +239,21 @@ impl LabDns {
                 }
             }
             let handler: Arc<dyn ZoneHandler> = Arc::new(handler);
-            if has_children {
-                parents.upsert(LowerName::new(origin), vec![handler.clone()]);
+            for child in children {
+                let mut parent = Catalog::new();
+                parent.upsert(LowerName::new(origin), vec![handler.clone()]);
+                parents.insert(child, parent);
             }
             all.upsert(LowerName::new(origin), vec![handler]);
         }
-        Ok(LabDns { all, parents, child_apexes, trust_anchors })
+        Ok(LabDns { all, parents, trust_anchors })
     }
+}
+
+/// A new ECDSA P-256 zone key.
+fn signing_key() -> Result<EcdsaSigningKey, LabError> {
+    let pkcs8 = EcdsaSigningKey::generate_pkcs8(Algorithm::ECDSAP256SHA256).map_err(dnssec)?;
+    EcdsaSigningKey::from_pkcs8(&pkcs8, Algorithm::ECDSAP256SHA256).map_err(dnssec)
 }
 
 /// `name` relative to `origin` (`@` for the apex).
@@ -253,14 +273,14 @@ fn dnssec(e: impl std::fmt::Display) -> LabError {
 #[async_trait::async_trait]
 impl RequestHandler for LabDns {
     async fn handle_request<R: ResponseHandler, T: Time>(&self, request: &Request, response_handle: R) -> ResponseInfo {
-        let to_parent = request
+        let parent = request
             .request_info()
-            .map(|info| info.query.query_type() == RecordType::DS && self.child_apexes.contains(info.query.name()))
-            .unwrap_or(false);
-        if to_parent {
-            self.parents.handle_request::<R, T>(request, response_handle).await
-        } else {
-            self.all.handle_request::<R, T>(request, response_handle).await
+            .ok()
+            .filter(|info| info.query.query_type() == RecordType::DS)
+            .and_then(|info| self.parents.get(info.query.name()));
+        match parent {
+            Some(parent) => parent.handle_request::<R, T>(request, response_handle).await,
+            None => self.all.handle_request::<R, T>(request, response_handle).await,
         }
     }
 }

@@ -252,6 +252,19 @@ fn elasticsearch(host: &str, version: Option<&str>) -> HttpSpec {
     }
 }
 
+/// What a scanner in lab mode needs, as `Lab::write_scanner_files` writes it to
+/// `scanner.json` beside `lab-ca.pem` and `trust-anchor.txt`.
+#[derive(Debug, Clone, serde::Serialize, Deserialize)]
+pub struct ScannerFile {
+    pub resolver: SocketAddr,
+    /// Every port the lab serves: standard → lab port.
+    pub port_map: BTreeMap<u16, u16>,
+}
+
+impl ScannerFile {
+    pub const NAME: &'static str = "scanner.json";
+}
+
 /// A running lab.
 pub struct Lab {
     tasks: JoinSet<()>,
@@ -393,6 +406,43 @@ impl Lab {
         let ca_root_pem = ca.as_ref().map(labtls::LabCa::root_pem);
         let ca_root_der = ca.as_ref().map(labtls::LabCa::root_der);
         Ok(Lab { tasks, dns: dns_server, resolver, trust_anchors, ca_root_pem, ca_root_der, endpoints })
+    }
+
+    /// Writes `scanner.json`, `lab-ca.pem` and `trust-anchor.txt` to `dir` (created):
+    /// what `rampart probe … --lab DIR` reads. Returns the paths written.
+    pub fn write_scanner_files(
+        &self,
+        file: &LabFile,
+        dir: &std::path::Path,
+    ) -> std::io::Result<Vec<std::path::PathBuf>> {
+        std::fs::create_dir_all(dir)?;
+        let mut written = Vec::new();
+        if let Some(resolver) = self.resolver {
+            let mut port_map = file.port_map.clone();
+            for s in file.hosts.iter().flat_map(|h| &h.services) {
+                port_map.insert(s.port, file.lab_port(s.port));
+            }
+            if let Some(dns) = &file.dns {
+                port_map.insert(dns.port, file.lab_port(dns.port));
+            }
+            let text =
+                serde_json::to_string_pretty(&ScannerFile { resolver, port_map }).map_err(std::io::Error::other)?;
+            let path = dir.join(ScannerFile::NAME);
+            std::fs::write(&path, text)?;
+            written.push(path);
+        }
+        if let Some(pem) = &self.ca_root_pem {
+            let path = dir.join("lab-ca.pem");
+            std::fs::write(&path, pem)?;
+            written.push(path);
+        }
+        if !self.trust_anchors.is_empty() {
+            let lines: Vec<String> = self.trust_anchors.iter().map(|a| a.dnskey_line()).collect();
+            let path = dir.join("trust-anchor.txt");
+            std::fs::write(&path, lines.join("\n") + "\n")?;
+            written.push(path);
+        }
+        Ok(written)
     }
 
     /// Where a host's service listens.

@@ -16,6 +16,8 @@ const FILE: &str = r#"{
     {"origin": "secure.test", "dnssec": true, "records": [
       "@ MX 10 mail",
       "@ TXT \"v=spf1 mx -all\""]},
+    {"origin": "sub.secure.test", "dnssec": true},
+    {"origin": "rollover.test", "dnssec": true, "dnssec_bogus": true, "records": ["@ MX 10 mail.secure.test."]},
     {"origin": "plain.test", "records": [
       "@ MX 10 mail",
       "@ TXT \"v=spf1 include:_spf.plain.test ~all\"",
@@ -133,9 +135,32 @@ async fn the_ds_of_a_signed_child_is_served_from_the_parent_with_its_signature()
     lab.down().await;
 }
 
+/// A delv configuration trusting the lab's anchor (the DNSKEY of `test.`).
+fn anchor_conf(lab: &Lab, dir: &std::path::Path) -> std::path::PathBuf {
+    let anchor = &lab.trust_anchors[0];
+    let key = anchor.dnskey.to_string();
+    let conf = dir.join("anchor.conf");
+    let mut parts = key.split_whitespace();
+    let (flags, proto, alg) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+    let material: String = parts.collect();
+    std::fs::write(&conf, format!("trust-anchors {{ test. static-key {flags} {proto} {alg} \"{material}\"; }};\n"))
+        .unwrap();
+    conf
+}
+
+/// delv's output (stdout and stderr) for one query to the lab's server.
+fn delv(conf: &std::path::Path, addr: std::net::SocketAddr, name: &str, kind: &str) -> String {
+    let out = std::process::Command::new("delv")
+        .args(["-a", conf.to_str().unwrap(), &format!("@{}", addr.ip()), "-p", &addr.port().to_string()])
+        .args([name, kind, "+root=test"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+}
+
 /// Full validation by BIND's `delv` (an independent validator) from the lab's trust
-/// anchor: the signed child validates, the unsigned child is insecure, and a missing
-/// name in the signed zone is a validated NXDOMAIN.
+/// anchor: the signed child and grandchild validate, the unsigned child is insecure, and
+/// a missing name in the signed zone is a validated NXDOMAIN.
 #[tokio::test]
 async fn delv_validates_the_signed_zone_from_the_lab_trust_anchor() {
     if std::process::Command::new("delv").arg("-v").output().is_err() {
@@ -143,33 +168,67 @@ async fn delv_validates_the_signed_zone_from_the_lab_trust_anchor() {
         return;
     }
     let lab = lab_on(12).await;
-    let anchor = &lab.trust_anchors[0];
-    let key = anchor.dnskey.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("anchor.conf");
-    let mut parts = key.split_whitespace();
-    let (flags, proto, alg) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
-    let material: String = parts.collect();
-    std::fs::write(&conf, format!("trust-anchors {{ test. static-key {flags} {proto} {alg} \"{material}\"; }};\n"))
-        .unwrap();
+    let conf = anchor_conf(&lab, dir.path());
     let addr = lab.resolver.unwrap();
-    let delv = move |name: &str, kind: &str| {
-        let out = std::process::Command::new("delv")
-            .args(["-a", conf.to_str().unwrap(), &format!("@{}", addr.ip()), "-p", &addr.port().to_string()])
-            .args([name, kind, "+root=test"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
-    };
+    let delv = move |name: &str, kind: &str| delv(&conf, addr, name, kind);
     let out = tokio::task::spawn_blocking(move || {
-        (delv("secure.test", "MX"), delv("mail.plain.test", "A"), delv("nothing.secure.test", "A"))
+        (
+            delv("secure.test", "MX"),
+            delv("mail.plain.test", "A"),
+            delv("nothing.secure.test", "A"),
+            delv("sub.secure.test", "SOA"),
+        )
     })
     .await
     .unwrap();
     assert!(out.0.contains("; fully validated") && out.0.contains("10 mail.secure.test."), "{}", out.0);
     assert!(out.1.contains("; unsigned answer"), "{}", out.1);
     assert!(out.2.contains("negative response, fully validated"), "{}", out.2);
+    // A signed grandchild: the DS of secure.test comes from test. although secure.test is
+    // a parent itself.
+    assert!(out.3.contains("; fully validated"), "{}", out.3);
     lab.down().await;
+}
+
+/// A `dnssec_bogus` zone is signed, but the DS in its parent names another key: delv
+/// (from the same anchor that validates `secure.test`) refuses the answer.
+#[tokio::test]
+async fn delv_rejects_a_zone_whose_ds_names_another_key() {
+    if std::process::Command::new("delv").arg("-v").output().is_err() {
+        println!("skipped: delv is not installed (Debian bind9-dnsutils; .ci/run installs it)");
+        return;
+    }
+    let lab = lab_on(14).await;
+    let r = resolver(&lab, false);
+    // Signed as usual: its own DNSKEY is served, but the parent's DS does not cover it.
+    let ds = r.lookup("rollover.test.", RecordType::DS).await.unwrap();
+    let key = r.lookup("rollover.test.", RecordType::DNSKEY).await.unwrap();
+    let (RData::DNSSEC(DNSSECRData::DS(ds)), RData::DNSSEC(DNSSECRData::DNSKEY(key))) =
+        (&ds.answers()[0].data, &key.answers()[0].data)
+    else {
+        panic!("DS and DNSKEY expected");
+    };
+    assert!(!ds.covers(&"rollover.test.".parse().unwrap(), key).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let conf = anchor_conf(&lab, dir.path());
+    let addr = lab.resolver.unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        (delv(&conf, addr, "rollover.test", "MX"), delv(&conf, addr, "secure.test", "MX"))
+    })
+    .await
+    .unwrap();
+    assert!(out.0.contains("resolution failed") && !out.0.contains("fully validated"), "{}", out.0);
+    assert!(out.1.contains("; fully validated"), "{}", out.1);
+    lab.down().await;
+}
+
+#[tokio::test]
+async fn dnssec_bogus_needs_a_signed_zone() {
+    let file = FILE.replace(r#""origin": "rollover.test", "dnssec": true,"#, r#""origin": "rollover.test","#);
+    let file = LabFile::parse(&file.replace("127.77.9.", "127.77.15.")).unwrap();
+    let err = Lab::up(&file).await.err().expect("refused");
+    assert!(err.to_string().contains("dnssec_bogus"), "{err}");
 }
 
 #[tokio::test]

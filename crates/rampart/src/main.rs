@@ -10,6 +10,8 @@ use clap::{Args, Parser, Subcommand};
 use model::{Scope, SocialId};
 use tokio::net::TcpListener;
 
+mod scan;
+
 #[derive(Parser)]
 #[command(name = "rampart", version, about = "Open, explainable cyber-risk ratings")]
 struct Cli {
@@ -54,6 +56,11 @@ enum Command {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// Run one group of the scanner's probes on one target, without a database.
+    Probe {
+        #[command(subcommand)]
+        what: ProbeWhat,
+    },
     /// The lab: a simulated internet on 127.0.0.0/8.
     Lab {
         #[command(subcommand)]
@@ -138,6 +145,19 @@ enum KeysAction {
         #[command(flatten)]
         db: DbArg,
         key: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum ProbeWhat {
+    /// The DNS and mail checks of one domain: spf, dkim, dmarc, it_standardization.
+    Mail {
+        domain: String,
+        /// The company's website host, for the IPv6, security.txt and HTTPS checks.
+        #[arg(long)]
+        website: Option<String>,
+        #[command(flatten)]
+        opts: scan::ScanOpts,
     },
 }
 
@@ -238,6 +258,9 @@ async fn main() -> Result<()> {
         }
         Command::Demo { listen, db } => demo(listen, &db).await,
         Command::Lab { action: LabAction::Up { file, out } } => lab_up(file.as_deref(), &out).await,
+        Command::Probe { what: ProbeWhat::Mail { domain, website, opts } } => {
+            scan::probe_mail(&domain, website.as_deref(), &opts).await
+        }
         Command::Sync {
             db,
             feeds,
@@ -292,7 +315,7 @@ async fn lab_up(file: Option<&std::path::Path>, out: &std::path::Path) -> Result
     let started = std::time::Instant::now();
     let running = lab::Lab::up(&lab_file).await?;
     let took = started.elapsed();
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    running.write_scanner_files(&lab_file, out).with_context(|| format!("writing to {}", out.display()))?;
     println!(
         "lab up in {} ms: {} companies, {} hosts, {} services, {} zones",
         took.as_millis(),
@@ -304,20 +327,13 @@ async fn lab_up(file: Option<&std::path::Path>, out: &std::path::Path) -> Result
     if let Some(resolver) = running.resolver {
         println!("resolver        {resolver} (UDP and TCP)");
     }
-    if !running.trust_anchors.is_empty() {
-        let path = out.join("trust-anchor.txt");
-        let lines: Vec<String> = running.trust_anchors.iter().map(|a| a.dnskey_line()).collect();
-        std::fs::write(&path, lines.join("\n") + "\n").with_context(|| format!("writing {}", path.display()))?;
-        for a in &running.trust_anchors {
-            println!("DNSSEC anchor   {}", a.ds);
-        }
-        println!("                (DNSKEY in {})", path.display());
+    for a in &running.trust_anchors {
+        println!("DNSSEC anchor   {}", a.ds);
     }
-    if let Some(pem) = &running.ca_root_pem {
-        let path = out.join("lab-ca.pem");
-        std::fs::write(&path, pem).with_context(|| format!("writing {}", path.display()))?;
-        println!("lab CA root     {}", path.display());
+    if running.ca_root_pem.is_some() {
+        println!("lab CA root     {}", out.join("lab-ca.pem").display());
     }
+    println!("scanner files   {} (rampart probe … --lab {})", out.display(), out.display());
     for (host, port, addr) in &running.endpoints {
         println!("{host:<40} port {port:<5} listening on {addr}");
     }

@@ -209,14 +209,65 @@ async fn lab_up_serves_the_hosts_of_a_lab_file() {
     let stdout = child.stdout.take().unwrap();
     let _server = Server(child);
     let lines = tokio::task::spawn_blocking(move || {
-        BufReader::new(stdout).lines().take(2).map(|l| l.unwrap()).collect::<Vec<_>>()
+        BufReader::new(stdout).lines().take(3).map(|l| l.unwrap()).collect::<Vec<_>>()
     })
     .await
     .unwrap();
     assert!(lines[0].starts_with("lab up in ") && lines[0].contains("1 hosts, 1 services"), "{lines:?}");
-    assert!(lines[1].starts_with("shell.cli.test") && lines[1].ends_with("127.79.0.2:10022"), "{lines:?}");
+    assert!(lines[2].starts_with("shell.cli.test") && lines[2].ends_with("127.79.0.2:10022"), "{lines:?}");
     let mut ssh = tokio::net::TcpStream::connect("127.79.0.2:10022").await.unwrap();
     let mut banner = vec![0u8; 64];
     let n = tokio::io::AsyncReadExt::read(&mut ssh, &mut banner).await.unwrap();
     assert_eq!(&banner[..n], b"SSH-2.0-OpenSSH_8.2p1\r\n");
+}
+
+/// `rampart probe mail` in lab mode (`--lab DIR` as `rampart lab up --out DIR` writes it)
+/// against a lab brought up in-process: the JSON report carries the findings.
+#[tokio::test]
+async fn probe_mail_reports_the_mail_findings_of_a_lab_domain() {
+    let file = lab::LabFile::parse(
+        r#"{"dns": {"address": "127.79.1.53"}, "port_map": {"53": 10053},
+            "zones": [{"origin": "test", "dnssec": true},
+                      {"origin": "probe.test", "records": ["@ MX 10 mail", "@ TXT \"v=spf1 mx ~all\"",
+                                                           "_dmarc TXT \"v=DMARC1; p=none\""]}],
+            "hosts": [{"name": "mail.probe.test", "address": "127.79.1.2"}]}"#,
+    )
+    .unwrap();
+    let running = lab::Lab::up(&file).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    running.write_scanner_files(&file, dir.path()).unwrap();
+    let lab_dir = dir.path().to_str().unwrap().to_owned();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))
+            .args(["probe", "mail", "probe.test", "--format", "json", "--lab", &lab_dir])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    running.down().await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["domain"], "probe.test");
+    let mut codes: Vec<&str> =
+        report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    codes.sort_unstable();
+    assert_eq!(
+        codes,
+        [
+            "dkim.missing",
+            "dmarc.no_rua",
+            "dmarc.policy_none",
+            "it_standardization.caa_missing",
+            "it_standardization.dnssec_missing",
+            "it_standardization.ipv6_missing",
+            "it_standardization.mta_sts_missing",
+            "it_standardization.tls_rpt_missing",
+            "spf.softfail_all",
+        ]
+    );
+    let spf = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "spf.softfail_all").unwrap();
+    assert_eq!(spf["evidence"], "\"v=spf1 mx ~all\"");
+    assert_eq!(spf["severity"], "low");
+    assert_eq!(spf["id"].as_str().unwrap().len(), 16);
 }

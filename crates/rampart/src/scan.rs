@@ -1,0 +1,131 @@
+//! `rampart probe …`: the scanner's probes on one target, without a database, printed as
+//! a table or JSON.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+use clap::{Args, ValueEnum};
+use scanner::probes::Context;
+use scanner::{Dns, Guard, Policy, ScanFinding};
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+/// Options every `rampart probe` and `rampart scan` command takes.
+#[derive(Args, Clone)]
+pub struct ScanOpts {
+    /// The DNS server to ask (IP:PORT); the system's resolvers when absent.
+    #[arg(long)]
+    resolver: Option<SocketAddr>,
+    /// Lab mode: the guard admits loopback and private targets.
+    #[arg(long)]
+    allow_private: bool,
+    /// Lab mode from the files `rampart lab up --out DIR` wrote (resolver, port map,
+    /// lab CA, DNSSEC trust anchor); implies --allow-private.
+    #[arg(long)]
+    lab: Option<PathBuf>,
+    /// A DNSSEC trust-anchor file (DNSKEY lines); the IANA root key when absent.
+    #[arg(long)]
+    trust_anchor: Option<PathBuf>,
+    /// DKIM selectors to probe, comma-separated (the curated list when absent).
+    #[arg(long, value_delimiter = ',')]
+    selectors: Vec<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+}
+
+impl ScanOpts {
+    fn context(&self) -> Result<Context> {
+        let mut policy = Policy { allow_private: self.allow_private, ..Policy::default() };
+        let mut resolver = self.resolver;
+        let mut lab_root = None;
+        let mut anchor_text = self.trust_anchor.as_deref().map(read).transpose()?;
+        if let Some(dir) = &self.lab {
+            let lab: lab::ScannerFile = serde_json::from_str(&read(&dir.join(lab::ScannerFile::NAME))?)
+                .with_context(|| format!("{}/{}", dir.display(), lab::ScannerFile::NAME))?;
+            policy.allow_private = true;
+            policy.port_map = lab.port_map;
+            resolver = resolver.or(Some(lab.resolver));
+            // A lab without TLS services has no CA; one without signed zones no anchor.
+            let ca = dir.join("lab-ca.pem");
+            if ca.exists() {
+                lab_root = Some(pem_to_der(&read(&ca)?).context("lab-ca.pem")?);
+            }
+            let anchor = dir.join("trust-anchor.txt");
+            if anchor_text.is_none() && anchor.exists() {
+                anchor_text = Some(read(&anchor)?);
+            }
+        }
+        let dns = match resolver {
+            Some(addr) => Dns::with_server(addr)?,
+            None => Dns::system()?,
+        };
+        let anchors = match &anchor_text {
+            Some(text) => scanner::dnssec::TrustAnchor::parse(text)?,
+            None => vec![scanner::dnssec::TrustAnchor::iana_root()],
+        };
+        let validator = resolver.map(|server| scanner::dnssec::Validator::new(server, anchors));
+        let mut ctx = Context::new(Guard::new(policy, dns));
+        ctx.lab_root = lab_root;
+        ctx.validator = validator;
+        if !self.selectors.is_empty() {
+            ctx.selectors = self.selectors.clone();
+        }
+        Ok(ctx)
+    }
+}
+
+fn pem_to_der(pem: &str) -> Result<Vec<u8>> {
+    use base64::Engine as _;
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let der = base64::engine::general_purpose::STANDARD.decode(body.trim()).context("PEM body is not base64")?;
+    if der.is_empty() {
+        bail!("no certificate in the PEM file");
+    }
+    Ok(der)
+}
+
+/// `rampart probe mail DOMAIN`.
+pub async fn probe_mail(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()> {
+    let ctx = opts.context()?;
+    let domain = model::Domain::parse(domain).with_context(|| format!("{domain:?} is not a domain"))?;
+    let mut findings = scanner::probes::mail_and_standards(&ctx, domain.as_str(), website).await?;
+    findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)).then(a.asset.cmp(&b.asset)));
+    print(domain.as_str(), "mail and DNS checks", &findings, opts.format)
+}
+
+fn print(target: &str, what: &str, findings: &[ScanFinding], format: Format) -> Result<()> {
+    match format {
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Report<'a> {
+                domain: &'a str,
+                findings: &'a [ScanFinding],
+            }
+            println!("{}", serde_json::to_string_pretty(&Report { domain: target, findings })?);
+        }
+        Format::Table => {
+            println!("{what} of {target}: {} finding(s)", findings.len());
+            if findings.is_empty() {
+                return Ok(());
+            }
+            println!("{:<9} {:<42} {:<40} EVIDENCE", "SEVERITY", "CODE", "ASSET");
+            for f in findings {
+                let mut evidence: String = f.evidence.chars().take(100).collect();
+                if f.evidence.chars().count() > 100 {
+                    evidence.push('…');
+                }
+                println!("{:<9} {:<42} {:<40} {evidence}", f.severity.as_str(), f.code, f.asset);
+            }
+        }
+    }
+    Ok(())
+}

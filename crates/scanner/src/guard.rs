@@ -1,0 +1,288 @@
+//! The network guard (DESIGN §5). Every connection the scanner makes goes through it: a
+//! name is resolved once, every address is checked against the policy, and the
+//! connection goes to the checked address — so a name that resolves to a public address
+//! for the check and to 127.0.0.1 for the connection (DNS rebinding) cannot redirect a
+//! probe. Connects and reads have timeouts, reads are bounded, and concurrency is limited
+//! globally and per host.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::dns::Dns;
+
+/// The User-Agent of every HTTP request the scanner makes.
+pub const USER_AGENT: &str = concat!("Rampart-Scanner/", env!("CARGO_PKG_VERSION"), " (+https://rampart.test/scanner)");
+
+#[derive(Debug, thiserror::Error)]
+pub enum GuardError {
+    #[error("{host}: {addr} is refused ({why}); scanning it needs --allow-private")]
+    Refused { host: String, addr: IpAddr, why: &'static str },
+    #[error("{0}: the name has no address")]
+    NoAddress(String),
+    #[error("{host}: {source}")]
+    Dns {
+        host: String,
+        #[source]
+        source: crate::dns::DnsError,
+    },
+    #[error("{addr}: connect: {source}")]
+    Connect {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}: connect timed out")]
+    Timeout(SocketAddr),
+}
+
+/// What the guard admits.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Lab mode: loopback, private, link-local and the other special ranges are admitted.
+    pub allow_private: bool,
+    /// Standard port → the port actually connected to (the lab's port map). Findings
+    /// always name the standard port.
+    pub port_map: BTreeMap<u16, u16>,
+    pub connect_timeout: Duration,
+    pub read_timeout: Duration,
+    /// Connections open at once, over all hosts and per address.
+    pub global_limit: usize,
+    pub per_host_limit: usize,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            allow_private: false,
+            port_map: BTreeMap::new(),
+            connect_timeout: Duration::from_secs(3),
+            read_timeout: Duration::from_secs(5),
+            global_limit: 256,
+            per_host_limit: 8,
+        }
+    }
+}
+
+/// Why an address is special, or `None` for an ordinary public unicast address.
+pub fn special_range(addr: IpAddr) -> Option<&'static str> {
+    match addr {
+        IpAddr::V4(a) => special_v4(a),
+        IpAddr::V6(a) => {
+            if let Some(v4) = a.to_ipv4_mapped() {
+                return special_v4(v4);
+            }
+            let s = a.segments();
+            if a.is_loopback() {
+                Some("loopback")
+            } else if a.is_unspecified() {
+                Some("unspecified")
+            } else if a.is_multicast() {
+                Some("multicast")
+            } else if s[0] & 0xfe00 == 0xfc00 {
+                Some("unique local (RFC 4193)")
+            } else if s[0] & 0xffc0 == 0xfe80 {
+                Some("link-local")
+            } else if s[0] == 0x2001 && s[1] == 0x0db8 {
+                Some("documentation (RFC 3849)")
+            } else if s[0] == 0x0064 && s[1] == 0xff9b {
+                Some("NAT64 (RFC 6052)")
+            } else if s[0] == 0x2002 || (s[0] == 0x2001 && s[1] == 0) {
+                Some("6to4/Teredo relay")
+            } else if s[0] == 0x0100 && s[1] == 0 && s[2] == 0 && s[3] == 0 {
+                Some("discard (RFC 6666)")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+fn special_v4(a: Ipv4Addr) -> Option<&'static str> {
+    let o = a.octets();
+    if a.is_loopback() {
+        Some("loopback")
+    } else if a.is_private() {
+        Some("private (RFC 1918)")
+    } else if a.is_link_local() {
+        Some("link-local")
+    } else if a.is_multicast() {
+        Some("multicast")
+    } else if a.is_broadcast() {
+        Some("broadcast")
+    } else if a.is_unspecified() || o[0] == 0 {
+        Some("this network (0.0.0.0/8)")
+    } else if o[0] == 100 && (o[1] & 0xc0) == 64 {
+        Some("shared address space (RFC 6598)")
+    } else if (o[0], o[1], o[2]) == (192, 0, 2)
+        || (o[0], o[1], o[2]) == (198, 51, 100)
+        || (o[0], o[1], o[2]) == (203, 0, 113)
+    {
+        Some("documentation (RFC 5737)")
+    } else if o[0] == 198 && (o[1] & 0xfe) == 18 {
+        Some("benchmarking (RFC 2544)")
+    } else if (o[0], o[1], o[2]) == (192, 0, 0) {
+        Some("IETF protocol assignments")
+    } else if o[0] >= 240 {
+        Some("reserved (240.0.0.0/4)")
+    } else {
+        None
+    }
+}
+
+/// The guard: shared by every probe of a scan.
+#[derive(Clone)]
+pub struct Guard {
+    policy: Arc<Policy>,
+    dns: Dns,
+    global: Arc<Semaphore>,
+    per_host: Arc<Mutex<HashMap<IpAddr, Arc<Semaphore>>>>,
+}
+
+/// A connection the guard made, with the permits it holds while open.
+pub struct Connection {
+    pub stream: TcpStream,
+    pub addr: SocketAddr,
+    _global: OwnedSemaphorePermit,
+    _host: OwnedSemaphorePermit,
+}
+
+impl Guard {
+    pub fn new(policy: Policy, dns: Dns) -> Guard {
+        let global = Arc::new(Semaphore::new(policy.global_limit.max(1)));
+        Guard { policy: Arc::new(policy), dns, global, per_host: Arc::default() }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn dns(&self) -> &Dns {
+        &self.dns
+    }
+
+    /// The port connected to for a standard port.
+    pub fn port(&self, standard: u16) -> u16 {
+        self.policy.port_map.get(&standard).copied().unwrap_or(standard)
+    }
+
+    /// Checks one address against the policy.
+    pub fn check(&self, host: &str, addr: IpAddr) -> Result<(), GuardError> {
+        match special_range(addr) {
+            Some(why) if !self.policy.allow_private => Err(GuardError::Refused { host: host.to_owned(), addr, why }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Resolves `host` once and checks every address; the checked addresses are the
+    /// only ones a probe may connect to. One refused address refuses the host: a name
+    /// that mixes public and internal addresses is what a rebinding attack looks like.
+    pub async fn resolve(&self, host: &str) -> Result<Vec<IpAddr>, GuardError> {
+        let addrs = match host.parse::<IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) => {
+                self.dns.addresses(host).await.map_err(|source| GuardError::Dns { host: host.to_owned(), source })?
+            }
+        };
+        if addrs.is_empty() {
+            return Err(GuardError::NoAddress(host.to_owned()));
+        }
+        for a in &addrs {
+            self.check(host, *a)?;
+        }
+        Ok(addrs)
+    }
+
+    /// Connects to the first reachable of `addrs` (already checked by [`Guard::resolve`])
+    /// on the lab port for `standard_port`, within the connect timeout and the limits.
+    pub async fn connect(&self, host: &str, addrs: &[IpAddr], standard_port: u16) -> Result<Connection, GuardError> {
+        let port = self.port(standard_port);
+        let mut last = None;
+        for ip in addrs {
+            self.check(host, *ip)?;
+            let addr = SocketAddr::new(*ip, port);
+            let global = self.global.clone().acquire_owned().await.map_err(|_| GuardError::Timeout(addr))?;
+            let host_limit = {
+                let mut map = self.per_host.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                map.entry(*ip).or_insert_with(|| Arc::new(Semaphore::new(self.policy.per_host_limit.max(1)))).clone()
+            };
+            let host_permit = host_limit.acquire_owned().await.map_err(|_| GuardError::Timeout(addr))?;
+            match tokio::time::timeout(self.policy.connect_timeout, TcpStream::connect(addr)).await {
+                Ok(Ok(stream)) => {
+                    return Ok(Connection { stream, addr, _global: global, _host: host_permit });
+                }
+                Ok(Err(source)) => last = Some(GuardError::Connect { addr, source }),
+                Err(_) => last = Some(GuardError::Timeout(addr)),
+            }
+        }
+        Err(last.unwrap_or_else(|| GuardError::NoAddress(host.to_owned())))
+    }
+
+    /// Resolves, checks and connects.
+    pub async fn connect_host(&self, host: &str, standard_port: u16) -> Result<Connection, GuardError> {
+        let addrs = self.resolve(host).await?;
+        self.connect(host, &addrs, standard_port).await
+    }
+}
+
+/// Reads at most `limit` bytes within `timeout` (whatever arrived when either ends).
+pub async fn read_bounded<R: tokio::io::AsyncRead + Unpin>(
+    reader: &mut R,
+    limit: usize,
+    timeout: Duration,
+) -> std::io::Result<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::with_capacity(limit.min(8192));
+    let read = async {
+        let mut chunk = [0u8; 4096];
+        while buf.len() < limit {
+            let n = reader.read(&mut chunk).await?;
+            if n == 0 {
+                break;
+            }
+            let take = n.min(limit - buf.len());
+            buf.extend_from_slice(&chunk[..take]);
+        }
+        Ok::<_, std::io::Error>(())
+    };
+    match tokio::time::timeout(timeout, read).await {
+        Ok(r) => r.map(|()| buf),
+        Err(_) => Ok(buf),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_ranges_are_named() {
+        for (a, want) in [
+            ("127.0.0.1", Some("loopback")),
+            ("10.1.2.3", Some("private (RFC 1918)")),
+            ("172.16.0.1", Some("private (RFC 1918)")),
+            ("192.168.1.1", Some("private (RFC 1918)")),
+            ("169.254.169.254", Some("link-local")),
+            ("100.64.0.1", Some("shared address space (RFC 6598)")),
+            ("192.0.2.1", Some("documentation (RFC 5737)")),
+            ("198.18.0.1", Some("benchmarking (RFC 2544)")),
+            ("224.0.0.1", Some("multicast")),
+            ("255.255.255.255", Some("broadcast")),
+            ("240.0.0.1", Some("reserved (240.0.0.0/4)")),
+            ("0.1.2.3", Some("this network (0.0.0.0/8)")),
+            ("::1", Some("loopback")),
+            ("::ffff:10.0.0.1", Some("private (RFC 1918)")),
+            ("fd00::1", Some("unique local (RFC 4193)")),
+            ("fe80::1", Some("link-local")),
+            ("2001:db8::1", Some("documentation (RFC 3849)")),
+            ("8.8.8.8", None),
+            ("2606:4700::1111", None),
+        ] {
+            assert_eq!(special_range(a.parse().unwrap()), want, "{a}");
+        }
+    }
+}

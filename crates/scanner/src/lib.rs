@@ -1,0 +1,15 @@
+//! Rampart's scanner: discovery of a company's internet-facing assets, the network guard
+//! every connection goes through, and one probe per risk vector (DESIGN §2, §4, §5).
+//! Findings use the codes of docs/FINDINGS.md.
+
+pub mod dns;
+pub mod dnssec;
+pub mod finding;
+pub mod guard;
+pub mod http;
+pub mod mail;
+pub mod probes;
+
+pub use dns::Dns;
+pub use finding::{CATALOG, ScanFinding};
+pub use guard::{Guard, Policy};

@@ -1,0 +1,72 @@
+//! The probes, one module per group of components. Each takes what it needs (the guard,
+//! the DNS client, the lab CA in lab mode) and returns findings with evidence.
+
+pub mod mail;
+pub mod standards;
+
+use time::OffsetDateTime;
+
+use crate::dns::DnsError;
+use crate::dnssec::Validator;
+use crate::finding::ScanFinding;
+use crate::guard::Guard;
+
+/// What every probe of a scan shares.
+pub struct Context {
+    pub guard: Guard,
+    /// The lab CA root (DER) that certificates validate against in lab mode.
+    pub lab_root: Option<Vec<u8>>,
+    /// DNSSEC validation from the configured trust anchors; `None` skips the DNSSEC check.
+    pub validator: Option<Validator>,
+    pub selectors: Vec<String>,
+    pub now: OffsetDateTime,
+}
+
+impl Context {
+    pub fn new(guard: Guard) -> Context {
+        Context {
+            guard,
+            lab_root: None,
+            validator: None,
+            selectors: mail::DEFAULT_SELECTORS.iter().map(|s| (*s).to_owned()).collect(),
+            now: OffsetDateTime::now_utc(),
+        }
+    }
+}
+
+/// The DNS and mail checks of one company domain (spf, dkim, dmarc, it_standardization):
+/// `website_host` is the host of the company's website when it lies in this domain.
+pub async fn mail_and_standards(
+    ctx: &Context,
+    domain: &str,
+    website_host: Option<&str>,
+) -> Result<Vec<ScanFinding>, DnsError> {
+    let dns = ctx.guard.dns();
+    let domain = crate::dns::host_name(domain);
+    let mx = dns.mx(&domain).await?;
+    let handles_mail = !mx.is_empty();
+    let mut out = Vec::new();
+    out.extend(mail::spf(dns, &domain, handles_mail).await?);
+    out.extend(mail::dkim(dns, &domain, handles_mail, &ctx.selectors).await?);
+    out.extend(mail::dmarc(dns, &domain).await?);
+    if let Some(validator) = &ctx.validator {
+        out.extend(standards::dnssec(validator, &domain).await);
+    }
+    out.extend(standards::caa(&ctx.guard, &domain).await?);
+    if handles_mail {
+        out.extend(standards::mail_transport(&ctx.guard, ctx.lab_root.as_deref(), &domain, &mx).await?);
+    }
+    // IPv6 on the website host and the mail hosts inside the domain.
+    let mut hosts: Vec<String> = website_host.map(crate::dns::host_name).into_iter().collect();
+    for h in &mx {
+        if (h == &domain || h.ends_with(&format!(".{domain}"))) && !hosts.contains(h) {
+            hosts.push(h.clone());
+        }
+    }
+    out.extend(standards::ipv6(&ctx.guard, &hosts).await?);
+    if let Some(web) = website_host {
+        out.extend(standards::security_txt(&ctx.guard, web, ctx.now).await);
+        out.extend(standards::https_available(&ctx.guard, web).await);
+    }
+    Ok(out)
+}
