@@ -202,6 +202,19 @@ impl LabFile {
         Ok(file)
     }
 
+    /// Every port the lab serves (DNS included), standard → lab port: the map a scanner
+    /// in lab mode connects by.
+    pub fn effective_port_map(&self) -> BTreeMap<u16, u16> {
+        let mut map = self.port_map.clone();
+        for s in self.hosts.iter().flat_map(|h| &h.services) {
+            map.insert(s.port, self.lab_port(s.port));
+        }
+        if let Some(dns) = &self.dns {
+            map.insert(dns.port, self.lab_port(dns.port));
+        }
+        map
+    }
+
     /// The port the lab listens on for a standard port.
     pub fn lab_port(&self, standard: u16) -> u16 {
         match self.port_map.get(&standard) {
@@ -418,13 +431,7 @@ impl Lab {
         std::fs::create_dir_all(dir)?;
         let mut written = Vec::new();
         if let Some(resolver) = self.resolver {
-            let mut port_map = file.port_map.clone();
-            for s in file.hosts.iter().flat_map(|h| &h.services) {
-                port_map.insert(s.port, file.lab_port(s.port));
-            }
-            if let Some(dns) = &file.dns {
-                port_map.insert(dns.port, file.lab_port(dns.port));
-            }
+            let port_map = file.effective_port_map();
             let text =
                 serde_json::to_string_pretty(&ScannerFile { resolver, port_map }).map_err(std::io::Error::other)?;
             let path = dir.join(ScannerFile::NAME);

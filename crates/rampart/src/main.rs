@@ -38,6 +38,21 @@ enum Command {
         /// Seconds a CVE search answer is reused (0: never).
         #[arg(long, env = "RAMPART_CVE_CACHE_SECS", default_value_t = 60)]
         cve_cache_secs: u64,
+        /// Scan jobs run in this process at once (0: none; run `rampart worker` apart).
+        #[arg(long, env = "RAMPART_WORKERS", default_value_t = 0)]
+        workers: usize,
+        #[command(flatten)]
+        net: scan::NetOpts,
+    },
+    /// Run scan jobs from the store's queue until Ctrl-C.
+    Worker {
+        #[command(flatten)]
+        db: DbArg,
+        /// Jobs run at once.
+        #[arg(long, default_value_t = 4)]
+        concurrency: usize,
+        #[command(flatten)]
+        net: scan::NetOpts,
     },
     /// Manage API keys.
     Keys {
@@ -233,11 +248,24 @@ async fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { db, listen, cve_cache_secs } => {
+        Command::Serve { db, listen, cve_cache_secs, workers, net } => {
             let store = open(&db.db).await?;
             let config =
                 api::Config { cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs), ..Default::default() };
+            if workers > 0 {
+                let ctx = Arc::new(net.context()?);
+                let config = worker::Config { concurrency: workers, ..Default::default() };
+                tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal()));
+            }
             serve(store, listen, config).await
+        }
+        Command::Worker { db, concurrency, net } => {
+            let store = open(&db.db).await?;
+            let ctx = Arc::new(net.context()?);
+            let config = worker::Config { concurrency, ..Default::default() };
+            tracing::info!(concurrency, "worker running");
+            worker::run(store, ctx, config, shutdown_signal()).await;
+            Ok(())
         }
         Command::Keys { action } => keys(action).await,
         Command::Import { what } => import(what).await,

@@ -18,6 +18,15 @@ pub enum Format {
 /// Options every `rampart probe` and `rampart scan` command takes.
 #[derive(Args, Clone)]
 pub struct ScanOpts {
+    #[command(flatten)]
+    pub net: NetOpts,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+/// How the scanner reaches its targets (also for `rampart worker` and `serve --workers`).
+#[derive(Args, Clone)]
+pub struct NetOpts {
     /// The DNS server to ask (IP:PORT); the system's resolvers when absent.
     #[arg(long)]
     resolver: Option<SocketAddr>,
@@ -34,16 +43,14 @@ pub struct ScanOpts {
     /// DKIM selectors to probe, comma-separated (the curated list when absent).
     #[arg(long, value_delimiter = ',')]
     selectors: Vec<String>,
-    #[arg(long, value_enum, default_value = "table")]
-    format: Format,
 }
 
 fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
 }
 
-impl ScanOpts {
-    fn context(&self) -> Result<Context> {
+impl NetOpts {
+    pub fn context(&self) -> Result<Context> {
         let mut policy = Policy { allow_private: self.allow_private, ..Policy::default() };
         let mut resolver = self.resolver;
         let mut lab_root = None;
@@ -95,7 +102,7 @@ fn pem_to_der(pem: &str) -> Result<Vec<u8>> {
 
 /// `rampart probe mail DOMAIN`.
 pub async fn probe_mail(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()> {
-    let ctx = opts.context()?;
+    let ctx = opts.net.context()?;
     let domain = model::Domain::parse(domain).with_context(|| format!("{domain:?} is not a domain"))?;
     let mut findings = scanner::probes::mail_and_standards(&ctx, domain.as_str(), website).await?;
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)).then(a.asset.cmp(&b.asset)));

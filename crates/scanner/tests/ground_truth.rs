@@ -32,11 +32,7 @@ async fn mail_and_dns_findings_match_the_lab_ground_truth() {
     let file = relocated();
     let lab = Lab::up(&file).await.unwrap();
     let resolver = lab.resolver.unwrap();
-    let mut port_map = file.port_map.clone();
-    for s in file.hosts.iter().flat_map(|h| &h.services) {
-        port_map.insert(s.port, file.lab_port(s.port));
-    }
-    let policy = Policy { allow_private: true, port_map, ..Policy::default() };
+    let policy = Policy { allow_private: true, port_map: file.effective_port_map(), ..Policy::default() };
     let mut ctx = Context::new(Guard::new(policy, Dns::with_server(resolver).unwrap()));
     ctx.lab_root = lab.ca_root_der.clone();
     let anchors_text: Vec<String> = lab.trust_anchors.iter().map(|a| a.dnskey_line()).collect();

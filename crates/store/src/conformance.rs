@@ -99,6 +99,70 @@ pub async fn run_all(store: Arc<dyn Store>) {
     cves(&*store).await;
     keys_and_usage(&*store).await;
     jobs(&*store).await;
+    scans(&*store).await;
+}
+
+async fn open_findings(store: &dyn Store, company: i64) -> Vec<Finding> {
+    store.findings(company, FindingFilter::default(), Page::FIRST).await.unwrap().items
+}
+
+/// Scans record findings within their scope: new ones open, repeated ones keep their id
+/// and first_seen, missing ones close (and reopen when seen again); findings outside the
+/// scope are untouched.
+async fn scans(store: &dyn Store) {
+    use crate::{ScanOutcome, ScanScope};
+    let c = store
+        .save_company(&CompanySnapshot {
+            profile: profile("scanned", "Scanned Ltd", "scanned.example"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mail = [RiskVector::Spf, RiskVector::Dmarc];
+    let scope = ScanScope { risk_vectors: &mail, asset: None, below: false };
+    let when = |s: &str| at(s).0;
+    let mut spf = finding(RiskVector::Spf, "scanned.example", Severity::Low, "spf.softfail_all");
+    spf.first_seen = at("2026-03-01T00:00:00Z");
+    spf.last_seen = at("2026-03-01T00:00:00Z");
+    let mut dmarc = finding(RiskVector::Dmarc, "scanned.example", Severity::Medium, "dmarc.policy_none");
+    dmarc.first_seen = spf.first_seen;
+    dmarc.last_seen = spf.last_seen;
+    let first =
+        store.record_scan(c.id, scope, &[spf.clone(), dmarc.clone()], when("2026-03-01T00:00:00Z")).await.unwrap();
+    assert_eq!(first, ScanOutcome { opened: 2, seen_again: 0, closed: 0 });
+    let before = open_findings(store, c.id).await;
+    let spf_id = before.iter().find(|f| f.code == "spf.softfail_all").unwrap().id;
+
+    // Second scan: SPF seen again, DMARC fixed.
+    spf.first_seen = at("2026-04-01T00:00:00Z");
+    spf.last_seen = at("2026-04-01T00:00:00Z");
+    let second = store.record_scan(c.id, scope, &[spf.clone()], when("2026-04-01T00:00:00Z")).await.unwrap();
+    assert_eq!(second, ScanOutcome { opened: 0, seen_again: 1, closed: 1 });
+    let after = open_findings(store, c.id).await;
+    assert_eq!(after.len(), 1);
+    assert_eq!(after[0].id, spf_id, "the same finding, the same id");
+    assert_eq!(after[0].first_seen, at("2026-03-01T00:00:00Z"), "first_seen is kept");
+    assert_eq!(after[0].last_seen, at("2026-04-01T00:00:00Z"));
+    let closed = store.closed_findings(c.id).await.unwrap();
+    assert_eq!(closed.len(), 1);
+    assert_eq!(closed[0].0.code, "dmarc.policy_none");
+    assert_eq!(closed[0].1, at("2026-04-01T00:00:00Z"));
+
+    // A scan of one asset and one vector leaves everything else alone.
+    let other = finding(RiskVector::Spf, "other.scanned.example", Severity::High, "spf.missing");
+    let narrow = ScanScope { risk_vectors: &[RiskVector::Spf], asset: Some("other.scanned.example"), below: false };
+    let third = store.record_scan(c.id, narrow, std::slice::from_ref(&other), when("2026-05-01T00:00:00Z")).await.unwrap();
+    assert_eq!(third, ScanOutcome { opened: 1, seen_again: 0, closed: 0 });
+    assert_eq!(open_findings(store, c.id).await.len(), 2, "the softfail finding on the domain is untouched");
+    let empty = store.record_scan(c.id, narrow, &[], when("2026-05-02T00:00:00Z")).await.unwrap();
+    assert_eq!(empty.closed, 1);
+    // A finding outside the scope is refused, and nothing is written.
+    assert!(store.record_scan(c.id, narrow, &[spf.clone()], when("2026-05-03T00:00:00Z")).await.is_err());
+    // The fixed DMARC finding comes back: it reopens with its old id.
+    dmarc.last_seen = at("2026-06-01T00:00:00Z");
+    let back = store.record_scan(c.id, scope, &[spf, dmarc], when("2026-06-01T00:00:00Z")).await.unwrap();
+    assert_eq!(back, ScanOutcome { opened: 1, seen_again: 1, closed: 0 });
+    assert!(store.closed_findings(c.id).await.unwrap().iter().all(|(f, _)| f.code != "dmarc.policy_none"));
 }
 
 async fn companies(store: &dyn Store) {

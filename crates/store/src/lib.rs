@@ -159,6 +159,34 @@ pub struct FindingFilter<'a> {
     pub risk_vector: Option<RiskVector>,
 }
 
+/// What a scan covered: the open findings of these risk vectors (on this asset only,
+/// when given) that the scan did not see again are closed.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanScope<'a> {
+    pub risk_vectors: &'a [RiskVector],
+    pub asset: Option<&'a str>,
+    /// With `asset`: also the assets below it (`s1._domainkey.acme.test`,
+    /// `www.acme.test:443`, `https://www.acme.test/` are below `acme.test`).
+    pub below: bool,
+}
+
+/// Is `asset` the name `name` or below it: a host or key record under it, `host:port`,
+/// or an origin URL of such a host?
+pub fn asset_under(asset: &str, name: &str) -> bool {
+    let host = asset.split_once("://").map_or(asset, |(_, rest)| rest.split('/').next().unwrap_or(rest));
+    let host = host.split(':').next().unwrap_or(host);
+    host == name || host.ends_with(&format!(".{name}"))
+}
+
+/// What recording a scan changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanOutcome {
+    /// New findings, and closed ones that came back.
+    pub opened: u32,
+    pub seen_again: u32,
+    pub closed: u32,
+}
+
 /// A page of items and the total number of items over all pages.
 #[derive(Debug, Clone)]
 pub struct Paged<T> {
@@ -220,6 +248,19 @@ pub trait Store: Send + Sync + 'static {
     async fn findings(&self, company: i64, filter: FindingFilter<'_>, page: Page) -> Result<Paged<Finding>>;
     /// The `per_vector` worst findings of each risk vector.
     async fn top_findings(&self, company: i64, per_vector: u32) -> Result<Vec<Finding>>;
+    /// Records what a scan saw within `scope`, in one transaction: findings seen are
+    /// inserted or refreshed (first_seen kept, last_seen moved, a closed one reopened);
+    /// open findings in scope that were not seen are closed at `scanned_at`. A finding
+    /// outside the scope is an error.
+    async fn record_scan(
+        &self,
+        company: i64,
+        scope: ScanScope<'_>,
+        findings: &[Finding],
+        scanned_at: time::OffsetDateTime,
+    ) -> Result<ScanOutcome>;
+    /// Closed findings, most recently closed first, with when they were closed.
+    async fn closed_findings(&self, company: i64) -> Result<Vec<(Finding, model::OffsetDateTimeText)>>;
     /// True when `host` is one of the company's attributed names or carries an asset.
     async fn owns_host(&self, company: i64, host: &Domain) -> Result<bool>;
 

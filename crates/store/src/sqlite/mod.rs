@@ -25,13 +25,14 @@ use time::OffsetDateTime;
 use crate::migrate::Embedded;
 use crate::{
     CapecRow, CompanyCounts, CompanySnapshot, CveCandidate, CweRow, EpssRow, FindingFilter, HostComponents, KevRow,
-    Paged, Result, ServedCve, Store, StoreError, StoredCve,
+    Paged, Result, ScanOutcome, ScanScope, ServedCve, Store, StoreError, StoredCve,
 };
 
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
     (2, "vulndb", include_str!("../../migrations/sqlite/0002_vulndb.sql")),
     (3, "served", include_str!("../../migrations/sqlite/0003_served.sql")),
+    (4, "findings_closed", include_str!("../../migrations/sqlite/0004_findings_closed.sql")),
 ]);
 
 #[derive(Debug, Clone)]
@@ -84,6 +85,34 @@ impl SqliteStore {
 }
 
 // --- row decoding -------------------------------------------------------------------
+
+/// Inserts a finding or refreshes the stored one (same company, risk vector, asset and
+/// code): first_seen is kept, last_seen moves on, a closed finding reopens.
+async fn upsert_finding(tx: &mut Transaction<'_, Sqlite>, company: i64, f: &Finding) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO findings (company_id, risk_vector, asset, severity, severity_rank, code, title, evidence, remediation, refs, first_seen, last_seen) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
+         ON CONFLICT (company_id, risk_vector, asset, code) DO UPDATE SET severity = excluded.severity, \
+         severity_rank = excluded.severity_rank, title = excluded.title, evidence = excluded.evidence, \
+         remediation = excluded.remediation, refs = excluded.refs, \
+         first_seen = min(findings.first_seen, excluded.first_seen), last_seen = excluded.last_seen, \
+         closed_at = NULL RETURNING id",
+    )
+    .bind(company)
+    .bind(f.risk_vector.as_str())
+    .bind(&f.asset)
+    .bind(f.severity.as_str())
+    .bind(severity_rank(f.severity))
+    .bind(&f.code)
+    .bind(&f.title)
+    .bind(&f.evidence)
+    .bind(&f.remediation)
+    .bind(to_json(&f.references)?)
+    .bind(rfc3339(f.first_seen.0))
+    .bind(rfc3339(f.last_seen.0))
+    .fetch_one(&mut **tx)
+    .await?)
+}
 
 fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
     StoreError::Corrupt(format!("{what}: {value:?}"))
@@ -373,35 +402,18 @@ async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySn
     if let Some(findings) = &s.findings {
         let mut kept: Vec<i64> = Vec::with_capacity(findings.len());
         for f in findings {
-            let fid: i64 = sqlx::query_scalar(
-                "INSERT INTO findings (company_id, risk_vector, asset, severity, severity_rank, code, title, evidence, remediation, refs, first_seen, last_seen) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
-                 ON CONFLICT (company_id, risk_vector, asset, code) DO UPDATE SET severity = excluded.severity, \
-                 severity_rank = excluded.severity_rank, title = excluded.title, evidence = excluded.evidence, \
-                 remediation = excluded.remediation, refs = excluded.refs, \
-                 first_seen = min(findings.first_seen, excluded.first_seen), last_seen = excluded.last_seen RETURNING id",
-            )
-            .bind(id)
-            .bind(f.risk_vector.as_str())
-            .bind(&f.asset)
-            .bind(f.severity.as_str())
-            .bind(severity_rank(f.severity))
-            .bind(&f.code)
-            .bind(&f.title)
-            .bind(&f.evidence)
-            .bind(&f.remediation)
-            .bind(to_json(&f.references)?)
-            .bind(rfc3339(f.first_seen.0))
-            .bind(rfc3339(f.last_seen.0))
-            .fetch_one(&mut **tx)
-            .await?;
+            let fid = upsert_finding(tx, id, f).await?;
             kept.push(fid);
         }
-        sqlx::query("DELETE FROM findings WHERE company_id = ?1 AND id NOT IN (SELECT value FROM json_each(?2))")
-            .bind(id)
-            .bind(to_json(&kept)?)
-            .execute(&mut **tx)
-            .await?;
+        sqlx::query(
+            "UPDATE findings SET closed_at = ?3 WHERE company_id = ?1 AND closed_at IS NULL \
+             AND id NOT IN (SELECT value FROM json_each(?2))",
+        )
+        .bind(id)
+        .bind(to_json(&kept)?)
+        .bind(rfc3339(OffsetDateTime::now_utc()))
+        .execute(&mut **tx)
+        .await?;
     }
     for snap in &s.scores {
         let at = rfc3339(snap.scanned_at.0);
@@ -672,7 +684,7 @@ impl Store for SqliteStore {
         for s in Severity::ALL {
             findings.insert(*s, 0);
         }
-        for r in sqlx::query("SELECT severity, count(*) AS n FROM findings WHERE company_id = ?1 GROUP BY severity")
+        for r in sqlx::query("SELECT severity, count(*) AS n FROM findings WHERE company_id = ?1 AND closed_at IS NULL GROUP BY severity")
             .bind(company)
             .fetch_all(&self.read)
             .await?
@@ -814,7 +826,8 @@ impl Store for SqliteStore {
     }
 
     async fn findings(&self, company: i64, filter: FindingFilter<'_>, page: Page) -> Result<Paged<Finding>> {
-        const WHERE: &str = "company_id = ?1 AND (?2 IS NULL OR asset = ?2) AND (?3 IS NULL OR risk_vector = ?3)";
+        const WHERE: &str =
+            "company_id = ?1 AND closed_at IS NULL AND (?2 IS NULL OR asset = ?2) AND (?3 IS NULL OR risk_vector = ?3)";
         let rv = filter.risk_vector.map(RiskVector::as_str);
         let total: i64 =
             sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM findings WHERE {WHERE}")))
@@ -839,10 +852,85 @@ impl Store for SqliteStore {
         Ok(Paged { items, total: count(total) })
     }
 
+    async fn record_scan(
+        &self,
+        company: i64,
+        scope: ScanScope<'_>,
+        findings: &[Finding],
+        scanned_at: OffsetDateTime,
+    ) -> Result<ScanOutcome> {
+        let vectors: Vec<&str> = scope.risk_vectors.iter().map(|v| v.as_str()).collect();
+        let mut tx = self.begin().await?;
+        let mut outcome = ScanOutcome::default();
+        let mut kept = Vec::with_capacity(findings.len());
+        for f in findings {
+            let in_scope = match scope.asset {
+                None => true,
+                Some(a) if scope.below => crate::asset_under(&f.asset, a),
+                Some(a) => a == f.asset,
+            };
+            if !scope.risk_vectors.contains(&f.risk_vector) || !in_scope {
+                return Err(StoreError::Invalid(format!(
+                    "finding {} on {} is outside the scan's scope",
+                    f.code, f.asset
+                )));
+            }
+            let open: Option<i64> = sqlx::query_scalar(
+                "SELECT id FROM findings WHERE company_id = ?1 AND risk_vector = ?2 AND asset = ?3 AND code = ?4 \
+                 AND closed_at IS NULL",
+            )
+            .bind(company)
+            .bind(f.risk_vector.as_str())
+            .bind(&f.asset)
+            .bind(&f.code)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if open.is_some() {
+                outcome.seen_again += 1;
+            } else {
+                outcome.opened += 1;
+            }
+            kept.push(upsert_finding(&mut tx, company, f).await?);
+        }
+        let closed = sqlx::query(
+            "UPDATE findings SET closed_at = ?4 WHERE company_id = ?1 AND closed_at IS NULL \
+             AND risk_vector IN (SELECT value FROM json_each(?2)) \
+             AND (?3 IS NULL OR asset = ?3 OR (?6 AND (asset LIKE '%.' || ?3 OR asset LIKE '%.' || ?3 || ':%' \
+                  OR asset LIKE '%://' || ?3 || '/%' OR asset LIKE '%.' || ?3 || '/%' OR asset LIKE ?3 || ':%'))) \
+             AND id NOT IN (SELECT value FROM json_each(?5))",
+        )
+        .bind(company)
+        .bind(to_json(&vectors)?)
+        .bind(scope.asset)
+        .bind(rfc3339(scanned_at))
+        .bind(to_json(&kept)?)
+        .bind(scope.below)
+        .execute(&mut *tx)
+        .await?;
+        outcome.closed = u32::try_from(closed.rows_affected()).unwrap_or(u32::MAX);
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
+    async fn closed_findings(&self, company: i64) -> Result<Vec<(Finding, OffsetDateTimeText)>> {
+        let rows = sqlx::query(
+            "SELECT * FROM findings WHERE company_id = ?1 AND closed_at IS NOT NULL ORDER BY closed_at DESC, id",
+        )
+        .bind(company)
+        .fetch_all(&self.read)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let closed: String = r.try_get("closed_at")?;
+                Ok((finding_from_row(r)?, ts_text(&closed)?))
+            })
+            .collect()
+    }
+
     async fn top_findings(&self, company: i64, per_vector: u32) -> Result<Vec<Finding>> {
         sqlx::query(
             "SELECT * FROM (SELECT f.*, row_number() OVER (PARTITION BY risk_vector \
-             ORDER BY severity_rank DESC, asset, code, id) AS rn FROM findings f WHERE company_id = ?1) \
+             ORDER BY severity_rank DESC, asset, code, id) AS rn FROM findings f WHERE company_id = ?1 AND closed_at IS NULL) \
              WHERE rn <= ?2 ORDER BY risk_vector, rn",
         )
         .bind(company)

@@ -1,0 +1,230 @@
+//! Scan jobs. The API queues a `scan` job when a known company has never been rated and
+//! a `rescan` job for one (subdomain, risk vector); workers lease jobs from the store's
+//! durable queue (a lease that expires if the worker dies), run the probes, and record
+//! the findings: new ones open, repeated ones keep their id and first_seen, missing
+//! ones close. A failed job is retried with backoff, then given up.
+//!
+//! The probes run so far are the DNS and mail group (spf, dkim, dmarc,
+//! it_standardization); the TLS, port and web probes join as they land.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use model::{Finding, OffsetDateTimeText, RiskVector, SocialId};
+use scanner::ScanFinding;
+use scanner::probes::Context;
+use store::{ScanOutcome, ScanScope, Store};
+use time::OffsetDateTime;
+use tokio::task::JoinSet;
+
+/// The risk vectors the worker's probes cover.
+pub const VECTORS: [RiskVector; 4] =
+    [RiskVector::Spf, RiskVector::Dkim, RiskVector::Dmarc, RiskVector::ItStandardization];
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("store: {0}")]
+    Store(#[from] store::StoreError),
+    #[error("DNS: {0}")]
+    Dns(#[from] scanner::dns::DnsError),
+    #[error("job payload: {0}")]
+    Payload(String),
+    #[error("company {0} is not known")]
+    UnknownCompany(String),
+}
+
+impl JobError {
+    /// Whether trying again can help (a network or store hiccup) or not (a bad payload).
+    pub fn retryable(&self) -> bool {
+        matches!(self, JobError::Store(_) | JobError::Dns(_))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Jobs run at once by this worker.
+    pub concurrency: usize,
+    /// How long a lease lasts; a job whose worker died is taken again after it.
+    pub lease: Duration,
+    /// Attempts before a job is given up.
+    pub max_attempts: i64,
+    /// Wait between polls of an empty queue.
+    pub idle: Duration,
+    pub name: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            concurrency: 4,
+            lease: Duration::from_secs(300),
+            max_attempts: 5,
+            idle: Duration::from_millis(500),
+            name: format!("worker-{}", std::process::id()),
+        }
+    }
+}
+
+/// Backoff before attempt `n + 1`: 10 s, 40 s, 90 s, … capped at 15 minutes.
+pub fn backoff(attempts: i64) -> Duration {
+    let n = u64::try_from(attempts.max(1)).unwrap_or(1);
+    Duration::from_secs((10 * n * n).min(900))
+}
+
+/// Leases and runs jobs until `shutdown` completes; jobs in flight are finished first.
+pub async fn run(store: Arc<dyn Store>, ctx: Arc<Context>, config: Config, shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    let mut running: JoinSet<()> = JoinSet::new();
+    loop {
+        while running.len() >= config.concurrency.max(1) {
+            running.join_next().await;
+        }
+        let leased = tokio::select! {
+            () = &mut shutdown => break,
+            leased = store.lease_job(&config.name, config.lease) => leased,
+        };
+        match leased {
+            Ok(Some(job)) => {
+                let (store, ctx, max) = (store.clone(), ctx.clone(), config.max_attempts);
+                running.spawn(async move {
+                    let outcome = process(&*store, &ctx, &job.kind, &job.payload).await;
+                    let done = match outcome {
+                        Ok(o) => {
+                            tracing::info!(job = job.id, kind = %job.kind, opened = o.opened, closed = o.closed, "job done");
+                            store.complete_job(job.id).await
+                        }
+                        Err(e) => {
+                            let give_up = !e.retryable() || job.attempts >= max;
+                            tracing::warn!(job = job.id, error = %e, give_up, "job failed");
+                            store.fail_job(job.id, &e.to_string(), backoff(job.attempts), give_up).await
+                        }
+                    };
+                    if let Err(e) = done {
+                        tracing::error!(job = job.id, error = %e, "recording the job's end failed; its lease will expire");
+                    }
+                });
+            }
+            Ok(None) => {
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    () = tokio::time::sleep(config.idle) => {}
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "leasing a job failed");
+                tokio::time::sleep(config.idle).await;
+            }
+        }
+    }
+    while running.join_next().await.is_some() {}
+}
+
+/// Runs one job: `scan` {social_id} or `rescan` {social_id, subdomain, risk_vector}.
+pub async fn process(
+    store: &dyn Store,
+    ctx: &Context,
+    kind: &str,
+    payload: &serde_json::Value,
+) -> Result<ScanOutcome, JobError> {
+    let field = |name: &str| {
+        payload.get(name).and_then(|v| v.as_str()).ok_or_else(|| JobError::Payload(format!("no {name} in {payload}")))
+    };
+    let social_id = SocialId::parse(field("social_id")?).map_err(|e| JobError::Payload(e.to_string()))?;
+    let company =
+        store.company_by_social_id(&social_id).await?.ok_or_else(|| JobError::UnknownCompany(social_id.to_string()))?;
+    let website_host = company
+        .website
+        .trim()
+        .trim_start_matches("https://")
+        .trim_start_matches("http://")
+        .split(['/', ':'])
+        .next()
+        .map(|h| h.to_ascii_lowercase())
+        .filter(|h| !h.is_empty());
+    let mut domains: Vec<String> = store.domains(company.id).await?.into_iter().map(|d| d.name.to_string()).collect();
+    if let Some(d) = &company.domain
+        && !domains.contains(&d.to_string())
+    {
+        domains.push(d.to_string());
+    }
+    let now = OffsetDateTime::now_utc();
+    match kind {
+        "scan" => {
+            let mut found = Vec::new();
+            for domain in &domains {
+                found.extend(scan_domain(ctx, domain, website_host.as_deref()).await?);
+            }
+            let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false };
+            Ok(store.record_scan(company.id, scope, &to_findings(found, now), now).await?)
+        }
+        "rescan" => {
+            let subdomain = field("subdomain")?.to_ascii_lowercase();
+            let vector = RiskVector::parse(field("risk_vector")?).map_err(|e| JobError::Payload(e.to_string()))?;
+            if !VECTORS.contains(&vector) {
+                // Not probed yet by this worker: nothing to re-run, nothing to close.
+                return Ok(ScanOutcome::default());
+            }
+            let mut found = Vec::new();
+            if domains.contains(&subdomain) {
+                found = scan_domain(ctx, &subdomain, website_host.as_deref()).await?;
+            }
+            found.retain(|f| f.risk_vector == vector && under(&f.asset, &subdomain));
+            let vectors = [vector];
+            let scope = ScanScope { risk_vectors: &vectors, asset: Some(&subdomain), below: true };
+            Ok(store.record_scan(company.id, scope, &to_findings(found, now), now).await?)
+        }
+        other => Err(JobError::Payload(format!("unknown job kind {other:?}"))),
+    }
+}
+
+async fn scan_domain(ctx: &Context, domain: &str, website_host: Option<&str>) -> Result<Vec<ScanFinding>, JobError> {
+    let web = website_host.filter(|h| under(h, domain));
+    Ok(scanner::probes::mail_and_standards(ctx, domain, web).await?)
+}
+
+use store::asset_under as under;
+
+fn to_findings(found: Vec<ScanFinding>, now: OffsetDateTime) -> Vec<Finding> {
+    // One finding per (risk vector, asset, code): the store's identity of a finding.
+    let mut seen = std::collections::BTreeSet::new();
+    found
+        .into_iter()
+        .filter(|f| seen.insert((f.risk_vector, f.asset.clone(), f.code.clone())))
+        .map(|f| Finding {
+            id: 0,
+            risk_vector: f.risk_vector,
+            asset: f.asset,
+            severity: f.severity,
+            code: f.code,
+            title: f.title,
+            evidence: f.evidence,
+            remediation: f.remediation,
+            references: f.references,
+            first_seen: OffsetDateTimeText(now),
+            last_seen: OffsetDateTimeText(now),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assets_below_a_name() {
+        assert!(under("acme.test", "acme.test"));
+        assert!(under("s1._domainkey.acme.test", "acme.test"));
+        assert!(under("https://www.acme.test/", "acme.test"));
+        assert!(under("www.acme.test:443", "acme.test"));
+        assert!(!under("notacme.test", "acme.test"));
+        assert!(!under("https://evil.test/acme.test", "acme.test"));
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        assert_eq!(backoff(1), Duration::from_secs(10));
+        assert_eq!(backoff(2), Duration::from_secs(40));
+        assert_eq!(backoff(100), Duration::from_secs(900));
+    }
+}

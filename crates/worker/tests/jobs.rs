@@ -1,0 +1,105 @@
+//! Scan jobs end to end: a company of the built-in lab is known, a scan job is queued,
+//! a worker leases and runs it against the lab, and the store holds exactly the mail
+//! and DNS findings the lab's ground truth expects; a rescan of one (domain, vector)
+//! re-runs that probe only.
+
+use std::sync::Arc;
+
+use lab::{Lab, LabFile};
+use model::{CompanyProfile, Domain, DomainAsset, RiskVector, SocialId};
+use scanner::dnssec::{TrustAnchor, Validator};
+use scanner::probes::Context;
+use scanner::{Dns, Guard, Policy};
+use store::{CompanySnapshot, FindingFilter, Store};
+
+fn relocated() -> LabFile {
+    let text = lab::BUILTIN.replace("127.78.", "127.98.").replace("127.53.0.53", "127.98.255.53");
+    LabFile::parse(&text).unwrap()
+}
+
+/// Every open finding of a company, over all pages.
+async fn all_findings(store: &dyn Store, company: i64) -> Vec<model::Finding> {
+    let mut out = Vec::new();
+    for n in 1.. {
+        let page = model::Page::parse(Some(&n.to_string())).unwrap();
+        let p = store.findings(company, FindingFilter::default(), page).await.unwrap();
+        let done = p.items.is_empty() || out.len() + p.items.len() >= p.total as usize;
+        out.extend(p.items);
+        if done {
+            break;
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
+    let file = relocated();
+    let lab = Lab::up(&file).await.unwrap();
+    let resolver = lab.resolver.unwrap();
+    let policy = Policy { allow_private: true, port_map: file.effective_port_map(), ..Policy::default() };
+    let mut ctx = Context::new(Guard::new(policy, Dns::with_server(resolver).unwrap()));
+    ctx.lab_root = lab.ca_root_der.clone();
+    let anchors: Vec<String> = lab.trust_anchors.iter().map(|a| a.dnskey_line()).collect();
+    ctx.validator = Some(Validator::new(resolver, TrustAnchor::parse(&anchors.join("\n")).unwrap()));
+    let ctx = Arc::new(ctx);
+
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", dir.path().join("w.db").display())).await.unwrap();
+    let company = file.companies.iter().find(|c| c.social_id() == "lumen-pike").unwrap();
+    let profile = CompanyProfile {
+        social_id: Some(SocialId::parse("lumen-pike").unwrap()),
+        company_name: company.company["company_name"].as_str().unwrap().to_owned(),
+        website: company.company["website"].as_str().unwrap().to_owned(),
+        domain: Some(Domain::parse("lumenpike.test").unwrap()),
+        ..Default::default()
+    };
+    let domains = vec![DomainAsset { name: Domain::parse("lumenpike.test").unwrap(), attribution: "lab".into() }];
+    let c =
+        store.save_company(&CompanySnapshot { profile, domains: Some(domains), ..Default::default() }).await.unwrap();
+    assert!(
+        store.enqueue("scan", &serde_json::json!({"social_id": "lumen-pike"}), Some("scan:lumen-pike")).await.unwrap()
+    );
+
+    // A worker runs until the queue is empty.
+    let watcher = store.clone();
+    let drained = async move {
+        while !watcher.pending_jobs().await.unwrap().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    };
+    worker::run(store.clone(), ctx.clone(), worker::Config::default(), drained).await;
+
+    let stored = all_findings(&*store, c.id).await;
+    let mut got: Vec<(String, String)> = stored.iter().map(|f| (f.code.clone(), f.asset.clone())).collect();
+    got.sort();
+    let mut want: Vec<(String, String)> = company
+        .expected
+        .iter()
+        .filter(|e| worker::VECTORS.iter().any(|v| v.as_str() == e.risk_vector))
+        .map(|e| (e.code.clone(), e.asset.clone()))
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+
+    // A rescan of (lumenpike.test, dmarc) sees the same two DMARC findings again and
+    // leaves the others alone.
+    let outcome = worker::process(
+        &*store,
+        &ctx,
+        "rescan",
+        &serde_json::json!({"social_id": "lumen-pike", "subdomain": "lumenpike.test", "risk_vector": "dmarc"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!((outcome.opened, outcome.seen_again, outcome.closed), (0, 2, 0));
+    let after = all_findings(&*store, c.id).await;
+    let ids = |p: &[model::Finding]| p.iter().map(|f| f.id).collect::<Vec<_>>();
+    assert_eq!(ids(&after), ids(&stored), "the same findings with the same ids");
+    assert!(after.iter().any(|f| f.risk_vector == RiskVector::Dkim));
+
+    // Bad payloads fail without retry.
+    let bad = worker::process(&*store, &ctx, "scan", &serde_json::json!({"social_id": "nobody"})).await.unwrap_err();
+    assert!(!bad.retryable(), "{bad}");
+    lab.down().await;
+}
