@@ -104,9 +104,15 @@ fn fqdn(name: &str) -> Result<Name, LabError> {
     Ok(n)
 }
 
-/// The zone among `origins` that holds `name` (the longest origin that is a suffix).
-fn zone_of<'a>(name: &Name, origins: &'a [Name]) -> Option<&'a Name> {
-    origins.iter().filter(|o| o.zone_of(name)).max_by_key(|o| o.num_labels())
+/// The index of the zone among `origins` that holds `name` (the longest origin that is
+/// a suffix), leaving out the zone `skip` (a zone's parent is found without itself).
+fn closest(name: &Name, origins: &[Name], skip: Option<usize>) -> Option<usize> {
+    origins
+        .iter()
+        .enumerate()
+        .filter(|(i, o)| Some(*i) != skip && o.zone_of(name))
+        .max_by_key(|(_, o)| o.num_labels())
+        .map(|(i, _)| i)
 }
 
 impl LabDns {
@@ -136,11 +142,27 @@ impl LabDns {
                 decoys.insert(origin.clone(), signing_key()?);
             }
         }
+        // The zone tree, worked out once: each zone's parent among the others, each
+        // host's zone (so building is linear in zones and hosts, not cubic).
+        let mut by_zone: Vec<Vec<(Name, Ipv4Addr)>> = vec![Vec::new(); zones.len()];
+        for (host, address) in hosts {
+            let name = fqdn(host)?;
+            if let Some(i) = closest(&name, &origins, None) {
+                by_zone[i].push((name, *address));
+            }
+        }
+        let mut children_of: Vec<Vec<usize>> = vec![Vec::new(); zones.len()];
+        for (i, child) in origins.iter().enumerate() {
+            if let Some(p) = closest(child, &origins, Some(i)) {
+                children_of[p].push(i);
+            }
+        }
         let ns = fqdn(NS_NAME)?;
+        let ns_zone = closest(&ns, &origins, None);
         let mut all = Catalog::new();
         let mut parents = BTreeMap::new();
         let mut trust_anchors = Vec::new();
-        for (zone, origin) in zones.iter().zip(&origins) {
+        for (index, (zone, origin)) in zones.iter().zip(&origins).enumerate() {
             // The root zone's contact lives under the lab's own name.
             let contact =
                 if origin.is_root() { "hostmaster.lab.test.".to_owned() } else { format!("hostmaster.{origin}") };
@@ -148,16 +170,12 @@ impl LabDns {
                 "$ORIGIN {origin}\n$TTL {TTL}\n@ IN SOA {NS_NAME} {contact} 2026112201 7200 3600 1209600 {TTL}\n\
                  @ IN NS {NS_NAME}\n"
             );
-            if origin.zone_of(&ns) && zone_of(&ns, &origins) == Some(origin) {
+            if ns_zone == Some(index) {
                 text.push_str(&format!("{NS_NAME} IN A {ns_address}\n"));
             }
             let own: Vec<String> = zone.records.iter().map(|r| r.trim().to_owned()).collect();
-            for (host, address) in hosts {
-                let name = fqdn(host)?;
-                if zone_of(&name, &origins) != Some(origin) {
-                    continue;
-                }
-                let relative = relative_label(&name, origin);
+            for (name, address) in &by_zone[index] {
+                let relative = relative_label(name, origin);
                 // A zone that gives the host its own A or a CNAME keeps its records.
                 let names_it = |r: &String| {
                     let mut t = r.split_whitespace();
@@ -173,13 +191,8 @@ impl LabDns {
                 text.push('\n');
             }
             let mut children = Vec::new();
-            for (child_zone, child) in zones.iter().zip(&origins) {
-                if child == origin
-                    || zone_of(child, &origins.iter().filter(|o| *o != child).cloned().collect::<Vec<_>>())
-                        != Some(origin)
-                {
-                    continue;
-                }
+            for &c in &children_of[index] {
+                let (child_zone, child) = (&zones[c], &origins[c]);
                 children.push(LowerName::new(child));
                 text.push_str(&format!("{child} IN NS {NS_NAME}\n"));
                 if child_zone.dnssec

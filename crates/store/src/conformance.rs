@@ -151,7 +151,8 @@ async fn scans(store: &dyn Store) {
     // A scan of one asset and one vector leaves everything else alone.
     let other = finding(RiskVector::Spf, "other.scanned.example", Severity::High, "spf.missing");
     let narrow = ScanScope { risk_vectors: &[RiskVector::Spf], asset: Some("other.scanned.example"), below: false };
-    let third = store.record_scan(c.id, narrow, std::slice::from_ref(&other), when("2026-05-01T00:00:00Z")).await.unwrap();
+    let third =
+        store.record_scan(c.id, narrow, std::slice::from_ref(&other), when("2026-05-01T00:00:00Z")).await.unwrap();
     assert_eq!(third, ScanOutcome { opened: 1, seen_again: 0, closed: 0 });
     assert_eq!(open_findings(store, c.id).await.len(), 2, "the softfail finding on the domain is untouched");
     let empty = store.record_scan(c.id, narrow, &[], when("2026-05-02T00:00:00Z")).await.unwrap();

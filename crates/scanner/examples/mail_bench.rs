@@ -1,0 +1,60 @@
+//! The DNS and mail checks (spf, dkim, dmarc, it_standardization) over N lab domains
+//! `bench0.test …`, 64 at a time, through the lab written by `rampart lab up --out DIR`:
+//!
+//!     mail_bench DIR N
+//!
+//! Prints domains per second and the findings found (bench/mail.sh runs it beside
+//! checkdmarc).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use scanner::dnssec::{TrustAnchor, Validator};
+use scanner::probes::{Context, mail_and_standards};
+use scanner::{Dns, Guard, Policy};
+use tokio::sync::Semaphore;
+
+#[derive(serde::Deserialize)]
+struct ScannerFile {
+    resolver: std::net::SocketAddr,
+    port_map: std::collections::BTreeMap<u16, u16>,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(dir), Some(n)) = (args.get(1), args.get(2).and_then(|n| n.parse::<usize>().ok())) else {
+        eprintln!("usage: mail_bench LAB_DIR N");
+        std::process::exit(2);
+    };
+    let dir = std::path::Path::new(dir);
+    let lab: ScannerFile = serde_json::from_str(&std::fs::read_to_string(dir.join("scanner.json"))?)?;
+    let anchors = TrustAnchor::parse(&std::fs::read_to_string(dir.join("trust-anchor.txt"))?)?;
+    let policy = Policy { allow_private: true, port_map: lab.port_map, ..Policy::default() };
+    let mut ctx = Context::new(Guard::new(policy, Dns::with_server(lab.resolver)?));
+    ctx.validator = Some(Validator::new(lab.resolver, anchors));
+    let ctx = Arc::new(ctx);
+    let limit = Arc::new(Semaphore::new(64));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..n {
+        let (ctx, limit) = (ctx.clone(), limit.clone());
+        tasks.spawn(async move {
+            let _permit = limit.acquire_owned().await;
+            mail_and_standards(&ctx, &format!("bench{i}.test"), None).await.map(|f| f.len())
+        });
+    }
+    let (mut findings, mut failed) = (0, 0);
+    while let Some(r) = tasks.join_next().await {
+        match r {
+            Ok(Ok(n)) => findings += n,
+            _ => failed += 1,
+        }
+    }
+    let took = started.elapsed().as_secs_f64();
+    println!(
+        "rampart: {n} domains in {took:.2} s = {:.1} domains/s ({findings} findings, {failed} failed)",
+        n as f64 / took
+    );
+    Ok(())
+}
