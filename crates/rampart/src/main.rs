@@ -71,6 +71,15 @@ enum Command {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// Scan one domain without a database: discovery and every probe so far.
+    Scan {
+        domain: String,
+        /// The company's website host, for the IPv6, security.txt and HTTPS checks.
+        #[arg(long)]
+        website: Option<String>,
+        #[command(flatten)]
+        opts: scan::ScanOpts,
+    },
     /// Run one group of the scanner's probes on one target, without a database.
     Probe {
         #[command(subcommand)]
@@ -286,6 +295,7 @@ async fn main() -> Result<()> {
         }
         Command::Demo { listen, db } => demo(listen, &db).await,
         Command::Lab { action: LabAction::Up { file, out } } => lab_up(file.as_deref(), &out).await,
+        Command::Scan { domain, website, opts } => scan::scan(&domain, website.as_deref(), &opts).await,
         Command::Probe { what: ProbeWhat::Mail { domain, website, opts } } => {
             scan::probe_mail(&domain, website.as_deref(), &opts).await
         }

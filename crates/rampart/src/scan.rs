@@ -109,6 +109,33 @@ pub async fn probe_mail(domain: &str, website: Option<&str>, opts: &ScanOpts) ->
     print(domain.as_str(), "mail and DNS checks", &findings, opts.format)
 }
 
+/// `rampart scan DOMAIN`: discovery, then every probe of this stage, with a progress
+/// line on stderr.
+pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()> {
+    let ctx = opts.net.context()?;
+    let domain = model::Domain::parse(domain).with_context(|| format!("{domain:?} is not a domain"))?;
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_message(format!("scanning {domain}: discovery, DNS and mail checks, HTTPS availability"));
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let result = scanner::probes::scan_domain(&ctx, domain.as_str(), website, &ctx.wordlist).await;
+    spinner.finish_and_clear();
+    let mut scan = result?;
+    scan.findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)).then(a.asset.cmp(&b.asset)));
+    match opts.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&scan)?),
+        Format::Table => {
+            println!("assets of {domain}: {}", scan.assets.len());
+            println!("{:<40} {:<9} EVIDENCE", "HOST", "SOURCE");
+            for a in &scan.assets {
+                println!("{:<40} {:<9} {}", a.name, a.source, a.evidence);
+            }
+            println!();
+            print(domain.as_str(), "findings", &scan.findings, Format::Table)?;
+        }
+    }
+    Ok(())
+}
+
 fn print(target: &str, what: &str, findings: &[ScanFinding], format: Format) -> Result<()> {
     match format {
         Format::Json => {

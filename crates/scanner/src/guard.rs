@@ -134,6 +134,25 @@ fn special_v4(a: Ipv4Addr) -> Option<&'static str> {
     }
 }
 
+/// Ranges no probe connects to in any mode: they route nowhere real.
+fn unroutable(why: &str) -> bool {
+    matches!(
+        why,
+        "multicast"
+            | "broadcast"
+            | "this network (0.0.0.0/8)"
+            | "unspecified"
+            | "documentation (RFC 5737)"
+            | "documentation (RFC 3849)"
+            | "benchmarking (RFC 2544)"
+            | "IETF protocol assignments"
+            | "reserved (240.0.0.0/4)"
+            | "discard (RFC 6666)"
+            | "NAT64 (RFC 6052)"
+            | "6to4/Teredo relay"
+    )
+}
+
 /// The guard: shared by every probe of a scan.
 #[derive(Clone)]
 pub struct Guard {
@@ -170,26 +189,37 @@ impl Guard {
         self.policy.port_map.get(&standard).copied().unwrap_or(standard)
     }
 
-    /// Checks one address against the policy.
+    /// Checks one address against the policy. Internal ranges (loopback, private,
+    /// link-local, unique local, shared) are admitted only in lab mode; ranges that are
+    /// never routable (documentation, reserved, multicast, broadcast, unspecified) are
+    /// refused in every mode.
     pub fn check(&self, host: &str, addr: IpAddr) -> Result<(), GuardError> {
         match special_range(addr) {
-            Some(why) if !self.policy.allow_private => Err(GuardError::Refused { host: host.to_owned(), addr, why }),
+            Some(why) if unroutable(why) || !self.policy.allow_private => {
+                Err(GuardError::Refused { host: host.to_owned(), addr, why })
+            }
             _ => Ok(()),
         }
     }
 
     /// Resolves `host` once and checks every address; the checked addresses are the
-    /// only ones a probe may connect to. One refused address refuses the host: a name
-    /// that mixes public and internal addresses is what a rebinding attack looks like.
+    /// only ones a probe may connect to. Never-routable addresses (a documentation
+    /// AAAA, say) are dropped; one internal address outside lab mode refuses the host: a
+    /// name that mixes public and internal addresses is what a rebinding attack looks like.
     pub async fn resolve(&self, host: &str) -> Result<Vec<IpAddr>, GuardError> {
-        let addrs = match host.parse::<IpAddr>() {
+        let mut addrs = match host.parse::<IpAddr>() {
             Ok(ip) => vec![ip],
             Err(_) => {
                 self.dns.addresses(host).await.map_err(|source| GuardError::Dns { host: host.to_owned(), source })?
             }
         };
+        let given = addrs.len();
+        addrs.retain(|a| !special_range(*a).is_some_and(unroutable));
         if addrs.is_empty() {
-            return Err(GuardError::NoAddress(host.to_owned()));
+            return match given {
+                0 => Err(GuardError::NoAddress(host.to_owned())),
+                _ => Err(GuardError::NoAddress(format!("{host} (only never-routable addresses)"))),
+            };
         }
         for a in &addrs {
             self.check(host, *a)?;

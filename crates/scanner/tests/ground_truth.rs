@@ -2,16 +2,14 @@
 //! lab's ground truth: every expected finding of these components is found on each
 //! company's domains, and nothing else — in particular nothing on clean assets.
 //!
-//! Left to the discovery and fingerprint work: `it_standardization.inconsistent_stack`
-//! (needs the software of every host) and `https_unavailable` on hosts other than the
-//! website host (needs the discovered hosts); those expected findings are listed, not
-//! compared.
+//! Left to the fingerprint work: `it_standardization.inconsistent_stack` (needs the
+//! software of every host); those expected findings are listed, not compared.
 
 use std::collections::BTreeMap;
 
 use lab::{Lab, LabFile};
 use scanner::dnssec::{TrustAnchor, Validator};
-use scanner::probes::{Context, mail_and_standards};
+use scanner::probes::{Context, scan_domain};
 use scanner::{Dns, Guard, Policy};
 
 const COMPONENTS: [&str; 4] = ["spf", "dkim", "dmarc", "it_standardization"];
@@ -22,9 +20,8 @@ fn relocated() -> LabFile {
     LabFile::parse(&text).unwrap()
 }
 
-fn deferred(code: &str, asset: &str, website_host: &str) -> bool {
+fn deferred(code: &str) -> bool {
     code == "it_standardization.inconsistent_stack"
-        || (code == "it_standardization.https_unavailable" && asset != website_host)
 }
 
 #[tokio::test]
@@ -54,13 +51,14 @@ async fn mail_and_dns_findings_match_the_lab_ground_truth() {
         for domain in &domains {
             let web = (website_host == domain.as_str() || website_host.ends_with(&format!(".{domain}")))
                 .then_some(website_host);
-            for f in mail_and_standards(&ctx, domain, web).await.unwrap() {
+            let scan = scan_domain(&ctx, domain, web, &ctx.wordlist).await.unwrap();
+            for f in scan.findings {
                 *found.entry((f.code.clone(), f.asset.clone())).or_default() += 1;
             }
         }
         let mut want: BTreeMap<(String, String), usize> = BTreeMap::new();
         for e in company.expected.iter().filter(|e| COMPONENTS.contains(&e.risk_vector.as_str())) {
-            if deferred(&e.code, &e.asset, website_host) {
+            if deferred(&e.code) {
                 deferred_list.push(format!("{} {} {}", company.social_id(), e.code, e.asset));
                 continue;
             }

@@ -12,7 +12,7 @@ use tokio::io::AsyncReadExt;
 const FILE: &str = r#"{
   "dns": {"address": "127.77.50.53"},
   "port_map": {"53": 10053, "22": 10022},
-  "zones": [{"origin": "looks-public.test", "records": ["rebind A 127.0.0.1"]}],
+  "zones": [{"origin": "looks-public.test", "records": ["rebind A 127.0.0.1", "dual A 127.77.50.3", "dual AAAA 2001:db8::3"]}],
   "hosts": [{"name": "shell.looks-public.test", "address": "127.77.50.2", "services": [{"port": 22, "kind": "ssh"}]}]
 }"#;
 
@@ -39,5 +39,15 @@ async fn a_name_resolving_to_loopback_is_refused_outside_lab_mode() {
     let n = c.stream.read(&mut banner).await.unwrap();
     assert!(banner[..n].starts_with(b"SSH-2.0-"));
     assert!(matches!(lab_mode.resolve("missing.looks-public.test").await, Err(GuardError::NoAddress(_))));
+    // Documentation and other never-routable addresses are refused even in lab mode, and
+    // dropped from a name's addresses: the lab's AAAA records (2001:db8::/32) are never
+    // connected to.
+    assert!(matches!(lab_mode.resolve("2001:db8::1").await, Err(GuardError::NoAddress(_))));
+    assert!(matches!(
+        lab_mode.connect("x.test", &["192.0.2.1".parse().unwrap()], 22).await,
+        Err(GuardError::Refused { .. })
+    ));
+    let dual = lab_mode.resolve("dual.looks-public.test").await.unwrap();
+    assert_eq!(dual, ["127.77.50.3".parse::<std::net::IpAddr>().unwrap()]);
     lab.down().await;
 }

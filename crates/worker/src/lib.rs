@@ -180,7 +180,7 @@ pub async fn process(
 
 async fn scan_domain(ctx: &Context, domain: &str, website_host: Option<&str>) -> Result<Vec<ScanFinding>, JobError> {
     let web = website_host.filter(|h| under(h, domain));
-    Ok(scanner::probes::mail_and_standards(ctx, domain, web).await?)
+    Ok(scanner::probes::scan_domain(ctx, domain, web, &ctx.wordlist).await?.findings)
 }
 
 use store::asset_under as under;

@@ -19,6 +19,8 @@ pub struct Context {
     /// DNSSEC validation from the configured trust anchors; `None` skips the DNSSEC check.
     pub validator: Option<Validator>,
     pub selectors: Vec<String>,
+    /// Host labels discovery tries under every domain.
+    pub wordlist: Vec<String>,
     pub now: OffsetDateTime,
 }
 
@@ -29,9 +31,38 @@ impl Context {
             lab_root: None,
             validator: None,
             selectors: mail::DEFAULT_SELECTORS.iter().map(|s| (*s).to_owned()).collect(),
+            wordlist: crate::discovery::DEFAULT_WORDLIST.iter().map(|s| (*s).to_owned()).collect(),
             now: OffsetDateTime::now_utc(),
         }
     }
+}
+
+/// What a scan of one company domain found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DomainScan {
+    pub domain: String,
+    pub assets: Vec<crate::discovery::Asset>,
+    pub findings: Vec<ScanFinding>,
+}
+
+/// Discovery, then the probes of this stage on what was found: the DNS and mail checks
+/// of the domain, and HTTPS availability of every discovered web host.
+pub async fn scan_domain(
+    ctx: &Context,
+    domain: &str,
+    website_host: Option<&str>,
+    wordlist: &[String],
+) -> Result<DomainScan, DnsError> {
+    let domain = crate::dns::host_name(domain);
+    let assets = crate::discovery::discover(ctx.guard.dns(), &domain, wordlist).await?;
+    let mut findings = mail_and_standards(ctx, &domain, website_host).await?;
+    let website = website_host.map(crate::dns::host_name);
+    for asset in assets.iter().filter(|a| !a.addresses.is_empty() && Some(&a.name) != website.as_ref()) {
+        findings.extend(standards::https_available(&ctx.guard, &asset.name).await);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    findings.retain(|f| seen.insert((f.code.clone(), f.asset.clone())));
+    Ok(DomainScan { domain, assets, findings })
 }
 
 /// The DNS and mail checks of one company domain (spf, dkim, dmarc, it_standardization):
