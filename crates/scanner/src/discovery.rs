@@ -210,19 +210,28 @@ pub async fn discover(dns: &Dns, domain: &str, wordlist: &[String]) -> Result<Ve
         let (dns, name, limit) = (dns.clone(), name.clone(), limit.clone());
         tasks.spawn(async move {
             let _permit = limit.acquire_owned().await;
-            let cname = dns.lookup(&name, RecordType::CNAME).await?;
-            let target = cname.records.iter().find_map(|r| match &r.data {
-                RData::CNAME(c) => Some(host_name(&c.0.to_ascii())),
-                _ => None,
+            // One name's failure (a CNAME into a zone nobody serves, say) leaves that
+            // name without addresses; it does not end the discovery.
+            let target = match dns.lookup(&name, RecordType::CNAME).await {
+                Ok(cname) => cname.records.iter().find_map(|r| match &r.data {
+                    RData::CNAME(c) => Some(host_name(&c.0.to_ascii())),
+                    _ => None,
+                }),
+                Err(e) => {
+                    tracing::debug!(name, error = %e, "CNAME lookup failed");
+                    None
+                }
+            };
+            let addresses = dns.addresses(&name).await.unwrap_or_else(|e| {
+                tracing::debug!(name, error = %e, "address lookup failed");
+                Vec::new()
             });
-            let addresses = dns.addresses(&name).await?;
-            Ok::<_, DnsError>((index, target, addresses))
+            (index, target, addresses)
         });
     }
     let mut resolved = vec![None; candidates.len()];
     while let Some(joined) = tasks.join_next().await {
-        let Ok(result) = joined else { continue };
-        let (index, target, addresses) = result?;
+        let Ok((index, target, addresses)) = joined else { continue };
         if let Some(slot) = resolved.get_mut(index) {
             *slot = Some((target, addresses));
         }
