@@ -1,5 +1,6 @@
-//! Discovery against a lab zone: every source attributes its hosts with evidence, and a
-//! wildcard does not turn every wordlist label into a host.
+//! Discovery against a lab zone (every source attributes its hosts with evidence, and a
+//! wildcard does not turn every wordlist label into a host), and the mail checks when
+//! secondary lookups fail.
 
 use lab::{Lab, LabFile};
 use scanner::Dns;
@@ -47,5 +48,32 @@ async fn every_source_attributes_its_hosts_and_wildcards_are_not_hosts() {
     let wild = discover(&dns, "wild.test", &words).await.unwrap();
     let names: Vec<&str> = wild.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["www.wild.test"], "only the name with its own address, not the wildcard's");
+    lab.down().await;
+}
+
+/// A lookup that fails (here: the server refuses a zone it does not serve) is neither a
+/// void lookup nor the end of the domain's checks.
+#[tokio::test]
+async fn failing_secondary_lookups_do_not_abort_the_mail_checks() {
+    let file = r#"{
+      "dns": {"address": "127.77.71.53"},
+      "port_map": {"53": 10053},
+      "zones": [{"origin": "robust.test", "records": [
+        "@ MX 10 mail",
+        "@ TXT \"v=spf1 include:_spf.unserved.example a:x.unserved.example a:y.unserved.example mx -all\"",
+        "_dmarc TXT \"v=DMARC1; p=reject; rua=mailto:d@reports.unserved.example\""]}],
+      "hosts": [{"name": "mail.robust.test", "address": "127.77.71.2"}]
+    }"#;
+    let lab = Lab::up(&LabFile::parse(file).unwrap()).await.unwrap();
+    let guard = scanner::Guard::new(
+        scanner::Policy { allow_private: true, ..Default::default() },
+        Dns::with_server(lab.resolver.unwrap()).unwrap(),
+    );
+    let ctx = scanner::probes::Context::new(guard);
+    let findings = scanner::probes::mail_and_standards(&ctx, "robust.test", None).await.unwrap();
+    let codes: Vec<&str> = findings.iter().map(|f| f.code.as_str()).collect();
+    assert!(!codes.iter().any(|c| c.starts_with("spf.")), "{codes:?}");
+    assert!(!codes.contains(&"dmarc.external_rua_unauthorized"), "unknown is not unauthorised: {codes:?}");
+    assert!(codes.contains(&"dkim.missing"), "{codes:?}");
     lab.down().await;
 }

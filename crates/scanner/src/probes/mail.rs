@@ -166,7 +166,9 @@ impl Walk {
             self.trail.push(format!("{kind}:{target}"));
             match kind {
                 "include" | "redirect" => {
-                    let (texts, _) = dns.txt(&target).await?;
+                    // A failing lookup is a temporary error in RFC 7208's terms, not a
+                    // void lookup: it is left out of both counts.
+                    let Ok((texts, _)) = dns.txt(&target).await else { continue };
                     let sub: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
                     match sub.as_slice() {
                         [] => {
@@ -182,13 +184,13 @@ impl Walk {
                     }
                 }
                 "mx" => {
-                    if dns.mx(&target).await?.is_empty() {
+                    if dns.mx(&target).await.is_ok_and(|mx| mx.is_empty()) {
                         self.void += 1;
                         self.voids.push(format!("mx:{target}"));
                     }
                 }
                 _ => {
-                    if dns.addresses(&target).await?.is_empty() {
+                    if dns.addresses(&target).await.is_ok_and(|a| a.is_empty()) {
                         self.void += 1;
                         self.voids.push(format!("{kind}:{target}"));
                     }
@@ -209,7 +211,7 @@ async fn effective_all(dns: &Dns, record: &spf::Spf, depth: usize) -> Result<Opt
     if depth > MAX_DEPTH || spf::has_macros(target) {
         return Ok(None);
     }
-    let (texts, _) = dns.txt(target).await?;
+    let Ok((texts, _)) = dns.txt(target).await else { return Ok(None) };
     let sub: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
     match sub.as_slice() {
         [one] => match spf::parse(one) {
@@ -231,7 +233,8 @@ pub async fn dkim(
     let mut found = 0;
     for selector in selectors {
         let name = format!("{selector}._domainkey.{domain}");
-        let (texts, _) = dns.txt(&name).await?;
+        // A selector whose lookup fails is skipped, like one that does not exist.
+        let Ok((texts, _)) = dns.txt(&name).await else { continue };
         // A key record: v=DKIM1 or any record with a p= tag.
         let keys: Vec<&String> =
             texts.iter().filter(|t| t.trim_start().starts_with("v=DKIM1") || t.contains("p=")).collect();
@@ -328,7 +331,8 @@ pub async fn dmarc(dns: &Dns, domain: &str) -> Result<Vec<ScanFinding>, DnsError
             continue;
         }
         let auth = format!("{own}._report._dmarc.{dest}");
-        let (texts, _) = dns.txt(&auth).await?;
+        // Unknown (the lookup failed) is not reported as unauthorised.
+        let Ok((texts, _)) = dns.txt(&auth).await else { continue };
         if !texts.iter().any(|t| dmarc::is_dmarc(t)) {
             unauthorised.push(format!("{} (no v=DMARC1 at {auth})", uri.uri));
         }
