@@ -150,6 +150,16 @@ impl LabFile {
         Self::parse(BUILTIN)
     }
 
+    /// The built-in lab moved to 127.`octet`.*.* (hosts, DNS server and zone records),
+    /// for tests that run beside another copy of it.
+    pub fn builtin_at(octet: u8) -> Result<Self, LabError> {
+        Self::parse(
+            &BUILTIN
+                .replace("127.78.", &format!("127.{octet}."))
+                .replace("127.53.0.53", &format!("127.{octet}.255.53")),
+        )
+    }
+
     pub fn parse(json: &str) -> Result<Self, LabError> {
         let file: LabFile = serde_json::from_str(json).map_err(|e| LabError::File(e.to_string()))?;
         for h in &file.hosts {
@@ -444,12 +454,16 @@ impl Lab {
             written.push(path);
         }
         if !self.trust_anchors.is_empty() {
-            let lines: Vec<String> = self.trust_anchors.iter().map(|a| a.dnskey_line()).collect();
             let path = dir.join("trust-anchor.txt");
-            std::fs::write(&path, lines.join("\n") + "\n")?;
+            std::fs::write(&path, self.trust_anchor_text())?;
             written.push(path);
         }
         Ok(written)
+    }
+
+    /// The DNSSEC trust anchors as a trust-anchor file (DNSKEY lines).
+    pub fn trust_anchor_text(&self) -> String {
+        self.trust_anchors.iter().map(|a| a.dnskey_line() + "\n").collect()
     }
 
     /// Where a host's service listens.

@@ -9,9 +9,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use scanner::dnssec::{TrustAnchor, Validator};
 use scanner::probes::{Context, mail_and_standards};
-use scanner::{Dns, Guard, Policy};
 use tokio::sync::Semaphore;
 
 #[derive(serde::Deserialize)]
@@ -29,11 +27,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let dir = std::path::Path::new(dir);
     let lab: ScannerFile = serde_json::from_str(&std::fs::read_to_string(dir.join("scanner.json"))?)?;
-    let anchors = TrustAnchor::parse(&std::fs::read_to_string(dir.join("trust-anchor.txt"))?)?;
-    let policy = Policy { allow_private: true, port_map: lab.port_map, ..Policy::default() };
-    let mut ctx = Context::new(Guard::new(policy, Dns::with_server(lab.resolver)?));
-    ctx.validator = Some(Validator::new(lab.resolver, anchors));
-    let ctx = Arc::new(ctx);
+    let anchors = std::fs::read_to_string(dir.join("trust-anchor.txt"))?;
+    let ctx = Arc::new(Context::lab(lab.resolver, lab.port_map, None, &anchors)?);
     let limit = Arc::new(Semaphore::new(64));
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();

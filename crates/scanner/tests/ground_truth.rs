@@ -8,17 +8,9 @@
 use std::collections::BTreeMap;
 
 use lab::{Lab, LabFile};
-use scanner::dnssec::{TrustAnchor, Validator};
 use scanner::probes::{Context, scan_domain};
-use scanner::{Dns, Guard, Policy};
 
 const COMPONENTS: [&str; 4] = ["spf", "dkim", "dmarc", "it_standardization"];
-
-/// The built-in lab on addresses of its own (another test binary may run the original).
-fn relocated() -> LabFile {
-    let text = lab::BUILTIN.replace("127.78.", "127.88.").replace("127.53.0.53", "127.88.255.53");
-    LabFile::parse(&text).unwrap()
-}
 
 fn deferred(code: &str) -> bool {
     code == "it_standardization.inconsistent_stack"
@@ -26,14 +18,16 @@ fn deferred(code: &str) -> bool {
 
 #[tokio::test]
 async fn mail_and_dns_findings_match_the_lab_ground_truth() {
-    let file = relocated();
+    // The built-in lab on addresses of its own (another test binary may run the original).
+    let file = LabFile::builtin_at(88).unwrap();
     let lab = Lab::up(&file).await.unwrap();
-    let resolver = lab.resolver.unwrap();
-    let policy = Policy { allow_private: true, port_map: file.effective_port_map(), ..Policy::default() };
-    let mut ctx = Context::new(Guard::new(policy, Dns::with_server(resolver).unwrap()));
-    ctx.lab_root = lab.ca_root_der.clone();
-    let anchors_text: Vec<String> = lab.trust_anchors.iter().map(|a| a.dnskey_line()).collect();
-    ctx.validator = Some(Validator::new(resolver, TrustAnchor::parse(&anchors_text.join("\n")).unwrap()));
+    let ctx = Context::lab(
+        lab.resolver.unwrap(),
+        file.effective_port_map(),
+        lab.ca_root_der.clone(),
+        &lab.trust_anchor_text(),
+    )
+    .unwrap();
 
     let mut missing = Vec::new();
     let mut unexpected = Vec::new();

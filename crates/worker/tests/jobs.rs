@@ -7,15 +7,8 @@ use std::sync::Arc;
 
 use lab::{Lab, LabFile};
 use model::{CompanyProfile, Domain, DomainAsset, RiskVector, SocialId};
-use scanner::dnssec::{TrustAnchor, Validator};
 use scanner::probes::Context;
-use scanner::{Dns, Guard, Policy};
 use store::{CompanySnapshot, FindingFilter, Store};
-
-fn relocated() -> LabFile {
-    let text = lab::BUILTIN.replace("127.78.", "127.98.").replace("127.53.0.53", "127.98.255.53");
-    LabFile::parse(&text).unwrap()
-}
 
 /// Every open finding of a company, over all pages.
 async fn all_findings(store: &dyn Store, company: i64) -> Vec<model::Finding> {
@@ -34,14 +27,15 @@ async fn all_findings(store: &dyn Store, company: i64) -> Vec<model::Finding> {
 
 #[tokio::test]
 async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
-    let file = relocated();
+    let file = LabFile::builtin_at(98).unwrap();
     let lab = Lab::up(&file).await.unwrap();
-    let resolver = lab.resolver.unwrap();
-    let policy = Policy { allow_private: true, port_map: file.effective_port_map(), ..Policy::default() };
-    let mut ctx = Context::new(Guard::new(policy, Dns::with_server(resolver).unwrap()));
-    ctx.lab_root = lab.ca_root_der.clone();
-    let anchors: Vec<String> = lab.trust_anchors.iter().map(|a| a.dnskey_line()).collect();
-    ctx.validator = Some(Validator::new(resolver, TrustAnchor::parse(&anchors.join("\n")).unwrap()));
+    let ctx = Context::lab(
+        lab.resolver.unwrap(),
+        file.effective_port_map(),
+        lab.ca_root_der.clone(),
+        &lab.trust_anchor_text(),
+    )
+    .unwrap();
     let ctx = Arc::new(ctx);
 
     let dir = tempfile::tempdir().unwrap();

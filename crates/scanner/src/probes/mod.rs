@@ -37,6 +37,35 @@ impl Context {
     }
 }
 
+impl Context {
+    /// Lab mode: the guard admits loopback and private targets, connects by the lab's
+    /// port map, asks the lab's DNS server, trusts the lab CA and validates DNSSEC from
+    /// the lab's anchors (the trust-anchor file's text).
+    pub fn lab(
+        resolver: std::net::SocketAddr,
+        port_map: std::collections::BTreeMap<u16, u16>,
+        ca_root_der: Option<Vec<u8>>,
+        trust_anchors: &str,
+    ) -> Result<Context, LabContextError> {
+        let policy = crate::Policy { allow_private: true, port_map, ..crate::Policy::default() };
+        let mut ctx = Context::new(Guard::new(policy, crate::Dns::with_server(resolver)?));
+        ctx.lab_root = ca_root_der;
+        let anchors = crate::dnssec::TrustAnchor::parse(trust_anchors)?;
+        if !anchors.is_empty() {
+            ctx.validator = Some(Validator::new(resolver, anchors));
+        }
+        Ok(ctx)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LabContextError {
+    #[error(transparent)]
+    Dns(#[from] DnsError),
+    #[error(transparent)]
+    Anchor(#[from] crate::dnssec::DnssecError),
+}
+
 /// What a scan of one company domain found.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DomainScan {
