@@ -271,3 +271,48 @@ async fn probe_mail_reports_the_mail_findings_of_a_lab_domain() {
     assert_eq!(spf["severity"], "low");
     assert_eq!(spf["id"].as_str().unwrap().len(), 16);
 }
+
+/// `rampart worker` takes a queued scan from the database, scans the company's domain in
+/// lab mode and stores the findings; the job is done.
+#[tokio::test]
+async fn worker_runs_a_queued_scan_and_stores_the_findings() {
+    let file = lab::LabFile::parse(
+        r#"{"dns": {"address": "127.79.2.53"}, "port_map": {"53": 10053},
+            "zones": [{"origin": "queued.test", "records": ["@ MX 10 mail", "@ TXT \"v=spf1 mx ~all\"",
+                                                            "_dmarc TXT \"v=DMARC1; p=reject; rua=mailto:d@queued.test\""]}],
+            "hosts": [{"name": "mail.queued.test", "address": "127.79.2.2"}]}"#,
+    )
+    .unwrap();
+    let running = lab::Lab::up(&file).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let lab_dir = dir.path().join("lab");
+    running.write_scanner_files(&file, &lab_dir).unwrap();
+    let db = format!("sqlite://{}", dir.path().join("w.db").display());
+    let store = store::open(&db).await.unwrap();
+    let profile = model::CompanyProfile {
+        social_id: Some(model::SocialId::parse("queued").unwrap()),
+        company_name: "Queued Ltd".into(),
+        website: "https://www.queued.test".into(),
+        domain: Some(model::Domain::parse("queued.test").unwrap()),
+        ..Default::default()
+    };
+    let c = store.save_company(&store::CompanySnapshot { profile, ..Default::default() }).await.unwrap();
+    store.enqueue("scan", &serde_json::json!({"social_id": "queued"}), Some("scan:queued")).await.unwrap();
+
+    let _worker = Server(
+        rampart()
+            .args(["worker", "--db", &db, "--concurrency", "2", "--lab", lab_dir.to_str().unwrap()])
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !store.pending_jobs().await.unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the job was not run");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let found = store.findings(c.id, store::FindingFilter::default(), model::Page::FIRST).await.unwrap();
+    let codes: Vec<&str> = found.items.iter().map(|f| f.code.as_str()).collect();
+    assert!(codes.contains(&"spf.softfail_all") && codes.contains(&"dkim.missing"), "{codes:?}");
+    assert!(!codes.iter().any(|c| c.starts_with("dmarc.")), "a reject policy with rua: {codes:?}");
+    running.down().await;
+}
