@@ -77,3 +77,31 @@ async fn failing_secondary_lookups_do_not_abort_the_mail_checks() {
     assert!(codes.contains(&"dkim.missing"), "{codes:?}");
     lab.down().await;
 }
+
+/// A subdomain without its own DMARC record takes the organisational domain's (found by
+/// the Public Suffix List), and its `sp` policy applies.
+#[tokio::test]
+async fn a_subdomain_inherits_the_organisational_dmarc_record() {
+    let file = r#"{
+      "dns": {"address": "127.77.72.53"},
+      "port_map": {"53": 10053},
+      "zones": [{"origin": "orgdomain.test", "records": [
+        "_dmarc TXT \"v=DMARC1; p=reject; sp=none; rua=mailto:d@orgdomain.test\"",
+        "_dmarc.own TXT \"v=DMARC1; p=quarantine; rua=mailto:d@orgdomain.test\""]}]
+    }"#;
+    let lab = Lab::up(&LabFile::parse(file).unwrap()).await.unwrap();
+    let dns = Dns::with_server(lab.resolver.unwrap()).unwrap();
+    assert_eq!(scanner::probes::mail::organisational_domain("shop.orgdomain.test"), "orgdomain.test");
+    assert_eq!(scanner::probes::mail::organisational_domain("a.b.example.co.uk"), "example.co.uk");
+
+    let sub = scanner::probes::mail::dmarc(&dns, "shop.orgdomain.test").await.unwrap();
+    let codes: Vec<&str> = sub.iter().map(|f| f.code.as_str()).collect();
+    assert_eq!(codes, ["dmarc.policy_none"], "sp=none applies to the subdomain");
+    assert!(sub[0].evidence.contains("inherited from _dmarc.orgdomain.test"), "{}", sub[0].evidence);
+    assert_eq!(sub[0].asset, "shop.orgdomain.test");
+
+    let own = scanner::probes::mail::dmarc(&dns, "own.orgdomain.test").await.unwrap();
+    let codes: Vec<&str> = own.iter().map(|f| f.code.as_str()).collect();
+    assert_eq!(codes, ["dmarc.policy_quarantine"], "its own record wins");
+    lab.down().await;
+}

@@ -280,15 +280,33 @@ pub async fn dkim(
     Ok(out)
 }
 
-/// The dmarc component for `domain`.
+/// The organisational domain of `domain` (RFC 7489 §3.2): its registrable domain by the
+/// Public Suffix List (a name under an unlisted suffix such as `.test` counts one label
+/// as the suffix).
+pub fn organisational_domain(domain: &str) -> String {
+    psl::domain_str(domain).map_or_else(|| domain.to_owned(), str::to_owned)
+}
+
+/// The dmarc component for `domain`. A subdomain without its own record falls back to
+/// the organisational domain's record, whose `sp` (or `p`) then applies (RFC 7489 §6.6.3).
 pub async fn dmarc(dns: &Dns, domain: &str) -> Result<Vec<ScanFinding>, DnsError> {
     let name = format!("_dmarc.{domain}");
-    let (texts, _) = dns.txt(&name).await?;
+    let (mut texts, _) = dns.txt(&name).await?;
+    let org = organisational_domain(domain);
+    let mut inherited = None;
+    if !texts.iter().any(|t| dmarc::is_dmarc(t)) && org != domain {
+        let (org_texts, _) = dns.txt(&format!("_dmarc.{org}")).await?;
+        if org_texts.iter().any(|t| dmarc::is_dmarc(t)) {
+            texts = org_texts;
+            inherited = Some(org.clone());
+        }
+    }
     let records: Vec<&String> = texts.iter().filter(|t| dmarc::is_dmarc(t)).collect();
     let mut out = Vec::new();
     let record = match records.as_slice() {
         [] => {
-            out.push(ScanFinding::new("dmarc.missing", domain, format!("no v=DMARC1 TXT record at {name}")));
+            let also = if org != domain { format!(" nor at _dmarc.{org}") } else { String::new() };
+            out.push(ScanFinding::new("dmarc.missing", domain, format!("no v=DMARC1 TXT record at {name}{also}")));
             return Ok(out);
         }
         [one] => *one,
@@ -305,29 +323,36 @@ pub async fn dmarc(dns: &Dns, domain: &str) -> Result<Vec<ScanFinding>, DnsError
             return Ok(out);
         }
     };
-    let quoted = format!("\"{record}\"");
-    match d.policy {
+    let quoted = match &inherited {
+        Some(org) => format!("\"{record}\" (inherited from _dmarc.{org})"),
+        None => format!("\"{record}\""),
+    };
+    // For an inherited record, the subdomain policy is the one that applies.
+    let policy = if inherited.is_some() { d.subdomain_policy.unwrap_or(d.policy) } else { d.policy };
+    match policy {
         dmarc::Policy::None => out.push(ScanFinding::new("dmarc.policy_none", domain, quoted.clone())),
         dmarc::Policy::Quarantine => out.push(ScanFinding::new("dmarc.policy_quarantine", domain, quoted.clone())),
         dmarc::Policy::Reject => {}
     }
-    let enforcing = d.policy != dmarc::Policy::None;
+    let enforcing = policy != dmarc::Policy::None;
     if enforcing && d.pct < 100 {
         out.push(ScanFinding::new("dmarc.partial_pct", domain, format!("{quoted}: pct={}", d.pct)));
     }
-    if enforcing && d.subdomain_policy == Some(dmarc::Policy::None) {
+    if inherited.is_none() && enforcing && d.subdomain_policy == Some(dmarc::Policy::None) {
         out.push(ScanFinding::new("dmarc.subdomain_policy_none", domain, format!("{quoted}: sp=none")));
     }
     if d.rua.is_empty() {
         out.push(ScanFinding::new("dmarc.no_rua", domain, format!("{quoted}: no rua=")));
     }
     // External report destinations must authorise the domain (RFC 7489 §7.1).
-    let own = domain.to_ascii_lowercase();
+    // The domain that published the record is the one report destinations authorise.
+    let own = inherited.clone().unwrap_or_else(|| domain.to_ascii_lowercase());
     let mut unauthorised = Vec::new();
     let mut checked = BTreeSet::new();
     for uri in d.rua.iter().chain(&d.ruf) {
         let Some(dest) = &uri.mailbox_domain else { continue };
-        if dest == &own || dest.ends_with(&format!(".{own}")) || !checked.insert(dest.clone()) {
+        // Only another organisational domain must authorise (RFC 7489 §7.1).
+        if organisational_domain(dest) == organisational_domain(&own) || !checked.insert(dest.clone()) {
             continue;
         }
         let auth = format!("{own}._report._dmarc.{dest}");
