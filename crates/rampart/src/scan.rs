@@ -51,38 +51,40 @@ fn read(path: &Path) -> Result<String> {
 
 impl NetOpts {
     pub fn context(&self) -> Result<Context> {
-        let mut policy = Policy { allow_private: self.allow_private, ..Policy::default() };
-        let mut resolver = self.resolver;
-        let mut lab_root = None;
-        let mut anchor_text = self.trust_anchor.as_deref().map(read).transpose()?;
-        if let Some(dir) = &self.lab {
-            let lab: lab::ScannerFile = serde_json::from_str(&read(&dir.join(lab::ScannerFile::NAME))?)
-                .with_context(|| format!("{}/{}", dir.display(), lab::ScannerFile::NAME))?;
-            policy.allow_private = true;
-            policy.port_map = lab.port_map;
-            resolver = resolver.or(Some(lab.resolver));
-            // A lab without TLS services has no CA; one without signed zones no anchor.
-            let ca = dir.join("lab-ca.pem");
-            if ca.exists() {
-                lab_root = Some(pem_to_der(&read(&ca)?).context("lab-ca.pem")?);
+        let anchor_text = self.trust_anchor.as_deref().map(read).transpose()?;
+        let mut ctx = match &self.lab {
+            Some(dir) => {
+                let lab: lab::ScannerFile = serde_json::from_str(&read(&dir.join(lab::ScannerFile::NAME))?)
+                    .with_context(|| format!("{}/{}", dir.display(), lab::ScannerFile::NAME))?;
+                // A lab without TLS services has no CA; one without signed zones no anchor.
+                let ca = dir.join("lab-ca.pem");
+                let lab_root = if ca.exists() { Some(pem_to_der(&read(&ca)?).context("lab-ca.pem")?) } else { None };
+                let anchor = dir.join("trust-anchor.txt");
+                let anchors = match anchor_text {
+                    Some(text) => text,
+                    None if anchor.exists() => read(&anchor)?,
+                    None => String::new(),
+                };
+                Context::lab(self.resolver.unwrap_or(lab.resolver), lab.port_map, lab_root, &anchors)?
             }
-            let anchor = dir.join("trust-anchor.txt");
-            if anchor_text.is_none() && anchor.exists() {
-                anchor_text = Some(read(&anchor)?);
+            None => {
+                let policy = Policy { allow_private: self.allow_private, ..Policy::default() };
+                let dns = match self.resolver {
+                    Some(addr) => Dns::with_server(addr)?,
+                    None => Dns::system()?,
+                };
+                let mut ctx = Context::new(Guard::new(policy, dns));
+                // DNSSEC is validated through a resolver given on the command line.
+                if let Some(server) = self.resolver {
+                    let anchors = match &anchor_text {
+                        Some(text) => scanner::dnssec::TrustAnchor::parse(text)?,
+                        None => vec![scanner::dnssec::TrustAnchor::iana_root()],
+                    };
+                    ctx.validator = Some(scanner::dnssec::Validator::new(server, anchors));
+                }
+                ctx
             }
-        }
-        let dns = match resolver {
-            Some(addr) => Dns::with_server(addr)?,
-            None => Dns::system()?,
         };
-        let anchors = match &anchor_text {
-            Some(text) => scanner::dnssec::TrustAnchor::parse(text)?,
-            None => vec![scanner::dnssec::TrustAnchor::iana_root()],
-        };
-        let validator = resolver.map(|server| scanner::dnssec::Validator::new(server, anchors));
-        let mut ctx = Context::new(Guard::new(policy, dns));
-        ctx.lab_root = lab_root;
-        ctx.validator = validator;
         if !self.selectors.is_empty() {
             ctx.selectors = self.selectors.clone();
         }

@@ -174,13 +174,13 @@ pub async fn discover(dns: &Dns, domain: &str, wordlist: &[String]) -> Result<Ve
     let mut found: BTreeMap<String, Asset> = BTreeMap::new();
     let mut candidates: Vec<(String, String, String)> =
         vec![(domain.clone(), "domain".into(), "the company domain".into())];
-    for r in dns.lookup(&domain, RecordType::MX).await?.records {
+    for r in dns.lookup(&domain, RecordType::MX).await? {
         if let RData::MX(mx) = &r.data {
             let host = host_name(&mx.exchange.to_ascii());
             candidates.push((host.clone(), "mx".into(), format!("MX {} {host}", mx.preference)));
         }
     }
-    for r in dns.lookup(&domain, RecordType::NS).await?.records {
+    for r in dns.lookup(&domain, RecordType::NS).await? {
         if let RData::NS(ns) = &r.data {
             let host = host_name(&ns.0.to_ascii());
             candidates.push((host.clone(), "ns".into(), format!("NS {host}")));
@@ -188,7 +188,7 @@ pub async fn discover(dns: &Dns, domain: &str, wordlist: &[String]) -> Result<Ve
     }
     for srv in SRV_NAMES {
         let name = format!("{srv}.{domain}");
-        for r in dns.lookup(&name, RecordType::SRV).await?.records {
+        for r in dns.lookup(&name, RecordType::SRV).await? {
             if let RData::SRV(s) = &r.data {
                 let host = host_name(&s.target.to_ascii());
                 candidates.push((host.clone(), "srv".into(), format!("{name} SRV {} {host}", s.port)));
@@ -213,7 +213,7 @@ pub async fn discover(dns: &Dns, domain: &str, wordlist: &[String]) -> Result<Ve
             // One name's failure (a CNAME into a zone nobody serves, say) leaves that
             // name without addresses; it does not end the discovery.
             let target = match dns.lookup(&name, RecordType::CNAME).await {
-                Ok(cname) => cname.records.iter().find_map(|r| match &r.data {
+                Ok(cname) => cname.iter().find_map(|r| match &r.data {
                     RData::CNAME(c) => Some(host_name(&c.0.to_ascii())),
                     _ => None,
                 }),

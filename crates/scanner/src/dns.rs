@@ -1,8 +1,7 @@
 //! The scanner's DNS client: hickory's resolver pointed at the system's servers or, in
 //! lab mode, at one given server; answers without caching between scans, with a
-//! timeout on every query. NXDOMAIN and "no records" are answers (an empty list that
-//! says which), not errors: the SPF void-lookup rule and the dangling-CNAME check need
-//! to tell them apart from a server failure.
+//! timeout on every query. NXDOMAIN and "no records" are answers (an empty list), not
+//! errors: the SPF void-lookup rule needs to tell them apart from a server failure.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -22,21 +21,6 @@ pub enum DnsError {
     Failed(String),
     #[error("DNS name {0:?} is not valid")]
     BadName(String),
-}
-
-/// An answer: the records of the asked type, or why there are none.
-#[derive(Debug, Clone, Default)]
-pub struct Answer {
-    pub records: Vec<Record>,
-    /// The name does not exist (NXDOMAIN).
-    pub nxdomain: bool,
-}
-
-impl Answer {
-    /// No record of the asked type (NXDOMAIN or NODATA): a "void lookup" in RFC 7208's words.
-    pub fn is_void(&self) -> bool {
-        self.records.is_empty()
-    }
 }
 
 #[derive(Clone)]
@@ -81,28 +65,25 @@ impl Dns {
     }
 
     /// The records of `kind` at `name` (absolute or not; a trailing dot is added).
-    pub async fn lookup(&self, name: &str, kind: RecordType) -> Result<Answer, DnsError> {
+    /// The records of `kind` at `name`; none when the name or the type does not exist.
+    pub async fn lookup(&self, name: &str, kind: RecordType) -> Result<Vec<Record>, DnsError> {
         let name = name.trim_end_matches('.');
         if name.is_empty() || name.len() > 253 {
             return Err(DnsError::BadName(name.to_owned()));
         }
         match self.resolver.lookup(format!("{name}."), kind).await {
-            Ok(lookup) => Ok(Answer {
-                records: lookup.answers().iter().filter(|r| r.record_type() == kind).cloned().collect(),
-                nxdomain: false,
-            }),
-            Err(e) if e.is_nx_domain() => Ok(Answer { records: Vec::new(), nxdomain: true }),
-            Err(e) if e.is_no_records_found() => Ok(Answer::default()),
+            Ok(lookup) => Ok(lookup.answers().iter().filter(|r| r.record_type() == kind).cloned().collect()),
+            Err(e) if e.is_nx_domain() || e.is_no_records_found() => Ok(Vec::new()),
             Err(e) => Err(DnsError::Failed(format!("{name} {kind}: {e}"))),
         }
     }
 
     /// The TXT records at `name`, each the concatenation of its character-strings
     /// (RFC 7208 §3.3), lossily decoded.
-    pub async fn txt(&self, name: &str) -> Result<(Vec<String>, Answer), DnsError> {
-        let answer = self.lookup(name, RecordType::TXT).await?;
-        let texts = answer
-            .records
+    pub async fn txt(&self, name: &str) -> Result<Vec<String>, DnsError> {
+        Ok(self
+            .lookup(name, RecordType::TXT)
+            .await?
             .iter()
             .filter_map(|r| match &r.data {
                 RData::TXT(txt) => {
@@ -110,15 +91,14 @@ impl Dns {
                 }
                 _ => None,
             })
-            .collect();
-        Ok((texts, answer))
+            .collect())
     }
 
     /// The addresses of `name` (A and AAAA).
     pub async fn addresses(&self, name: &str) -> Result<Vec<IpAddr>, DnsError> {
         let mut out = Vec::new();
         for kind in [RecordType::A, RecordType::AAAA] {
-            for r in self.lookup(name, kind).await?.records {
+            for r in self.lookup(name, kind).await? {
                 match r.data {
                     RData::A(a) => out.push(IpAddr::V4(a.0)),
                     RData::AAAA(a) => out.push(IpAddr::V6(a.0)),
@@ -134,7 +114,6 @@ impl Dns {
         let mut mx: Vec<(u16, String)> = self
             .lookup(name, RecordType::MX)
             .await?
-            .records
             .iter()
             .filter_map(|r| match &r.data {
                 RData::MX(mx) => Some((mx.preference, host_name(&mx.exchange.to_ascii()))),

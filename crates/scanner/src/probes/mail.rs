@@ -57,14 +57,9 @@ const MAX_VOID: usize = 2;
 /// How deep includes are followed (loops are caught before this).
 const MAX_DEPTH: usize = 12;
 
-/// Does the domain publish MX records (handles mail)?
-pub async fn handles_mail(dns: &Dns, domain: &str) -> Result<bool, DnsError> {
-    Ok(!dns.mx(domain).await?.is_empty())
-}
-
 /// The spf component for `domain`.
 pub async fn spf(dns: &Dns, domain: &str, handles_mail: bool) -> Result<Vec<ScanFinding>, DnsError> {
-    let (texts, _) = dns.txt(domain).await?;
+    let texts = dns.txt(domain).await?;
     let records: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
     let mut out = Vec::new();
     let record = match records.as_slice() {
@@ -168,7 +163,7 @@ impl Walk {
                 "include" | "redirect" => {
                     // A failing lookup is a temporary error in RFC 7208's terms, not a
                     // void lookup: it is left out of both counts.
-                    let Ok((texts, _)) = dns.txt(&target).await else { continue };
+                    let Ok(texts) = dns.txt(&target).await else { continue };
                     let sub: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
                     match sub.as_slice() {
                         [] => {
@@ -211,7 +206,7 @@ async fn effective_all(dns: &Dns, record: &spf::Spf, depth: usize) -> Result<Opt
     if depth > MAX_DEPTH || spf::has_macros(target) {
         return Ok(None);
     }
-    let Ok((texts, _)) = dns.txt(target).await else { return Ok(None) };
+    let Ok(texts) = dns.txt(target).await else { return Ok(None) };
     let sub: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
     match sub.as_slice() {
         [one] => match spf::parse(one) {
@@ -234,7 +229,7 @@ pub async fn dkim(
     for selector in selectors {
         let name = format!("{selector}._domainkey.{domain}");
         // A selector whose lookup fails is skipped, like one that does not exist.
-        let Ok((texts, _)) = dns.txt(&name).await else { continue };
+        let Ok(texts) = dns.txt(&name).await else { continue };
         // A key record: v=DKIM1 or any record with a p= tag.
         let keys: Vec<&String> =
             texts.iter().filter(|t| t.trim_start().starts_with("v=DKIM1") || t.contains("p=")).collect();
@@ -291,11 +286,11 @@ pub fn organisational_domain(domain: &str) -> String {
 /// the organisational domain's record, whose `sp` (or `p`) then applies (RFC 7489 §6.6.3).
 pub async fn dmarc(dns: &Dns, domain: &str) -> Result<Vec<ScanFinding>, DnsError> {
     let name = format!("_dmarc.{domain}");
-    let (mut texts, _) = dns.txt(&name).await?;
+    let mut texts = dns.txt(&name).await?;
     let org = organisational_domain(domain);
     let mut inherited = None;
     if !texts.iter().any(|t| dmarc::is_dmarc(t)) && org != domain {
-        let (org_texts, _) = dns.txt(&format!("_dmarc.{org}")).await?;
+        let org_texts = dns.txt(&format!("_dmarc.{org}")).await?;
         if org_texts.iter().any(|t| dmarc::is_dmarc(t)) {
             texts = org_texts;
             inherited = Some(org.clone());
@@ -357,7 +352,7 @@ pub async fn dmarc(dns: &Dns, domain: &str) -> Result<Vec<ScanFinding>, DnsError
         }
         let auth = format!("{own}._report._dmarc.{dest}");
         // Unknown (the lookup failed) is not reported as unauthorised.
-        let Ok((texts, _)) = dns.txt(&auth).await else { continue };
+        let Ok(texts) = dns.txt(&auth).await else { continue };
         if !texts.iter().any(|t| dmarc::is_dmarc(t)) {
             unauthorised.push(format!("{} (no v=DMARC1 at {auth})", uri.uri));
         }

@@ -125,8 +125,9 @@ pub async fn mail_and_standards(
     }
     out.extend(standards::ipv6(&ctx.guard, &hosts).await?);
     if let Some(web) = website_host {
-        out.extend(standards::security_txt(&ctx.guard, web, ctx.now).await);
-        out.extend(standards::https_available(&ctx.guard, web).await);
+        let https = standards::listens(&ctx.guard, web, 443).await;
+        out.extend(standards::security_txt(&ctx.guard, web, https, ctx.now).await);
+        out.extend(standards::https_available_given(&ctx.guard, web, https).await);
     }
     Ok(out)
 }

@@ -28,8 +28,7 @@ pub async fn dnssec(validator: &Validator, domain: &str) -> Vec<ScanFinding> {
 
 /// CAA at the domain.
 pub async fn caa(guard: &Guard, domain: &str) -> Result<Vec<ScanFinding>, DnsError> {
-    let answer = guard.dns().lookup(domain, RecordType::CAA).await?;
-    Ok(if answer.records.is_empty() {
+    Ok(if guard.dns().lookup(domain, RecordType::CAA).await?.is_empty() {
         vec![ScanFinding::new("it_standardization.caa_missing", domain, format!("no CAA record at {domain}"))]
     } else {
         Vec::new()
@@ -45,7 +44,7 @@ pub async fn mail_transport(
 ) -> Result<Vec<ScanFinding>, DnsError> {
     let mut out = Vec::new();
     let dns = guard.dns();
-    let (rpt, _) = dns.txt(&format!("_smtp._tls.{domain}")).await?;
+    let rpt = dns.txt(&format!("_smtp._tls.{domain}")).await?;
     if !rpt.iter().any(|t| t.trim_start().starts_with("v=TLSRPTv1")) {
         out.push(ScanFinding::new(
             "it_standardization.tls_rpt_missing",
@@ -53,7 +52,7 @@ pub async fn mail_transport(
             format!("no v=TLSRPTv1 TXT record at _smtp._tls.{domain}"),
         ));
     }
-    let (sts, _) = dns.txt(&format!("_mta-sts.{domain}")).await?;
+    let sts = dns.txt(&format!("_mta-sts.{domain}")).await?;
     if !sts.iter().any(|t| t.trim_start().starts_with("v=STSv1")) {
         out.push(ScanFinding::new(
             "it_standardization.mta_sts_missing",
@@ -143,7 +142,7 @@ impl MtaStsPolicy {
 pub async fn ipv6(guard: &Guard, hosts: &[String]) -> Result<Vec<ScanFinding>, DnsError> {
     let mut out = Vec::new();
     for host in hosts {
-        if guard.dns().lookup(host, RecordType::AAAA).await?.records.is_empty() {
+        if guard.dns().lookup(host, RecordType::AAAA).await?.is_empty() {
             out.push(ScanFinding::new("it_standardization.ipv6_missing", host, format!("no AAAA record for {host}")));
         }
     }
@@ -157,7 +156,13 @@ pub async fn listens(guard: &Guard, host: &str, port: u16) -> bool {
 
 /// HTTPS availability of a web host: HTTP on 80 and nothing on 443.
 pub async fn https_available(guard: &Guard, host: &str) -> Vec<ScanFinding> {
-    if listens(guard, host, 80).await && !listens(guard, host, 443).await {
+    let https = listens(guard, host, 443).await;
+    https_available_given(guard, host, https).await
+}
+
+/// The same, when whether 443 answers is already known.
+pub async fn https_available_given(guard: &Guard, host: &str, https: bool) -> Vec<ScanFinding> {
+    if !https && listens(guard, host, 80).await {
         vec![ScanFinding::new(
             "it_standardization.https_unavailable",
             host,
@@ -169,8 +174,7 @@ pub async fn https_available(guard: &Guard, host: &str) -> Vec<ScanFinding> {
 }
 
 /// security.txt on the website origin (`https://` when the host serves HTTPS).
-pub async fn security_txt(guard: &Guard, website_host: &str, now: OffsetDateTime) -> Vec<ScanFinding> {
-    let https = listens(guard, website_host, 443).await;
+pub async fn security_txt(guard: &Guard, website_host: &str, https: bool, now: OffsetDateTime) -> Vec<ScanFinding> {
     let origin = format!("{}://{website_host}/", if https { "https" } else { "http" });
     let fetched = http::get(guard, None, https, website_host, "/.well-known/security.txt", Verify::No).await;
     let body = match fetched {
