@@ -42,7 +42,7 @@ FIELDS = {
     "zone": ({"origin", "dnssec", "dnssec_bogus", "records"}, {"origin"}),
     "host": ({"name", "address", "services"}, {"name", "address"}),
     "service": ({"port", "kind", "version", "tls", "http"}, {"port", "kind"}),
-    "tls": ({"cert", "versions", "legacy"}, set()),
+    "tls": ({"cert", "versions", "legacy", "sans"}, set()),
     "legacy": ({"versions", "suites", "dh_bits", "heartbleed", "secure_renegotiation", "compression",
                 "server_preference"}, {"versions", "suites"}),
     "http": ({"headers", "pages", "redirect"}, set()),

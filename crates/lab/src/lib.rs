@@ -99,7 +99,7 @@ impl Service {
         match (self.kind, &self.tls) {
             (_, Some(spec)) => Some(spec.clone()),
             (ServiceKind::Https | ServiceKind::Tls, None) => {
-                Some(TlsSpec { cert: CertVariant::Valid, versions: Vec::new(), legacy: None })
+                Some(TlsSpec { cert: CertVariant::Valid, versions: Vec::new(), legacy: None, sans: Vec::new() })
             }
             _ => None,
         }

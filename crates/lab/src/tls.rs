@@ -19,6 +19,9 @@ pub struct TlsSpec {
     /// When present, the legacy responder answers the handshake instead of rustls.
     #[serde(default)]
     pub legacy: Option<LegacyConfig>,
+    /// Names the certificate covers besides the host's own.
+    #[serde(default)]
+    pub sans: Vec<String>,
 }
 
 fn valid() -> CertVariant {
@@ -48,7 +51,8 @@ impl TlsSpec {
 
     /// The certificate for `host` and the way to serve it.
     pub(crate) fn build(&self, ca: &LabCa, host: &str) -> Result<Tls, String> {
-        let cert = ca.issue(&[host.to_owned()], self.cert).map_err(|e| format!("{host}: certificate: {e}"))?;
+        let names: Vec<String> = std::iter::once(host.to_owned()).chain(self.sans.iter().cloned()).collect();
+        let cert = ca.issue(&names, self.cert).map_err(|e| format!("{host}: certificate: {e}"))?;
         match &self.legacy {
             Some(legacy) => Ok(Tls::Legacy(Arc::new(legacy.clone()), Arc::new(cert))),
             None => {

@@ -1,11 +1,14 @@
 //! Discovery: the hosts of a company domain, each with why it is attributed to the
-//! company (the source and what was observed). Sources so far: the domain itself, its
-//! MX, NS and SRV targets inside the domain, CNAMEs, and a curated wordlist (names that
-//! a wildcard record would answer anyway are not counted as found). Certificate SANs,
-//! links in pages and certificate-transparency search join with the TLS and web probes.
+//! company (the source and what was observed). Sources: the domain itself, its MX, NS
+//! and SRV targets inside the domain, CNAMEs, a curated wordlist (names that a wildcard
+//! record would answer anyway are not counted as found), an optional
+//! certificate-transparency search, and — in the web round of a scan
+//! (`probes::web`) — the SANs of the certificates the hosts serve and the links and
+//! redirects of their pages.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
+use std::time::Duration;
 
 use hickory_resolver::proto::rr::{RData, RecordType};
 use serde::Serialize;
@@ -158,32 +161,49 @@ const SRV_NAMES: &[&str] = &[
 pub struct Asset {
     pub name: String,
     pub addresses: Vec<IpAddr>,
-    /// How it was found: `domain`, `mx`, `ns`, `srv`, `cname`, `wordlist`.
+    /// How it was found: `domain`, `mx`, `ns`, `srv`, `cname`, `wordlist`, `certificate`
+    /// (a SAN of a certificate the company's hosts serve), `link` (a link or redirect in
+    /// one of its pages) or `ct` (certificate-transparency search).
     pub source: String,
     /// What was observed, e.g. `MX 10 mail.acme.test` or `A 127.78.1.2`.
     pub evidence: String,
 }
 
-fn inside(name: &str, domain: &str) -> bool {
+/// A name to try, with the source and evidence that would attribute it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub name: String,
+    pub source: String,
+    /// Empty: the evidence is the name's addresses.
+    pub evidence: String,
+}
+
+impl Candidate {
+    pub fn new(name: impl Into<String>, source: &str, evidence: impl Into<String>) -> Candidate {
+        Candidate { name: host_name(&name.into()), source: source.to_owned(), evidence: evidence.into() }
+    }
+}
+
+/// Is `name` the domain or a name under it?
+pub fn inside(name: &str, domain: &str) -> bool {
     name == domain || name.ends_with(&format!(".{domain}"))
 }
 
-/// The hosts of `domain` (one entry per name, the first source that found it).
+/// The hosts of `domain` found in DNS and by the wordlist (one entry per name, the first
+/// source that found it).
 pub async fn discover(dns: &Dns, domain: &str, wordlist: &[String]) -> Result<Vec<Asset>, DnsError> {
     let domain = host_name(domain);
-    let mut found: BTreeMap<String, Asset> = BTreeMap::new();
-    let mut candidates: Vec<(String, String, String)> =
-        vec![(domain.clone(), "domain".into(), "the company domain".into())];
+    let mut candidates = vec![Candidate::new(domain.clone(), "domain", "the company domain")];
     for r in dns.lookup(&domain, RecordType::MX).await? {
         if let RData::MX(mx) = &r.data {
             let host = host_name(&mx.exchange.to_ascii());
-            candidates.push((host.clone(), "mx".into(), format!("MX {} {host}", mx.preference)));
+            candidates.push(Candidate::new(host.clone(), "mx", format!("MX {} {host}", mx.preference)));
         }
     }
     for r in dns.lookup(&domain, RecordType::NS).await? {
         if let RData::NS(ns) = &r.data {
             let host = host_name(&ns.0.to_ascii());
-            candidates.push((host.clone(), "ns".into(), format!("NS {host}")));
+            candidates.push(Candidate::new(host.clone(), "ns", format!("NS {host}")));
         }
     }
     for srv in SRV_NAMES {
@@ -191,23 +211,40 @@ pub async fn discover(dns: &Dns, domain: &str, wordlist: &[String]) -> Result<Ve
         for r in dns.lookup(&name, RecordType::SRV).await? {
             if let RData::SRV(s) = &r.data {
                 let host = host_name(&s.target.to_ascii());
-                candidates.push((host.clone(), "srv".into(), format!("{name} SRV {} {host}", s.port)));
+                candidates.push(Candidate::new(host.clone(), "srv", format!("{name} SRV {} {host}", s.port)));
             }
         }
     }
-    // A wildcard answers any label: its addresses do not make a wordlist name a host.
-    let probe = format!("rampart-wildcard-probe-7f3c1.{domain}");
-    let wildcard: Vec<IpAddr> = dns.addresses(&probe).await.unwrap_or_default();
     for label in wordlist {
-        candidates.push((format!("{label}.{domain}"), "wordlist".into(), String::new()));
+        candidates.push(Candidate::new(format!("{label}.{domain}"), "wordlist", String::new()));
     }
-    // Resolve the candidates concurrently (bounded), then keep them in candidate order:
-    // the first source that names a host is its attribution.
-    candidates.retain(|(name, _, _)| inside(name, &domain));
+    let wildcard = wildcard_addresses(dns, &domain).await;
+    Ok(resolve_candidates(dns, &domain, candidates, &wildcard, &[]).await)
+}
+
+/// The addresses a wildcard record under `domain` answers for any label (empty when
+/// there is none): they do not make a wordlist name a host.
+pub async fn wildcard_addresses(dns: &Dns, domain: &str) -> Vec<IpAddr> {
+    dns.addresses(&format!("rampart-wildcard-probe-7f3c1.{domain}")).await.unwrap_or_default()
+}
+
+/// Resolves the candidates inside `domain` that are not in `known` (concurrently,
+/// bounded) and keeps those that exist, in candidate order: the first source that names
+/// a host is its attribution. A wordlist name that answers only what the wildcard
+/// answers is not a host.
+pub async fn resolve_candidates(
+    dns: &Dns,
+    domain: &str,
+    mut candidates: Vec<Candidate>,
+    wildcard: &[IpAddr],
+    known: &[String],
+) -> Vec<Asset> {
+    let mut found: BTreeMap<String, Asset> = BTreeMap::new();
+    candidates.retain(|c| inside(&c.name, domain) && !known.contains(&c.name) && !c.name.starts_with("*."));
     let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(CONCURRENT_LOOKUPS));
     let mut tasks = tokio::task::JoinSet::new();
-    for (index, (name, _, _)) in candidates.iter().enumerate() {
-        let (dns, name, limit) = (dns.clone(), name.clone(), limit.clone());
+    for (index, candidate) in candidates.iter().enumerate() {
+        let (dns, name, limit) = (dns.clone(), candidate.name.clone(), limit.clone());
         tasks.spawn(async move {
             let _permit = limit.acquire_owned().await;
             // One name's failure (a CNAME into a zone nobody serves, say) leaves that
@@ -236,7 +273,7 @@ pub async fn discover(dns: &Dns, domain: &str, wordlist: &[String]) -> Result<Ve
             *slot = Some((target, addresses));
         }
     }
-    for ((name, source, evidence), answer) in candidates.into_iter().zip(resolved) {
+    for (Candidate { name, source, evidence }, answer) in candidates.into_iter().zip(resolved) {
         let Some((target, addresses)) = answer else { continue };
         if found.contains_key(&name) {
             continue;
@@ -247,17 +284,190 @@ pub async fn discover(dns: &Dns, domain: &str, wordlist: &[String]) -> Result<Ve
         if addresses.is_empty() && target.is_none() {
             continue;
         }
-        let evidence = match (&target, evidence.is_empty()) {
-            (Some(t), _) => format!("CNAME {t}"),
-            (None, true) => addresses
+        let evidence = match (&target, evidence.is_empty(), source.as_str()) {
+            (Some(t), _, "wordlist") => format!("CNAME {t}"),
+            (_, true, _) => addresses
                 .iter()
                 .map(|a| if a.is_ipv4() { format!("A {a}") } else { format!("AAAA {a}") })
                 .collect::<Vec<_>>()
                 .join(", "),
-            (None, false) => evidence,
+            (_, false, _) => evidence,
         };
         let source = if target.is_some() && source == "wordlist" { "cname".to_owned() } else { source };
         found.insert(name.clone(), Asset { name, addresses, source, evidence });
     }
-    Ok(found.into_values().collect())
+    found.into_values().collect()
+}
+
+/// The most links of one page looked at.
+const MAX_LINKS: usize = 4096;
+
+/// The host names of the absolute links of an HTML page (`href`, `src` and `action`
+/// attributes, `//host/...` links included), lower case, each once, in page order.
+/// Relative links name no new host. Anything that does not parse as a URL is skipped.
+pub fn link_hosts(html: &str) -> Vec<String> {
+    let mut hosts: Vec<String> = Vec::new();
+    let bytes = html.as_bytes();
+    let mut links = 0;
+    let mut i = 0;
+    while i < bytes.len() && links < MAX_LINKS {
+        let rest = &bytes[i..];
+        let attr = [&b"href"[..], b"src", b"action"]
+            .into_iter()
+            .find(|a| rest.len() >= a.len() && rest[..a.len()].eq_ignore_ascii_case(a));
+        let preceded = i > 0 && matches!(bytes[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'/');
+        let Some(attr) = attr.filter(|_| preceded) else {
+            i += 1;
+            continue;
+        };
+        let mut j = i + attr.len();
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if bytes.get(j) != Some(&b'=') {
+            i += attr.len();
+            continue;
+        }
+        j += 1;
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let (start, end) = match bytes.get(j) {
+            Some(q @ (b'"' | b'\'')) => {
+                let end = bytes[j + 1..].iter().position(|b| b == q).map_or(bytes.len(), |p| j + 1 + p);
+                (j + 1, end)
+            }
+            Some(_) => {
+                let end = bytes[j..]
+                    .iter()
+                    .position(|b| b.is_ascii_whitespace() || *b == b'>')
+                    .map_or(bytes.len(), |p| j + p);
+                (j, end)
+            }
+            None => break,
+        };
+        links += 1;
+        i = end.max(i + 1);
+        // The attribute value sits between ASCII delimiters, so these are char boundaries.
+        let Some(value) = html.get(start..end) else { continue };
+        if let Some(host) = url_host(value.trim()) {
+            if !hosts.contains(&host) {
+                hosts.push(host);
+            }
+        }
+    }
+    hosts
+}
+
+/// The host name of an absolute http(s) URL or a `//host/...` link.
+pub fn url_host(value: &str) -> Option<String> {
+    let absolute;
+    let value = if value.starts_with("//") {
+        absolute = format!("https:{value}");
+        absolute.as_str()
+    } else {
+        value
+    };
+    let url = reqwest::Url::parse(value).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    url.domain().map(host_name)
+}
+
+/// The names of a certificate-transparency search answer in crt.sh's JSON form: an array
+/// of entries whose `name_value` holds names one per line (and `common_name` one more).
+/// Each name comes with its evidence: the entry's id, issuer and time.
+pub fn ct_names(json: &[u8]) -> Result<Vec<(String, String)>, String> {
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_slice(json).map_err(|e| format!("not a crt.sh JSON array: {e}"))?;
+    let mut out: Vec<(String, String)> = Vec::new();
+    for entry in &entries {
+        let text = |k: &str| entry.get(k).and_then(|v| v.as_str()).unwrap_or("");
+        let id = entry.get("id").map(|v| v.to_string()).unwrap_or_default();
+        let evidence = format!(
+            "certificate-transparency entry {id} (issuer {}, not before {})",
+            text("issuer_name"),
+            text("not_before")
+        );
+        for name in text("name_value").lines().chain(std::iter::once(text("common_name"))) {
+            let name = host_name(name.trim().trim_start_matches("*."));
+            if !name.is_empty() && !name.contains(char::is_whitespace) && !out.iter().any(|(n, _)| *n == name) {
+                out.push((name, evidence.clone()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The most of a certificate-transparency answer read.
+const MAX_CT_BODY: usize = 8 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CtError {
+    #[error("certificate-transparency search {url}: {message}")]
+    Search { url: String, message: String },
+}
+
+/// Asks a crt.sh-compatible search for the names under `domain`. `template` is the
+/// search URL with `{domain}` where the domain goes, e.g.
+/// `https://crt.sh/?q=%25.{domain}&output=json`. The search service is configured by the
+/// operator, not a scan target, so it is not subject to the guard; it has a timeout
+/// and a bounded read.
+pub async fn ct_search(template: &str, domain: &str, timeout: Duration) -> Result<Vec<(String, String)>, CtError> {
+    let url = template.replace("{domain}", domain);
+    let err = |message: String| CtError::Search { url: url.clone(), message };
+    let client = reqwest::Client::builder()
+        .user_agent(crate::guard::USER_AGENT)
+        .timeout(timeout)
+        .no_proxy()
+        .build()
+        .map_err(|e| err(e.to_string()))?;
+    let mut response = client.get(&url).send().await.map_err(|e| err(e.to_string()))?;
+    if !response.status().is_success() {
+        return Err(err(format!("answered {}", response.status())));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| err(e.to_string()))? {
+        if body.len() + chunk.len() > MAX_CT_BODY {
+            return Err(err(format!("answer larger than {MAX_CT_BODY} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    ct_names(&body).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_of_a_page() {
+        let html = r#"<a href="https://Shop.Acme.test/cart">shop</a> <img src='//cdn.acme.test/x.png'>
+            <form action=http://forms.acme.test/send method=post></form> <a href="/relative">r</a>
+            <a href="mailto:x@acme.test">m</a> <a href="https://127.0.0.1/">ip</a> <a data-href="https://no.acme.test/">
+            <a HREF = "https://shop.acme.test/again">"#;
+        assert_eq!(link_hosts(html), ["shop.acme.test", "cdn.acme.test", "forms.acme.test"]);
+    }
+
+    #[test]
+    fn links_survive_broken_html() {
+        for html in ["href", "href=", "href=\"", "<a href='https://a.test", "src = ", "\u{e9}href=\"//\u{e9}.test\""] {
+            let _ = link_hosts(html);
+        }
+        assert_eq!(link_hosts("<a href='https://a.test"), ["a.test"]);
+    }
+
+    #[test]
+    fn ct_answers() {
+        let json = br#"[{"id": 42, "issuer_name": "C=US, O=Lab CA", "not_before": "2026-01-01T00:00:00",
+            "common_name": "acme.test", "name_value": "acme.test\n*.portal.acme.test\nVPN.acme.test"},
+            {"id": 43, "name_value": "vpn.acme.test"}]"#;
+        let names = ct_names(json).unwrap();
+        let just: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(just, ["acme.test", "portal.acme.test", "vpn.acme.test"]);
+        assert!(names[0].1.contains("entry 42") && names[0].1.contains("Lab CA"), "{}", names[0].1);
+        assert!(ct_names(b"{\"not\": \"an array\"}").is_err());
+        assert!(ct_names(b"[1, \"x\", null]").unwrap().is_empty());
+    }
 }

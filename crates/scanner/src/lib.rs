@@ -10,6 +10,7 @@ pub mod guard;
 pub mod http;
 pub mod mail;
 pub mod probes;
+pub mod tls;
 
 pub use dns::Dns;
 pub use finding::{CATALOG, ScanFinding};

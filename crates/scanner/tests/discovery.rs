@@ -105,3 +105,113 @@ async fn a_subdomain_inherits_the_organisational_dmarc_record() {
     assert_eq!(codes, ["dmarc.policy_quarantine"], "its own record wins");
     lab.down().await;
 }
+
+/// The web round and certificate-transparency search find hosts no wordlist names: a SAN
+/// of the website's certificate, a link on its front page, a redirect of that linked
+/// host, and a name only a (local, crt.sh-compatible) CT search knows. Names outside the
+/// domain are ignored, and each asset says why it belongs to the company.
+#[tokio::test]
+async fn certificates_links_redirects_and_ct_search_discover_hosts() {
+    let file = r#"{
+      "dns": {"address": "127.77.73.53"},
+      "port_map": {"53": 10053, "80": 10080, "443": 10443},
+      "zones": [{"origin": "web.test", "records": ["@ TXT \"v=spf1 -all\""]}],
+      "hosts": [
+        {"name": "www.web.test", "address": "127.77.73.2", "services": [
+          {"port": 443, "kind": "https", "tls": {"sans": ["san-only.web.test", "*.wild.web.test"]},
+           "http": {"headers": {"Server": "nginx/1.24.0"}, "pages": [{"path": "/",
+             "body": "<a href=\"https://linked.web.test/x\">x</a> <a href=\"https://elsewhere.test/\">y</a>"}]}}]},
+        {"name": "san-only.web.test", "address": "127.77.73.3", "services": [
+          {"port": 80, "kind": "http", "http": {"headers": {"Server": "nginx/1.18.0"}}}]},
+        {"name": "linked.web.test", "address": "127.77.73.4", "services": [
+          {"port": 443, "kind": "https", "http": {"redirect": "https://redirected.web.test/"}}]},
+        {"name": "redirected.web.test", "address": "127.77.73.5", "services": [
+          {"port": 443, "kind": "https"}]},
+        {"name": "ct-only.web.test", "address": "127.77.73.6", "services": [
+          {"port": 443, "kind": "https"}]},
+        {"name": "wild.web.test", "address": "127.77.73.7"}
+      ]
+    }"#;
+    let lab_file = LabFile::parse(file).unwrap();
+    let lab = Lab::up(&lab_file).await.unwrap();
+
+    // A crt.sh-compatible search on loopback that answers only the query it expects.
+    let listener = tokio::net::TcpListener::bind("127.77.73.100:0").await.unwrap();
+    let ct_addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut request = vec![0u8; 4096];
+        let n = stream.read(&mut request).await.unwrap();
+        let request = String::from_utf8_lossy(&request[..n]).into_owned();
+        let body = if request.starts_with("GET /?q=%25.web.test&output=json ") {
+            r#"[{"id": 7, "issuer_name": "O=Lab CA", "not_before": "2026-01-01T00:00:00",
+                 "common_name": "ct-only.web.test", "name_value": "ct-only.web.test\nunrelated.test\ngone.web.test"}]"#
+        } else {
+            "[]"
+        };
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(reply.as_bytes()).await.unwrap();
+        request
+    });
+
+    let mut ctx = scanner::probes::Context::lab(
+        lab.resolver.unwrap(),
+        lab_file.effective_port_map(),
+        lab.ca_root_der.clone(),
+        "",
+    )
+    .unwrap();
+    ctx.ct_search = Some(format!("http://{ct_addr}/?q=%25.{{domain}}&output=json"));
+    let words = vec!["www".to_owned()];
+    let scan = scanner::probes::scan_domain(&ctx, "web.test", Some("www.web.test"), &words).await.unwrap();
+    let request = server.await.unwrap();
+    assert!(request.starts_with("GET /?q=%25.web.test&output=json "), "{request}");
+
+    let rows: Vec<(&str, &str, &str)> =
+        scan.assets.iter().map(|a| (a.name.as_str(), a.source.as_str(), a.evidence.as_str())).collect();
+    assert_eq!(
+        rows,
+        [
+            (
+                "ct-only.web.test",
+                "ct",
+                "certificate-transparency entry 7 (issuer O=Lab CA, not before 2026-01-01T00:00:00)"
+            ),
+            ("linked.web.test", "link", "linked from https://www.web.test/"),
+            ("redirected.web.test", "link", "https://linked.web.test/ redirects to https://redirected.web.test/"),
+            ("san-only.web.test", "certificate", "named by the certificate of www.web.test:443"),
+            ("wild.web.test", "certificate", "named by the certificate of www.web.test:443"),
+            ("www.web.test", "wordlist", "A 127.77.73.2"),
+        ]
+    );
+    let endpoints: Vec<(&str, u16, &str, Option<&str>)> =
+        scan.endpoints.iter().map(|e| (e.host.as_str(), e.port, e.service.as_str(), e.version.as_deref())).collect();
+    assert_eq!(
+        endpoints,
+        [
+            ("ct-only.web.test", 443, "https", None),
+            ("linked.web.test", 443, "https", None),
+            ("redirected.web.test", 443, "https", None),
+            ("san-only.web.test", 80, "http", Some("1.18.0")),
+            ("www.web.test", 443, "https", Some("1.24.0")),
+        ]
+    );
+    let codes: Vec<(&str, &str)> = scan
+        .findings
+        .iter()
+        .filter(|f| f.code.contains("https_unavailable") || f.code.contains("inconsistent_stack"))
+        .map(|f| (f.code.as_str(), f.asset.as_str()))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("it_standardization.https_unavailable", "san-only.web.test"),
+            ("it_standardization.inconsistent_stack", "web.test"),
+        ]
+    );
+    lab.down().await;
+}

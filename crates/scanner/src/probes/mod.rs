@@ -3,9 +3,11 @@
 
 pub mod mail;
 pub mod standards;
+pub mod web;
 
 use time::OffsetDateTime;
 
+use crate::discovery::Candidate;
 use crate::dns::DnsError;
 use crate::dnssec::Validator;
 use crate::finding::ScanFinding;
@@ -21,6 +23,9 @@ pub struct Context {
     pub selectors: Vec<String>,
     /// Host labels discovery tries under every domain.
     pub wordlist: Vec<String>,
+    /// A crt.sh-compatible certificate-transparency search URL with `{domain}` in it;
+    /// `None` (the default) leaves that source out.
+    pub ct_search: Option<String>,
     pub now: OffsetDateTime,
 }
 
@@ -32,6 +37,7 @@ impl Context {
             validator: None,
             selectors: mail::DEFAULT_SELECTORS.iter().map(|s| (*s).to_owned()).collect(),
             wordlist: crate::discovery::DEFAULT_WORDLIST.iter().map(|s| (*s).to_owned()).collect(),
+            ct_search: None,
             now: OffsetDateTime::now_utc(),
         }
     }
@@ -71,11 +77,20 @@ pub enum LabContextError {
 pub struct DomainScan {
     pub domain: String,
     pub assets: Vec<crate::discovery::Asset>,
+    /// The ports of the assets that answered, and what answered there.
+    pub endpoints: Vec<web::Endpoint>,
     pub findings: Vec<ScanFinding>,
 }
 
+/// Rounds of the web visit: the hosts a round discovers (certificate names, links) are
+/// visited in the next, up to this many.
+const WEB_ROUNDS: usize = 3;
+/// Hosts visited at once.
+const CONCURRENT_VISITS: usize = 16;
+
 /// Discovery, then the probes of this stage on what was found: the DNS and mail checks
-/// of the domain, and HTTPS availability of every discovered web host.
+/// of the domain, and a visit to every discovered host (HTTPS availability, the stack's
+/// consistency, and the names its certificates and pages lead to).
 pub async fn scan_domain(
     ctx: &Context,
     domain: &str,
@@ -83,15 +98,63 @@ pub async fn scan_domain(
     wordlist: &[String],
 ) -> Result<DomainScan, DnsError> {
     let domain = crate::dns::host_name(domain);
-    let assets = crate::discovery::discover(ctx.guard.dns(), &domain, wordlist).await?;
-    let mut findings = mail_and_standards(ctx, &domain, website_host).await?;
-    let website = website_host.map(crate::dns::host_name);
-    for asset in assets.iter().filter(|a| !a.addresses.is_empty() && Some(&a.name) != website.as_ref()) {
-        findings.extend(standards::https_available(&ctx.guard, &asset.name).await);
+    let dns = ctx.guard.dns();
+    let mut assets = crate::discovery::discover(dns, &domain, wordlist).await?;
+    if let Some(template) = &ctx.ct_search {
+        match crate::discovery::ct_search(template, &domain, ctx.guard.policy().read_timeout * 4).await {
+            Ok(names) => {
+                let candidates =
+                    names.into_iter().map(|(name, evidence)| Candidate::new(name, "ct", evidence)).collect();
+                let known: Vec<String> = assets.iter().map(|a| a.name.clone()).collect();
+                assets.extend(crate::discovery::resolve_candidates(dns, &domain, candidates, &[], &known).await);
+            }
+            Err(e) => tracing::warn!(domain, error = %e, "certificate-transparency search failed"),
+        }
     }
+    let mut findings = mail_and_standards(ctx, &domain, website_host).await?;
+    let mut endpoints = Vec::new();
+    let mut visited = std::collections::BTreeSet::new();
+    for _ in 0..WEB_ROUNDS {
+        let hosts: Vec<String> = assets
+            .iter()
+            .filter(|a| !a.addresses.is_empty() && !visited.contains(&a.name))
+            .map(|a| a.name.clone())
+            .collect();
+        if hosts.is_empty() {
+            break;
+        }
+        visited.extend(hosts.iter().cloned());
+        let visits = visit_all(ctx, hosts).await;
+        let mut candidates = Vec::new();
+        for v in &visits {
+            findings.extend(web::https_findings(v));
+            endpoints.extend(v.endpoints.iter().cloned());
+            for name in &v.certificate_names {
+                let evidence = format!("named by the certificate of {}:443", v.host);
+                candidates.push(Candidate::new(name.trim_start_matches("*."), "certificate", evidence));
+            }
+            for (name, evidence) in &v.linked {
+                candidates.push(Candidate::new(name.clone(), "link", evidence.clone()));
+            }
+        }
+        let known: Vec<String> = assets.iter().map(|a| a.name.clone()).collect();
+        assets.extend(crate::discovery::resolve_candidates(dns, &domain, candidates, &[], &known).await);
+    }
+    findings.extend(web::inconsistent_stack(&domain, &endpoints));
+    assets.sort_by(|a, b| a.name.cmp(&b.name));
+    endpoints.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     let mut seen = std::collections::BTreeSet::new();
     findings.retain(|f| seen.insert((f.code.clone(), f.asset.clone())));
-    Ok(DomainScan { domain, assets, findings })
+    Ok(DomainScan { domain, assets, endpoints, findings })
+}
+
+async fn visit_all(ctx: &Context, hosts: Vec<String>) -> Vec<web::Visit> {
+    use futures_util::StreamExt;
+    futures_util::stream::iter(hosts)
+        .map(|host| async move { web::visit(ctx, &host).await })
+        .buffered(CONCURRENT_VISITS)
+        .collect()
+        .await
 }
 
 /// The DNS and mail checks of one company domain (spf, dkim, dmarc, it_standardization):

@@ -1,0 +1,214 @@
+//! The web round of a scan: each discovered host is visited on 443 and 80. What it
+//! shows feeds discovery (the names of its certificate, the hosts its page links and
+//! redirects to), the endpoint inventory (address, port, server product and version),
+//! HTTPS availability, and stack consistency across the company's hosts.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use serde::Serialize;
+
+use crate::finding::ScanFinding;
+use crate::http::{self, Verify};
+use crate::probes::Context;
+
+/// A port of a host that accepted a connection, and what answered there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Endpoint {
+    pub host: String,
+    pub ip: IpAddr,
+    /// The standard port (443, 80), not the lab's mapped one.
+    pub port: u16,
+    pub service: String,
+    pub product: Option<String>,
+    pub version: Option<String>,
+    /// The raw `Server` header, when there was one.
+    pub banner: String,
+}
+
+/// What one visit to a host saw.
+#[derive(Debug, Clone, Default)]
+pub struct Visit {
+    pub host: String,
+    pub endpoints: Vec<Endpoint>,
+    /// Names the certificate on 443 covers (wildcards as `*.name`).
+    pub certificate_names: Vec<String>,
+    /// Hosts named by links and redirects of the host's front page, with where they were seen.
+    pub linked: Vec<(String, String)>,
+}
+
+impl Visit {
+    pub fn https(&self) -> bool {
+        self.endpoints.iter().any(|e| e.port == 443)
+    }
+    pub fn http(&self) -> bool {
+        self.endpoints.iter().any(|e| e.port == 80)
+    }
+}
+
+/// `product/version (comment)` → (product, version): `nginx/1.18.0` → (nginx, 1.18.0),
+/// `Apache/2.4.49 (Unix)` → (Apache, 2.4.49), `nginx` → (nginx, none).
+pub fn server_product(header: &str) -> Option<(String, Option<String>)> {
+    let first = header.split_whitespace().next()?;
+    let (product, version) = match first.split_once('/') {
+        Some((p, v)) => (p, Some(v).filter(|v| !v.is_empty()).map(str::to_owned)),
+        None => (first, None),
+    };
+    (!product.is_empty()).then(|| (product.to_owned(), version))
+}
+
+/// Visits `host`: TLS on 443 (its certificate's names, then `GET /` without judging the
+/// certificate), else HTTP on 80 (`GET /`). Nothing listening is a visit with no endpoints.
+pub async fn visit(ctx: &Context, host: &str) -> Visit {
+    let mut out = Visit { host: host.to_owned(), ..Visit::default() };
+    let guard = &ctx.guard;
+    let https = match guard.connect_host(host, 443).await {
+        Ok(c) => Some(c.addr.ip()),
+        Err(_) => None,
+    };
+    let (https, port, ip) = match https {
+        Some(ip) => (true, 443, ip),
+        None => match guard.connect_host(host, 80).await {
+            Ok(c) => (false, 80, c.addr.ip()),
+            Err(_) => return out,
+        },
+    };
+    if https {
+        match crate::tls::peer_chain(guard, host, 443).await {
+            Ok(chain) => {
+                out.certificate_names = chain.first().map(|c| crate::tls::certificate_names(c)).unwrap_or_default();
+            }
+            Err(e) => tracing::debug!(host, error = %e, "no certificate"),
+        }
+    }
+    let origin = format!("{}://{host}/", if https { "https" } else { "http" });
+    let (mut product, mut version, mut banner) = (None, None, String::new());
+    match http::get(guard, ctx.lab_root.as_deref(), https, host, "/", Verify::No).await {
+        Ok(response) => {
+            if let Some(server) = response.headers.get("server").and_then(|v| v.to_str().ok()) {
+                banner = server.to_owned();
+                if let Some((p, v)) = server_product(server) {
+                    (product, version) = (Some(p), v);
+                }
+            }
+            if let Some(location) = response.headers.get("location").and_then(|v| v.to_str().ok())
+                && let Some(target) = crate::discovery::url_host(location)
+            {
+                out.linked.push((target, format!("{origin} redirects to {location}")));
+            }
+            for target in crate::discovery::link_hosts(&response.body) {
+                let evidence = format!("linked from {origin}");
+                out.linked.push((target, evidence));
+            }
+        }
+        Err(e) => tracing::debug!(host, error = %e, "front page not fetched"),
+    }
+    let service = if https { "https" } else { "http" }.to_owned();
+    out.endpoints.push(Endpoint { host: host.to_owned(), ip, port, service, product, version, banner });
+    if https {
+        // Port 80 too, for the inventory; its page adds nothing the HTTPS one did not.
+        if let Ok(c) = guard.connect_host(host, 80).await {
+            let ip = c.addr.ip();
+            drop(c);
+            out.endpoints.push(Endpoint {
+                host: host.to_owned(),
+                ip,
+                port: 80,
+                service: "http".into(),
+                product: None,
+                version: None,
+                banner: String::new(),
+            });
+        }
+    }
+    out
+}
+
+/// HTTPS availability from a visit: HTTP on 80 and nothing on 443.
+pub fn https_findings(visit: &Visit) -> Vec<ScanFinding> {
+    if !visit.https() && visit.http() {
+        let host = &visit.host;
+        vec![ScanFinding::new(
+            "it_standardization.https_unavailable",
+            host,
+            format!("{host} answers on port 80 but nothing listens on 443"),
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Stack consistency: two or more versions of one server product across the hosts of
+/// `domain` is one finding per product on the domain, naming each version's hosts.
+pub fn inconsistent_stack(domain: &str, endpoints: &[Endpoint]) -> Vec<ScanFinding> {
+    let mut products: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    for e in endpoints {
+        if let (Some(product), Some(version)) = (&e.product, &e.version) {
+            let hosts = products.entry(product.to_ascii_lowercase()).or_default().entry(version.clone()).or_default();
+            let at = format!("{}:{}", e.host, e.port);
+            if !hosts.contains(&at) {
+                hosts.push(at);
+            }
+        }
+    }
+    products
+        .into_iter()
+        .filter(|(_, versions)| versions.len() > 1)
+        .map(|(product, versions)| {
+            let seen: Vec<String> =
+                versions.iter().map(|(v, hosts)| format!("{product} {v} on {}", hosts.join(", "))).collect();
+            ScanFinding::new(
+                "it_standardization.inconsistent_stack",
+                domain,
+                format!("{} versions of {product}: {}", versions.len(), seen.join("; ")),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(host: &str, server: &str) -> Endpoint {
+        let (product, version) = server_product(server).unzip();
+        Endpoint {
+            host: host.into(),
+            ip: "127.0.0.1".parse().unwrap(),
+            port: 443,
+            service: "https".into(),
+            product,
+            version: version.flatten(),
+            banner: server.into(),
+        }
+    }
+
+    #[test]
+    fn server_headers() {
+        assert_eq!(server_product("nginx/1.18.0"), Some(("nginx".into(), Some("1.18.0".into()))));
+        assert_eq!(
+            server_product("Apache/2.4.49 (Unix) OpenSSL/1.0.1f"),
+            Some(("Apache".into(), Some("2.4.49".into())))
+        );
+        assert_eq!(server_product("nginx"), Some(("nginx".into(), None)));
+        assert_eq!(server_product("  "), None);
+        assert_eq!(server_product("/1.0"), None);
+    }
+
+    #[test]
+    fn one_finding_per_product_with_several_versions() {
+        let seen = [
+            endpoint("www.a.test", "nginx/1.18.0"),
+            endpoint("track.a.test", "nginx/1.24.0"),
+            endpoint("shop.a.test", "nginx/1.18.0"),
+            endpoint("old.a.test", "Apache/2.4.62 (Unix)"),
+            endpoint("plain.a.test", "nginx"),
+        ];
+        let found = inconsistent_stack("a.test", &seen);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].asset, "a.test");
+        assert!(found[0].evidence.contains("nginx 1.18.0 on www.a.test:443, shop.a.test:443"), "{}", found[0].evidence);
+        assert!(found[0].evidence.contains("nginx 1.24.0 on track.a.test:443"));
+        assert!(inconsistent_stack("a.test", &seen[..1]).is_empty());
+    }
+}
