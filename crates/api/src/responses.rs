@@ -343,8 +343,19 @@ pub struct EndpointOut {
     pub product: Option<String>,
     pub version: Option<String>,
     pub banner: String,
+    /// Why the endpoint is the company's.
+    pub attribution: AttributionOut,
     pub first_seen: String,
     pub last_seen: String,
+}
+
+/// How an asset was attributed to the company: the discovery source (`domain`, `mx`,
+/// `ns`, `srv`, `cname`, `wordlist`, `certificate`, `link`, `ct`, or `import` for data
+/// imported with the company) and what was observed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttributionOut {
+    pub source: String,
+    pub evidence: String,
 }
 
 impl From<NetworkEndpoint> for EndpointOut {
@@ -358,6 +369,10 @@ impl From<NetworkEndpoint> for EndpointOut {
             product: e.product,
             version: e.version,
             banner: e.banner,
+            attribution: match e.attribution {
+                Some(a) => AttributionOut { source: a.source, evidence: a.evidence },
+                None => AttributionOut { source: "import".into(), evidence: "imported with the company's data".into() },
+            },
             first_seen: rfc3339(e.first_seen.0),
             last_seen: rfc3339(e.last_seen.0),
         }

@@ -89,6 +89,28 @@ pub struct NetworkEndpoint {
     pub version: Option<String>,
     #[serde(default)]
     pub banner: String,
+    /// Why the endpoint is the company's; `None` for endpoints imported with the
+    /// company's data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<Attribution>,
+    pub first_seen: OffsetDateTimeText,
+    pub last_seen: OffsetDateTimeText,
+}
+
+/// Why an asset is attributed to a company: how discovery found it (`domain`, `mx`,
+/// `ns`, `srv`, `cname`, `wordlist`, `certificate`, `link`, `ct`) and what it observed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attribution {
+    pub source: String,
+    pub evidence: String,
+}
+
+/// A host name discovery attributed to a company, with the addresses it resolved to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiscoveredHost {
+    pub name: String,
+    pub addresses: Vec<std::net::IpAddr>,
+    pub attribution: Attribution,
     pub first_seen: OffsetDateTimeText,
     pub last_seen: OffsetDateTimeText,
 }

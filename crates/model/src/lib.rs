@@ -18,3 +18,11 @@ pub use ids::{CveId, Domain, IdError, SocialId};
 pub use page::{PAGE_SIZE, Page, PageError, Pagination};
 pub use risk::{Grade, RiskVector, Severity, UnknownValue};
 pub use score::{Score, ScoreError};
+
+/// Is `asset` the name `name` or below it: a host or key record under it, `host:port`,
+/// or an origin URL of such a host?
+pub fn asset_under(asset: &str, name: &str) -> bool {
+    let host = asset.split_once("://").map_or(asset, |(_, rest)| rest.split('/').next().unwrap_or(rest));
+    let host = host.split(':').next().unwrap_or(host);
+    host == name || host.ends_with(&format!(".{name}"))
+}

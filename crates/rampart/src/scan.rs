@@ -22,6 +22,17 @@ pub struct ScanOpts {
     pub net: NetOpts,
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// The risk vectors to probe, comma-separated (all when absent).
+    #[arg(long, value_delimiter = ',', value_parser = parse_vector)]
+    vectors: Vec<model::RiskVector>,
+}
+
+impl ScanOpts {
+    fn context(&self) -> Result<Context> {
+        let mut ctx = self.net.context()?;
+        ctx.vectors = self.vectors.clone();
+        Ok(ctx)
+    }
 }
 
 /// How the scanner reaches its targets (also for `rampart worker` and `serve --workers`).
@@ -43,6 +54,14 @@ pub struct NetOpts {
     /// DKIM selectors to probe, comma-separated (the curated list when absent).
     #[arg(long, value_delimiter = ',')]
     selectors: Vec<String>,
+    /// A crt.sh-compatible certificate-transparency search, `{domain}` where the domain
+    /// goes (e.g. 'https://crt.sh/?q=%25.{domain}&output=json'); off when absent.
+    #[arg(long, value_name = "URL")]
+    ct_search: Option<String>,
+}
+
+fn parse_vector(text: &str) -> Result<model::RiskVector, String> {
+    model::RiskVector::parse(text).map_err(|e| e.to_string())
 }
 
 fn read(path: &Path) -> Result<String> {
@@ -88,6 +107,12 @@ impl NetOpts {
         if !self.selectors.is_empty() {
             ctx.selectors = self.selectors.clone();
         }
+        if let Some(template) = &self.ct_search {
+            if !template.contains("{domain}") {
+                bail!("--ct-search {template:?} has no {{domain}} in it");
+            }
+            ctx.ct_search = Some(template.clone());
+        }
         Ok(ctx)
     }
 }
@@ -104,7 +129,7 @@ fn pem_to_der(pem: &str) -> Result<Vec<u8>> {
 
 /// `rampart probe mail DOMAIN`.
 pub async fn probe_mail(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()> {
-    let ctx = opts.net.context()?;
+    let ctx = opts.context()?;
     let domain = model::Domain::parse(domain).with_context(|| format!("{domain:?} is not a domain"))?;
     let mut findings = scanner::probes::mail_and_standards(&ctx, domain.as_str(), website).await?;
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)).then(a.asset.cmp(&b.asset)));
@@ -114,10 +139,10 @@ pub async fn probe_mail(domain: &str, website: Option<&str>, opts: &ScanOpts) ->
 /// `rampart scan DOMAIN`: discovery, then every probe of this stage, with a progress
 /// line on stderr.
 pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()> {
-    let ctx = opts.net.context()?;
+    let ctx = opts.context()?;
     let domain = model::Domain::parse(domain).with_context(|| format!("{domain:?} is not a domain"))?;
     let spinner = indicatif::ProgressBar::new_spinner();
-    spinner.set_message(format!("scanning {domain}: discovery, DNS and mail checks, HTTPS availability"));
+    spinner.set_message(format!("scanning {domain}: discovery, DNS and mail checks, a visit to every host"));
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     let result = scanner::probes::scan_domain(&ctx, domain.as_str(), website, &ctx.wordlist).await;
     spinner.finish_and_clear();
@@ -127,9 +152,15 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
         Format::Json => println!("{}", serde_json::to_string_pretty(&scan)?),
         Format::Table => {
             println!("assets of {domain}: {}", scan.assets.len());
-            println!("{:<40} {:<9} EVIDENCE", "HOST", "SOURCE");
+            println!("{:<40} {:<11} EVIDENCE", "HOST", "SOURCE");
             for a in &scan.assets {
-                println!("{:<40} {:<9} {}", a.name, a.source, a.evidence);
+                println!("{:<40} {:<11} {}", a.name, a.source, a.evidence);
+            }
+            println!();
+            println!("endpoints that answered: {}", scan.endpoints.len());
+            println!("{:<40} {:<16} {:<6} {:<6} SERVER", "HOST", "ADDRESS", "PORT", "SERVICE");
+            for e in &scan.endpoints {
+                println!("{:<40} {:<16} {:<6} {:<6} {}", e.host, e.ip.to_string(), e.port, e.service, e.banner);
             }
             println!();
             print(domain.as_str(), "findings", &scan.findings, Format::Table)?;

@@ -272,6 +272,73 @@ async fn probe_mail_reports_the_mail_findings_of_a_lab_domain() {
     assert_eq!(spf["id"].as_str().unwrap().len(), 16);
 }
 
+/// `rampart scan --vectors` in lab mode: the JSON report lists the discovered assets with
+/// their attribution and the endpoints that answered, and only the findings of the
+/// vectors asked for.
+#[tokio::test]
+async fn scan_reports_attributed_assets_and_only_the_vectors_asked_for() {
+    let file = lab::LabFile::parse(
+        r#"{"dns": {"address": "127.79.3.53"}, "port_map": {"53": 10053, "80": 10080, "443": 10443},
+            "zones": [{"origin": "scanned.test", "records": ["@ MX 10 mail", "@ TXT \"v=spf1 mx ~all\""]}],
+            "hosts": [{"name": "mail.scanned.test", "address": "127.79.3.2"},
+                      {"name": "www.scanned.test", "address": "127.79.3.3", "services": [
+                        {"port": 80, "kind": "http", "http": {"pages": [{"path": "/",
+                          "body": "<a href=\"http://hidden-portal.scanned.test/\">portal</a>"}]}}]},
+                      {"name": "hidden-portal.scanned.test", "address": "127.79.3.4", "services": [
+                        {"port": 80, "kind": "http"}]}]}"#,
+    )
+    .unwrap();
+    let running = lab::Lab::up(&file).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    running.write_scanner_files(&file, dir.path()).unwrap();
+    let lab_dir = dir.path().to_str().unwrap().to_owned();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))
+            .args([
+                "scan",
+                "scanned.test",
+                "--vectors",
+                "spf,it_standardization",
+                "--format",
+                "json",
+                "--lab",
+                &lab_dir,
+            ])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    running.down().await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let assets: Vec<(&str, &str)> = report["assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["name"].as_str().unwrap(), a["source"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        assets,
+        [("hidden-portal.scanned.test", "link"), ("mail.scanned.test", "mx"), ("www.scanned.test", "wordlist")]
+    );
+    assert_eq!(report["endpoints"].as_array().unwrap().len(), 2, "{}", report["endpoints"]);
+    let findings = report["findings"].as_array().unwrap();
+    assert!(findings.iter().all(|f| f["risk_vector"] == "spf" || f["risk_vector"] == "it_standardization"));
+    let on = |code: &str| {
+        findings.iter().filter(|f| f["code"] == code).map(|f| f["asset"].as_str().unwrap()).collect::<Vec<_>>()
+    };
+    assert_eq!(on("spf.softfail_all"), ["scanned.test"]);
+    assert_eq!(on("it_standardization.https_unavailable"), ["hidden-portal.scanned.test", "www.scanned.test"]);
+
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))
+        .args(["scan", "scanned.test", "--vectors", "spf,nonsense"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("nonsense"), "{}", String::from_utf8_lossy(&bad.stderr));
+}
+
 /// `rampart worker` takes a queued scan from the database, scans the company's domain in
 /// lab mode and stores the findings; the job is done.
 #[tokio::test]

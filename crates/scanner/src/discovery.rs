@@ -350,10 +350,10 @@ pub fn link_hosts(html: &str) -> Vec<String> {
         i = end.max(i + 1);
         // The attribute value sits between ASCII delimiters, so these are char boundaries.
         let Some(value) = html.get(start..end) else { continue };
-        if let Some(host) = url_host(value.trim()) {
-            if !hosts.contains(&host) {
-                hosts.push(host);
-            }
+        if let Some(host) = url_host(value.trim())
+            && !hosts.contains(&host)
+        {
+            hosts.push(host);
         }
     }
     hosts

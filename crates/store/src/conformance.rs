@@ -100,6 +100,79 @@ pub async fn run_all(store: Arc<dyn Store>) {
     keys_and_usage(&*store).await;
     jobs(&*store).await;
     scans(&*store).await;
+    discovery(&*store).await;
+}
+
+/// Discovered hosts and observed endpoints keep their first_seen and take the latest
+/// scan's addresses, attribution and software; they read back with their attribution.
+async fn discovery(store: &dyn Store) {
+    use model::{Attribution, DiscoveredHost};
+    let c = store
+        .save_company(&CompanySnapshot {
+            profile: profile("discovered", "Discovered Ltd", "discovered.example"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let why = |source: &str, evidence: &str| Attribution { source: source.into(), evidence: evidence.into() };
+    let host = |name: &str, ip: &str, a: Attribution| DiscoveredHost {
+        name: name.into(),
+        addresses: vec![ip.parse().unwrap()],
+        attribution: a,
+        first_seen: at("2026-01-01T00:00:00Z"),
+        last_seen: at("2026-01-01T00:00:00Z"),
+    };
+    let endpoint = |version: &str, a: Attribution| NetworkEndpoint {
+        ip: "192.0.2.7".parse().unwrap(),
+        port: 443,
+        protocol: "tcp".into(),
+        host: Some("www.discovered.example".into()),
+        service: Some("https".into()),
+        product: Some("nginx".into()),
+        version: Some(version.into()),
+        banner: format!("nginx/{version}"),
+        attribution: Some(a),
+        first_seen: at("2000-01-01T00:00:00Z"),
+        last_seen: at("2000-01-01T00:00:00Z"),
+    };
+    let www = why("wordlist", "A 192.0.2.7");
+    let hosts = [
+        host("www.discovered.example", "192.0.2.7", www.clone()),
+        host("shop.discovered.example", "192.0.2.8", why("link", "linked from https://www.discovered.example/")),
+    ];
+    store
+        .record_discovery(c.id, &hosts, &[endpoint("1.18.0", www.clone())], at("2026-03-01T00:00:00Z").0)
+        .await
+        .unwrap();
+    let moved = host(
+        "www.discovered.example",
+        "192.0.2.9",
+        why("certificate", "named by the certificate of discovered.example:443"),
+    );
+    store
+        .record_discovery(c.id, &[moved], &[endpoint("1.24.0", www.clone())], at("2026-04-01T00:00:00Z").0)
+        .await
+        .unwrap();
+
+    let listed = store.hosts(c.id).await.unwrap();
+    let rows: Vec<(&str, &str, String)> =
+        listed.iter().map(|h| (h.name.as_str(), h.attribution.source.as_str(), h.addresses[0].to_string())).collect();
+    assert_eq!(
+        rows,
+        [
+            ("shop.discovered.example", "link", "192.0.2.8".to_owned()),
+            ("www.discovered.example", "certificate", "192.0.2.9".to_owned()),
+        ]
+    );
+    let www_row = &listed[1];
+    assert_eq!((www_row.first_seen, www_row.last_seen), (at("2026-03-01T00:00:00Z"), at("2026-04-01T00:00:00Z")));
+    let eps = store.network_endpoints(c.id, Page::FIRST).await.unwrap();
+    assert_eq!(eps.total, 1, "the same ip, port and protocol is one endpoint");
+    let e = &eps.items[0];
+    assert_eq!(e.version.as_deref(), Some("1.24.0"));
+    assert_eq!(e.attribution.as_ref(), Some(&www));
+    assert_eq!((e.first_seen, e.last_seen), (at("2026-03-01T00:00:00Z"), at("2026-04-01T00:00:00Z")));
+    assert!(store.owns_host(c.id, &dom("shop.discovered.example")).await.unwrap());
 }
 
 async fn open_findings(store: &dyn Store, company: i64) -> Vec<Finding> {
@@ -196,6 +269,7 @@ async fn companies(store: &dyn Store) {
                 product: None,
                 version: None,
                 banner: String::new(),
+                attribution: None,
                 first_seen: at("2026-01-01T00:00:00Z"),
                 last_seen: at("2026-02-01T00:00:00Z"),
             })

@@ -170,13 +170,7 @@ pub struct ScanScope<'a> {
     pub below: bool,
 }
 
-/// Is `asset` the name `name` or below it: a host or key record under it, `host:port`,
-/// or an origin URL of such a host?
-pub fn asset_under(asset: &str, name: &str) -> bool {
-    let host = asset.split_once("://").map_or(asset, |(_, rest)| rest.split('/').next().unwrap_or(rest));
-    let host = host.split(':').next().unwrap_or(host);
-    host == name || host.ends_with(&format!(".{name}"))
-}
+pub use model::asset_under;
 
 /// What recording a scan changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -259,6 +253,19 @@ pub trait Store: Send + Sync + 'static {
         findings: &[Finding],
         scanned_at: time::OffsetDateTime,
     ) -> Result<ScanOutcome>;
+    /// Records what discovery attributed to the company: host names (inserted, or
+    /// refreshed with their latest addresses and attribution, first_seen kept) and the
+    /// endpoints a scan observed (matched by ip, port and protocol; first_seen kept,
+    /// everything else from the scan), in one transaction.
+    async fn record_discovery(
+        &self,
+        company: i64,
+        hosts: &[model::DiscoveredHost],
+        endpoints: &[NetworkEndpoint],
+        seen_at: time::OffsetDateTime,
+    ) -> Result<()>;
+    /// The discovered host names of a company, by name.
+    async fn hosts(&self, company: i64) -> Result<Vec<model::DiscoveredHost>>;
     /// Closed findings, most recently closed first, with when they were closed.
     async fn closed_findings(&self, company: i64) -> Result<Vec<(Finding, model::OffsetDateTimeText)>>;
     /// True when `host` is one of the company's attributed names or carries an asset.

@@ -11,7 +11,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use model::{Finding, OffsetDateTimeText, RiskVector, SocialId};
+use model::{Attribution, DiscoveredHost, Finding, NetworkEndpoint, OffsetDateTimeText, RiskVector, SocialId};
 use scanner::ScanFinding;
 use scanner::probes::Context;
 use store::{ScanOutcome, ScanScope, Store};
@@ -149,12 +149,19 @@ pub async fn process(
         domains.push(d.to_string());
     }
     let now = OffsetDateTime::now_utc();
+    let website_in = |domain: &str| website_host.as_deref().filter(|h| under(h, domain));
     match kind {
         "scan" => {
             let mut found = Vec::new();
+            let (mut hosts, mut endpoints) = (Vec::new(), Vec::new());
             for domain in &domains {
-                found.extend(scan_domain(ctx, domain, website_host.as_deref()).await?);
+                let scan = scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await?;
+                found.extend(scan.findings);
+                let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
+                hosts.extend(h);
+                endpoints.extend(e);
             }
+            store.record_discovery(company.id, &hosts, &endpoints, now).await?;
             let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false };
             Ok(store.record_scan(company.id, scope, &to_findings(found, now), now).await?)
         }
@@ -165,10 +172,18 @@ pub async fn process(
                 // Not probed yet by this worker: nothing to re-run, nothing to close.
                 return Ok(ScanOutcome::default());
             }
-            let mut found = Vec::new();
-            if domains.contains(&subdomain) {
-                found = scan_domain(ctx, &subdomain, website_host.as_deref()).await?;
-            }
+            // The company domain the subdomain lies in (the longest, for nested ones).
+            let Some(domain) = domains.iter().filter(|d| under(&subdomain, d)).max_by_key(|d| d.len()) else {
+                return Err(JobError::Payload(format!("{subdomain} is not under any domain of {social_id}")));
+            };
+            let mut found = if *domain == subdomain {
+                let scan = scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await?;
+                let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
+                store.record_discovery(company.id, &h, &e, now).await?;
+                scan.findings
+            } else {
+                scanner::probes::rescan_host(ctx, domain, &subdomain, website_in(domain), vector).await?
+            };
             found.retain(|f| f.risk_vector == vector && under(&f.asset, &subdomain));
             let vectors = [vector];
             let scope = ScanScope { risk_vectors: &vectors, asset: Some(&subdomain), below: true };
@@ -178,9 +193,41 @@ pub async fn process(
     }
 }
 
-async fn scan_domain(ctx: &Context, domain: &str, website_host: Option<&str>) -> Result<Vec<ScanFinding>, JobError> {
-    let web = website_host.filter(|h| under(h, domain));
-    Ok(scanner::probes::scan_domain(ctx, domain, web, &ctx.wordlist).await?.findings)
+/// The store's records of what discovery found: each host with its attribution, and
+/// each observed endpoint with the attribution of its host.
+fn discovered(
+    assets: &[scanner::discovery::Asset],
+    endpoints: &[scanner::probes::web::Endpoint],
+    now: OffsetDateTime,
+) -> (Vec<DiscoveredHost>, Vec<NetworkEndpoint>) {
+    let why = |a: &scanner::discovery::Asset| Attribution { source: a.source.clone(), evidence: a.evidence.clone() };
+    let hosts = assets
+        .iter()
+        .map(|a| DiscoveredHost {
+            name: a.name.clone(),
+            addresses: a.addresses.clone(),
+            attribution: why(a),
+            first_seen: OffsetDateTimeText(now),
+            last_seen: OffsetDateTimeText(now),
+        })
+        .collect();
+    let endpoints = endpoints
+        .iter()
+        .map(|e| NetworkEndpoint {
+            ip: e.ip,
+            port: e.port,
+            protocol: "tcp".into(),
+            host: Some(e.host.clone()),
+            service: Some(e.service.clone()),
+            product: e.product.clone(),
+            version: e.version.clone(),
+            banner: e.banner.clone(),
+            attribution: assets.iter().find(|a| a.name == e.host).map(why),
+            first_seen: OffsetDateTimeText(now),
+            last_seen: OffsetDateTimeText(now),
+        })
+        .collect();
+    (hosts, endpoints)
 }
 
 use store::asset_under as under;

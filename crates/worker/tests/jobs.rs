@@ -92,6 +92,43 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     assert_eq!(ids(&after), ids(&stored), "the same findings with the same ids");
     assert!(after.iter().any(|f| f.risk_vector == RiskVector::Dkim));
 
+    // The hosts are stored with why they are the company's, and so are the endpoints
+    // the web round saw (the apex has no address of its own: not a host).
+    let hosts = store.hosts(c.id).await.unwrap();
+    let names: Vec<(&str, &str)> = hosts.iter().map(|h| (h.name.as_str(), h.attribution.source.as_str())).collect();
+    assert_eq!(
+        names,
+        [
+            ("intranet-old.lumenpike.test", "wordlist"),
+            ("mail.lumenpike.test", "mx"),
+            ("vpn.lumenpike.test", "wordlist"),
+            ("www.lumenpike.test", "wordlist"),
+        ]
+    );
+    let endpoints = store.network_endpoints(c.id, model::Page::FIRST).await.unwrap().items;
+    let seen: Vec<(String, u16, &str)> = endpoints
+        .iter()
+        .map(|e| (e.host.clone().unwrap_or_default(), e.port, e.attribution.as_ref().map_or("", |a| a.source.as_str())))
+        .collect();
+    for want in [("www.lumenpike.test", 443), ("www.lumenpike.test", 80), ("vpn.lumenpike.test", 443)] {
+        assert!(seen.iter().any(|(h, p, s)| (h.as_str(), *p) == want && *s == "wordlist"), "{want:?} in {seen:?}");
+    }
+
+    // A rescan of one host for it_standardization re-runs the checks on that host
+    // only: its IPv6 finding is seen again, the domain's findings are not touched.
+    let outcome = worker::process(
+        &*store,
+        &ctx,
+        "rescan",
+        &serde_json::json!({"social_id": "lumen-pike", "subdomain": "mail.lumenpike.test", "risk_vector": "it_standardization"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!((outcome.opened, outcome.seen_again, outcome.closed), (0, 1, 0));
+    assert_eq!(ids(&all_findings(&*store, c.id).await), ids(&stored));
+    let outside = serde_json::json!({"social_id": "lumen-pike", "subdomain": "www.other.test", "risk_vector": "dmarc"});
+    assert!(!worker::process(&*store, &ctx, "rescan", &outside).await.unwrap_err().retryable());
+
     // Bad payloads fail without retry.
     let bad = worker::process(&*store, &ctx, "scan", &serde_json::json!({"social_id": "nobody"})).await.unwrap_err();
     assert!(!bad.retryable(), "{bad}");

@@ -334,7 +334,10 @@ pub fn check(path: &str, v: &Value) {
                 &[("number_of_infrastructure_endpoint", T::Int), ("network_endpoints", T::Arr), ("pagination", T::Obj)],
             );
             pagination(&v["pagination"]);
-            each(&v["network_endpoints"], |e| fields(e, &[("ip", T::Str), ("port", T::Int), ("protocol", T::Str)]));
+            each(&v["network_endpoints"], |e| {
+                fields(e, &[("ip", T::Str), ("port", T::Int), ("protocol", T::Str), ("attribution", T::Obj)]);
+                exact(&e["attribution"], &[("source", T::Str), ("evidence", T::Str)]);
+            });
         }
         "/underwriter-getcompanysbom" | "/monitor-getcompanysbom" => sbom_page(v, false),
         "/underwriter-getcompanysbomcve" | "/monitor-getcompanysbomcve" => sbom_page(v, true),

@@ -26,6 +26,8 @@ pub struct Context {
     /// A crt.sh-compatible certificate-transparency search URL with `{domain}` in it;
     /// `None` (the default) leaves that source out.
     pub ct_search: Option<String>,
+    /// The risk vectors to probe; empty for all.
+    pub vectors: Vec<model::RiskVector>,
     pub now: OffsetDateTime,
 }
 
@@ -38,12 +40,18 @@ impl Context {
             selectors: mail::DEFAULT_SELECTORS.iter().map(|s| (*s).to_owned()).collect(),
             wordlist: crate::discovery::DEFAULT_WORDLIST.iter().map(|s| (*s).to_owned()).collect(),
             ct_search: None,
+            vectors: Vec::new(),
             now: OffsetDateTime::now_utc(),
         }
     }
 }
 
 impl Context {
+    /// Is `vector` probed by this scan?
+    pub fn wants(&self, vector: model::RiskVector) -> bool {
+        self.vectors.is_empty() || self.vectors.contains(&vector)
+    }
+
     /// Lab mode: the guard admits loopback and private targets, connects by the lab's
     /// port map, asks the lab's DNS server, trusts the lab CA and validates DNSSEC from
     /// the lab's anchors (the trust-anchor file's text).
@@ -141,11 +149,32 @@ pub async fn scan_domain(
         assets.extend(crate::discovery::resolve_candidates(dns, &domain, candidates, &[], &known).await);
     }
     findings.extend(web::inconsistent_stack(&domain, &endpoints));
+    findings.retain(|f| ctx.wants(f.risk_vector));
     assets.sort_by(|a, b| a.name.cmp(&b.name));
     endpoints.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     let mut seen = std::collections::BTreeSet::new();
     findings.retain(|f| seen.insert((f.code.clone(), f.asset.clone())));
     Ok(DomainScan { domain, assets, endpoints, findings })
+}
+
+/// A rescan of one host below a company domain for one risk vector: the domain's checks
+/// of that vector (DNS and mail, cheap) and, for it_standardization, a visit to the host;
+/// only findings on the host (or below it) are returned. The stack-consistency check
+/// needs every host, so it runs only when the host is the domain (use [`scan_domain`]).
+pub async fn rescan_host(
+    ctx: &Context,
+    domain: &str,
+    host: &str,
+    website_host: Option<&str>,
+    vector: model::RiskVector,
+) -> Result<Vec<ScanFinding>, DnsError> {
+    let mut found = mail_and_standards(ctx, domain, website_host).await?;
+    if vector == model::RiskVector::ItStandardization {
+        found.extend(web::https_findings(&web::visit(ctx, host).await));
+    }
+    let host = crate::dns::host_name(host);
+    found.retain(|f| f.risk_vector == vector && model::asset_under(&f.asset, &host));
+    Ok(found)
 }
 
 async fn visit_all(ctx: &Context, hosts: Vec<String>) -> Vec<web::Visit> {
@@ -168,10 +197,20 @@ pub async fn mail_and_standards(
     let domain = crate::dns::host_name(domain);
     let mx = dns.mx(&domain).await?;
     let handles_mail = !mx.is_empty();
+    use model::RiskVector as V;
     let mut out = Vec::new();
-    out.extend(mail::spf(dns, &domain, handles_mail).await?);
-    out.extend(mail::dkim(dns, &domain, handles_mail, &ctx.selectors).await?);
-    out.extend(mail::dmarc(dns, &domain).await?);
+    if ctx.wants(V::Spf) {
+        out.extend(mail::spf(dns, &domain, handles_mail).await?);
+    }
+    if ctx.wants(V::Dkim) {
+        out.extend(mail::dkim(dns, &domain, handles_mail, &ctx.selectors).await?);
+    }
+    if ctx.wants(V::Dmarc) {
+        out.extend(mail::dmarc(dns, &domain).await?);
+    }
+    if !ctx.wants(V::ItStandardization) {
+        return Ok(out);
+    }
     if let Some(validator) = &ctx.validator {
         out.extend(standards::dnssec(validator, &domain).await);
     }

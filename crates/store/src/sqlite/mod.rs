@@ -12,9 +12,9 @@ use async_trait::async_trait;
 use model::ComponentScore;
 use model::timefmt::{parse_datetime, rfc3339};
 use model::{
-    ApiKey, Application, Company, CompanyProfile, CveId, CveRecord, Domain, DomainAsset, Finding, Grade, Incident, Job,
-    NetworkEndpoint, NewApiKey, OffsetDateTimeText, Page, RiskVector, SbomComponent, Scope, Score, ScoreSnapshot,
-    Severity, SocialId,
+    ApiKey, Application, Attribution, Company, CompanyProfile, CveId, CveRecord, DiscoveredHost, Domain, DomainAsset,
+    Finding, Grade, Incident, Job, NetworkEndpoint, NewApiKey, OffsetDateTimeText, Page, RiskVector, SbomComponent,
+    Scope, Score, ScoreSnapshot, Severity, SocialId,
 };
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
@@ -33,6 +33,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (2, "vulndb", include_str!("../../migrations/sqlite/0002_vulndb.sql")),
     (3, "served", include_str!("../../migrations/sqlite/0003_served.sql")),
     (4, "findings_closed", include_str!("../../migrations/sqlite/0004_findings_closed.sql")),
+    (5, "discovery", include_str!("../../migrations/sqlite/0005_discovery.sql")),
 ]);
 
 #[derive(Debug, Clone)]
@@ -207,6 +208,49 @@ fn endpoint_from_row(row: &SqliteRow) -> Result<NetworkEndpoint> {
         product: row.try_get("product")?,
         version: row.try_get("version")?,
         banner: row.try_get("banner")?,
+        attribution: match (row.try_get::<Option<String>, _>("source")?, row.try_get::<Option<String>, _>("evidence")?)
+        {
+            (Some(source), Some(evidence)) => Some(Attribution { source, evidence }),
+            _ => None,
+        },
+        first_seen: ts_text(row.try_get("first_seen")?)?,
+        last_seen: ts_text(row.try_get("last_seen")?)?,
+    })
+}
+
+async fn insert_endpoint(tx: &mut Transaction<'_, Sqlite>, company: i64, e: &NetworkEndpoint) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO network_endpoints (company_id, ip, port, protocol, host, service, product, version, banner, \
+         source, evidence, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )
+    .bind(company)
+    .bind(e.ip.to_string())
+    .bind(i64::from(e.port))
+    .bind(&e.protocol)
+    .bind(e.host.as_deref())
+    .bind(e.service.as_deref())
+    .bind(e.product.as_deref())
+    .bind(e.version.as_deref())
+    .bind(&e.banner)
+    .bind(e.attribution.as_ref().map(|a| a.source.as_str()))
+    .bind(e.attribution.as_ref().map(|a| a.evidence.as_str()))
+    .bind(rfc3339(e.first_seen.0))
+    .bind(rfc3339(e.last_seen.0))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+fn host_from_row(row: &SqliteRow) -> Result<DiscoveredHost> {
+    let addresses: String = row.try_get("addresses")?;
+    Ok(DiscoveredHost {
+        name: row.try_get("name")?,
+        addresses: addresses
+            .split(',')
+            .filter(|a| !a.is_empty())
+            .map(|a| a.parse().map_err(|_| corrupt("addresses", a)))
+            .collect::<Result<_>>()?,
+        attribution: Attribution { source: row.try_get("source")?, evidence: row.try_get("evidence")? },
         first_seen: ts_text(row.try_get("first_seen")?)?,
         last_seen: ts_text(row.try_get("last_seen")?)?,
     })
@@ -351,20 +395,7 @@ async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySn
     if let Some(eps) = &s.network_endpoints {
         sqlx::query("DELETE FROM network_endpoints WHERE company_id = ?1").bind(id).execute(&mut **tx).await?;
         for e in eps {
-            sqlx::query("INSERT INTO network_endpoints (company_id, ip, port, protocol, host, service, product, version, banner, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")
-                .bind(id)
-                .bind(e.ip.to_string())
-                .bind(i64::from(e.port))
-                .bind(&e.protocol)
-                .bind(e.host.as_deref())
-                .bind(e.service.as_deref())
-                .bind(e.product.as_deref())
-                .bind(e.version.as_deref())
-                .bind(&e.banner)
-                .bind(rfc3339(e.first_seen.0))
-                .bind(rfc3339(e.last_seen.0))
-                .execute(&mut **tx)
-                .await?;
+            insert_endpoint(tx, id, e).await?;
         }
     }
     if let Some(sbom) = &s.sbom {
@@ -942,9 +973,79 @@ impl Store for SqliteStore {
         .collect()
     }
 
+    async fn record_discovery(
+        &self,
+        company: i64,
+        hosts: &[DiscoveredHost],
+        endpoints: &[NetworkEndpoint],
+        seen_at: OffsetDateTime,
+    ) -> Result<()> {
+        let at = rfc3339(seen_at);
+        let mut tx = self.begin().await?;
+        for h in hosts {
+            let addresses: Vec<String> = h.addresses.iter().map(ToString::to_string).collect();
+            sqlx::query(
+                "INSERT INTO hosts (company_id, name, addresses, source, evidence, first_seen, last_seen) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT (company_id, name) DO UPDATE SET \
+                 addresses = excluded.addresses, source = excluded.source, evidence = excluded.evidence, \
+                 last_seen = excluded.last_seen",
+            )
+            .bind(company)
+            .bind(&h.name)
+            .bind(addresses.join(","))
+            .bind(&h.attribution.source)
+            .bind(&h.attribution.evidence)
+            .bind(&at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for e in endpoints {
+            let updated = sqlx::query(
+                "UPDATE network_endpoints SET host = ?5, service = ?6, product = ?7, version = ?8, banner = ?9, \
+                 source = ?10, evidence = ?11, last_seen = ?12 \
+                 WHERE company_id = ?1 AND ip = ?2 AND port = ?3 AND protocol = ?4",
+            )
+            .bind(company)
+            .bind(e.ip.to_string())
+            .bind(i64::from(e.port))
+            .bind(&e.protocol)
+            .bind(e.host.as_deref())
+            .bind(e.service.as_deref())
+            .bind(e.product.as_deref())
+            .bind(e.version.as_deref())
+            .bind(&e.banner)
+            .bind(e.attribution.as_ref().map(|a| a.source.as_str()))
+            .bind(e.attribution.as_ref().map(|a| a.evidence.as_str()))
+            .bind(&at)
+            .execute(&mut *tx)
+            .await?;
+            if updated.rows_affected() == 0 {
+                let fresh = NetworkEndpoint {
+                    first_seen: OffsetDateTimeText(seen_at),
+                    last_seen: OffsetDateTimeText(seen_at),
+                    ..e.clone()
+                };
+                insert_endpoint(&mut tx, company, &fresh).await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn hosts(&self, company: i64) -> Result<Vec<DiscoveredHost>> {
+        sqlx::query("SELECT * FROM hosts WHERE company_id = ?1 ORDER BY name")
+            .bind(company)
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(host_from_row)
+            .collect()
+    }
+
     async fn owns_host(&self, company: i64, host: &Domain) -> Result<bool> {
         let n: i64 = sqlx::query_scalar(
             "SELECT (SELECT count(*) FROM domains WHERE company_id = ?1 AND (name = ?2 OR ?2 LIKE '%.' || name)) \
+             + (SELECT count(*) FROM hosts WHERE company_id = ?1 AND name = ?2) \
              + (SELECT count(*) FROM findings WHERE company_id = ?1 AND asset = ?2) \
              + (SELECT count(*) FROM applications WHERE company_id = ?1 AND host = ?2)",
         )
