@@ -47,9 +47,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let took = started.elapsed().as_secs_f64();
+    let queries = scanner::wire::queries_sent();
     println!(
-        "rampart: {n} domains in {took:.2} s = {:.1} domains/s ({findings} findings, {failed} failed)",
-        n as f64 / took
+        "rampart: {n} domains in {took:.2} s = {:.1} domains/s ({findings} findings, {failed} failed, {:.1} queries/domain)",
+        n as f64 / took,
+        queries as f64 / n as f64
     );
     Ok(())
 }

@@ -1,19 +1,26 @@
-//! The scanner's DNS client: hickory's resolver pointed at the system's servers or, in
-//! lab mode, at one given server; answers without caching between scans, with a
-//! timeout on every query. NXDOMAIN and "no records" are answers (an empty list), not
-//! errors: the SPF void-lookup rule needs to tell them apart from a server failure.
+//! The scanner's DNS client: questions to the system's name servers or, in lab mode, to
+//! one given server, over the long-lived sockets of [`crate::wire`]; no cache, so every
+//! scan sees the zones as they are now; a timeout on every try. NXDOMAIN and "no
+//! records" are answers (an empty list), not errors: the SPF void-lookup rule needs to
+//! tell them apart from a server failure. A CNAME is followed (up to 8 links) when the
+//! server's answer stops at it.
 
 use std::net::{IpAddr, SocketAddr};
+use std::str::FromStr;
 use std::time::Duration;
 
-use hickory_resolver::config::{NameServerConfig, ResolverConfig, ResolverOpts};
-use hickory_resolver::net::runtime::TokioRuntimeProvider;
-use hickory_resolver::proto::rr::{RData, Record, RecordType};
-use hickory_resolver::{Resolver, TokioResolver};
+use hickory_resolver::proto::op::{Edns, Message, Query, ResponseCode};
+use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
 
-/// How long one query may take (each of `ATTEMPTS` tries).
+use crate::wire::{ExchangeError, Exchanger};
+
+/// How long one try may take, and how many tries a question gets.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
 const ATTEMPTS: usize = 2;
+/// The EDNS payload size announced (the DNS flag day 2020 value).
+const PAYLOAD: u16 = 1232;
+/// CNAME links followed at most.
+const MAX_CNAME_LINKS: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DnsError {
@@ -23,58 +30,72 @@ pub enum DnsError {
     BadName(String),
 }
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Dns {
-    resolver: TokioResolver,
-}
-
-impl std::fmt::Debug for Dns {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Dns")
-    }
+    exchanger: Exchanger,
 }
 
 impl Dns {
     /// A client of one name server (the lab's, or any given `--resolver IP:PORT`),
     /// over UDP with TCP for truncated answers.
     pub fn with_server(server: SocketAddr) -> Result<Dns, DnsError> {
-        let mut ns = NameServerConfig::udp_and_tcp(server.ip());
-        for c in &mut ns.connections {
-            c.port = server.port();
-        }
-        Self::build(ResolverConfig::from_parts(None, vec![], vec![ns]))
+        Ok(Dns { exchanger: Exchanger::new(vec![server], QUERY_TIMEOUT, ATTEMPTS) })
     }
 
-    /// A client of the system's resolvers (/etc/resolv.conf).
+    /// A client of the system's name servers (/etc/resolv.conf), tried in turn.
     pub fn system() -> Result<Dns, DnsError> {
-        let builder = Resolver::builder_tokio().map_err(|e| DnsError::Failed(e.to_string()))?;
-        let mut opts = ResolverOpts::default();
-        tune(&mut opts);
-        let resolver = builder.with_options(opts).build().map_err(|e| DnsError::Failed(e.to_string()))?;
-        Ok(Dns { resolver })
+        let (config, _) =
+            hickory_resolver::system_conf::read_system_conf().map_err(|e| DnsError::Failed(e.to_string()))?;
+        let mut servers = Vec::new();
+        for ns in config.name_servers() {
+            let port = ns.connections.first().map_or(53, |c| c.port);
+            let addr = SocketAddr::new(ns.ip, port);
+            if !servers.contains(&addr) {
+                servers.push(addr);
+            }
+        }
+        if servers.is_empty() {
+            return Err(DnsError::Failed("no name server in the system configuration".into()));
+        }
+        let tries = ATTEMPTS.max(servers.len());
+        Ok(Dns { exchanger: Exchanger::new(servers, QUERY_TIMEOUT, tries) })
     }
 
-    fn build(config: ResolverConfig) -> Result<Dns, DnsError> {
-        let mut opts = ResolverOpts::default();
-        tune(&mut opts);
-        let resolver = Resolver::builder_with_config(config, TokioRuntimeProvider::default())
-            .with_options(opts)
-            .build()
-            .map_err(|e| DnsError::Failed(e.to_string()))?;
-        Ok(Dns { resolver })
-    }
-
-    /// The records of `kind` at `name` (absolute or not; a trailing dot is added).
     /// The records of `kind` at `name`; none when the name or the type does not exist.
     pub async fn lookup(&self, name: &str, kind: RecordType) -> Result<Vec<Record>, DnsError> {
-        let name = name.trim_end_matches('.');
-        if name.is_empty() || name.len() > 253 {
-            return Err(DnsError::BadName(name.to_owned()));
+        let trimmed = name.trim_end_matches('.');
+        if trimmed.is_empty() || trimmed.len() > 253 {
+            return Err(DnsError::BadName(trimmed.to_owned()));
         }
-        match self.resolver.lookup(format!("{name}."), kind).await {
-            Ok(lookup) => Ok(lookup.answers().iter().filter(|r| r.record_type() == kind).cloned().collect()),
-            Err(e) if e.is_nx_domain() || e.is_no_records_found() => Ok(Vec::new()),
-            Err(e) => Err(DnsError::Failed(format!("{name} {kind}: {e}"))),
+        let mut owner = Name::from_str(&format!("{trimmed}.")).map_err(|_| DnsError::BadName(trimmed.to_owned()))?;
+        for _ in 0..=MAX_CNAME_LINKS {
+            let answer = self.ask(&owner, kind).await?;
+            let records: Vec<Record> = answer.answers.iter().filter(|r| r.record_type() == kind).cloned().collect();
+            if !records.is_empty() || kind == RecordType::CNAME {
+                return Ok(records);
+            }
+            // The answer stops at a CNAME (its target lies in another zone): follow it.
+            let Some(target) = last_cname(&answer.answers, &owner) else { return Ok(Vec::new()) };
+            owner = target;
+        }
+        Err(DnsError::Failed(format!("{trimmed} {kind}: more than {MAX_CNAME_LINKS} CNAME links")))
+    }
+
+    /// One question; NXDOMAIN is an empty answer, any other failure code an error.
+    async fn ask(&self, name: &Name, kind: RecordType) -> Result<Message, DnsError> {
+        let mut query = Message::query();
+        query.metadata.recursion_desired = true;
+        query.add_query(Query::query(name.clone(), kind));
+        let mut edns = Edns::new();
+        edns.set_max_payload(PAYLOAD);
+        query.set_edns(edns);
+        let fail = |e: String| DnsError::Failed(format!("{name} {kind}: {e}"));
+        let answer = self.exchanger.exchange(query, name, kind).await.map_err(|e| match e {
+            ExchangeError::Failed(e) | ExchangeError::Malformed(e) => fail(e),
+        })?;
+        match answer.metadata.response_code {
+            ResponseCode::NoError | ResponseCode::NXDomain => Ok(answer),
+            code => Err(fail(format!("the server answered {code}"))),
         }
     }
 
@@ -125,11 +146,24 @@ impl Dns {
     }
 }
 
-fn tune(opts: &mut ResolverOpts) {
-    opts.timeout = QUERY_TIMEOUT;
-    opts.attempts = ATTEMPTS;
-    // Every scan sees the zone as it is now.
-    opts.cache_size = 0;
+/// The end of the CNAME chain from `owner` in `records`.
+fn last_cname(records: &[Record], owner: &Name) -> Option<Name> {
+    let mut at = owner.clone();
+    let mut moved = false;
+    for _ in 0..=MAX_CNAME_LINKS {
+        let next = records.iter().find_map(|r| match &r.data {
+            RData::CNAME(c) if r.name == at => Some(c.0.clone()),
+            _ => None,
+        });
+        match next {
+            Some(n) => {
+                at = n;
+                moved = true;
+            }
+            None => break,
+        }
+    }
+    moved.then_some(at)
 }
 
 /// A DNS name as findings write it: lower case, no trailing dot.

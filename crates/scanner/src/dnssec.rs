@@ -21,24 +21,27 @@
 //! NSEC3 hash. The work per RRset is bounded (a few signature checks, against "KeyTrap",
 //! CVE-2023-50387), and so is the NSEC3 iteration count (RFC 9276).
 
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::str::FromStr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use hickory_resolver::proto::dnssec::rdata::{DNSKEY, DNSSECRData, DS, NSEC, NSEC3, RRSIG};
 use hickory_resolver::proto::dnssec::{Algorithm, PublicKeyBuf, Verifier};
-use hickory_resolver::proto::op::{Edns, Message, MessageType, Query, ResponseCode};
+use hickory_resolver::proto::op::{Edns, Message, Query, ResponseCode};
 use hickory_resolver::proto::rr::{DNSClass, Name, RData, Record, RecordType};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpStream, UdpSocket};
+
+use crate::wire::{ExchangeError, Exchanger};
 
 /// How long one exchange may take (each UDP try, and the TCP exchange).
 const TIMEOUT: Duration = Duration::from_secs(2);
 /// UDP tries before giving up (one retry).
 const UDP_TRIES: usize = 2;
-/// The largest response read (UDP datagram or TCP message).
-const MAX_RESPONSE: usize = 65_535;
+/// How long a validated DNSKEY RRset of a trust-anchor zone is reused (within the
+/// signature's validity): the anchor zone is the top of every chain a scan walks.
+const ANCHOR_KEYS_REUSE: Duration = Duration::from_secs(60);
 /// The EDNS payload size announced.
 const PAYLOAD: u16 = 4096;
 /// Signature checks allowed for one RRset (key-tag collisions cannot make us spin).
@@ -146,9 +149,14 @@ impl TrustAnchor {
 #[derive(Debug, Clone)]
 pub struct Validator {
     server: SocketAddr,
+    exchanger: Exchanger,
     anchors: Vec<TrustAnchor>,
-    timeout: Duration,
+    /// Validated DNSKEY RRsets of anchor zones, with when they stop being reused.
+    anchor_keys: Arc<Mutex<AnchorKeys>>,
 }
+
+/// Validated DNSKEY RRsets by anchor zone, each with the instant it stops being reused.
+type AnchorKeys = HashMap<Name, (Vec<DNSKEY>, Instant)>;
 
 /// A zone whose DNSKEY RRset has validated (or the anchor's keys).
 struct Keys<'a> {
@@ -169,12 +177,17 @@ enum Cut {
 
 impl Validator {
     pub fn new(server: SocketAddr, anchors: Vec<TrustAnchor>) -> Self {
-        Validator { server, anchors, timeout: TIMEOUT }
+        Validator {
+            server,
+            exchanger: Exchanger::new(vec![server], TIMEOUT, UDP_TRIES),
+            anchors,
+            anchor_keys: Arc::default(),
+        }
     }
 
     /// Sets the time allowed for each exchange (2 s by default).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.exchanger = Exchanger::new(vec![self.server], timeout, UDP_TRIES);
         self
     }
 
@@ -188,19 +201,10 @@ impl Validator {
             return Ok(Status::Insecure { reason: format!("no trust anchor at or above {target}") });
         };
         let now = unix_now();
-        // The anchor zone's DNSKEY RRset, signed by an anchor key.
-        let answer = self.query(&anchor.zone, RecordType::DNSKEY).await?;
-        let mut keys = dnskeys(&answer.answers, &anchor.zone);
-        if keys.is_empty() {
-            return Ok(bogus(format!("the trust anchor zone {} serves no DNSKEY", anchor.zone)));
-        }
-        if rrsigs(&answer.answers, &anchor.zone, RecordType::DNSKEY).next().is_none() {
-            return Err(DnssecError::NoDnssec { server: self.server, zone: anchor.zone.to_string() });
-        }
-        let trusted = Keys { zone: &anchor.zone, keys: &anchor.dnskeys };
-        if let Err(why) = verify_rrset(&answer.answers, &anchor.zone, RecordType::DNSKEY, &trusted, now) {
-            return Ok(bogus(format!("DNSKEY of {} does not validate from the trust anchor: {why}", anchor.zone)));
-        }
+        let mut keys = match self.anchor_zone_keys(anchor, now).await? {
+            Ok(keys) => keys,
+            Err(status) => return Ok(status),
+        };
         // Down the labels: the names between the anchor and the target, top first.
         let mut zone = anchor.zone.clone();
         let mut names = Vec::new();
@@ -227,6 +231,47 @@ impl Validator {
             }
         }
         Ok(Status::Secure)
+    }
+
+    /// The anchor zone's DNSKEY RRset, signed by an anchor key (reused for a short
+    /// while once validated), or the status that ends the walk.
+    async fn anchor_zone_keys(
+        &self,
+        anchor: &TrustAnchor,
+        now: u32,
+    ) -> Result<Result<Vec<DNSKEY>, Status>, DnssecError> {
+        {
+            let cached = self.anchor_keys.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((keys, until)) = cached.get(&anchor.zone)
+                && Instant::now() < *until
+            {
+                return Ok(Ok(keys.clone()));
+            }
+        }
+        let answer = self.query(&anchor.zone, RecordType::DNSKEY).await?;
+        let keys = dnskeys(&answer.answers, &anchor.zone);
+        if keys.is_empty() {
+            return Ok(Err(bogus(format!("the trust anchor zone {} serves no DNSKEY", anchor.zone))));
+        }
+        if rrsigs(&answer.answers, &anchor.zone, RecordType::DNSKEY).next().is_none() {
+            return Err(DnssecError::NoDnssec { server: self.server, zone: anchor.zone.to_string() });
+        }
+        let trusted = Keys { zone: &anchor.zone, keys: &anchor.dnskeys };
+        if let Err(why) = verify_rrset(&answer.answers, &anchor.zone, RecordType::DNSKEY, &trusted, now) {
+            return Ok(Err(bogus(format!("DNSKEY of {} does not validate from the trust anchor: {why}", anchor.zone))));
+        }
+        // Reused no longer than the earliest signature over the RRset stays valid.
+        let expires = rrsigs(&answer.answers, &anchor.zone, RecordType::DNSKEY)
+            .map(|sig| sig.input().sig_expiration.get())
+            .min()
+            .unwrap_or(now);
+        let left = Duration::from_secs(u64::from(expires.saturating_sub(now)));
+        let until = Instant::now() + ANCHOR_KEYS_REUSE.min(left);
+        self.anchor_keys
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(anchor.zone.clone(), (keys.clone(), until));
+        Ok(Ok(keys))
     }
 
     /// The DNSKEY RRset of `zone` validated from its DS RRset, or the status that ends
@@ -268,76 +313,11 @@ impl Validator {
     /// One query, over UDP (one retry) and over TCP when the answer is truncated.
     async fn query(&self, name: &Name, kind: RecordType) -> Result<Message, DnssecError> {
         let fail = |reason: String| DnssecError::Query { query: format!("{name} {kind}"), server: self.server, reason };
-        let request = build_query(name, kind);
-        let bytes = request.to_vec().map_err(|e| fail(format!("cannot encode the query: {e}")))?;
-        let id = request.metadata.id;
-        let mut last = String::new();
-        let mut truncated = false;
-        for _ in 0..UDP_TRIES {
-            match tokio::time::timeout(self.timeout, self.udp(&bytes, id, name, kind)).await {
-                Ok(Ok(answer)) if answer.metadata.truncation => {
-                    truncated = true;
-                    break;
-                }
-                Ok(Ok(answer)) => return check_rcode(answer).map_err(fail),
-                Ok(Err(Exchange::Malformed(e))) => return Err(fail(e)),
-                Ok(Err(Exchange::Failed(e))) => last = e,
-                Err(_) => last = format!("no answer over UDP within {:?}", self.timeout),
-            }
-        }
-        if !truncated {
-            return Err(fail(last));
-        }
-        match tokio::time::timeout(self.timeout, self.tcp(&bytes, id, name, kind)).await {
-            Ok(Ok(answer)) => check_rcode(answer).map_err(fail),
-            Ok(Err(Exchange::Malformed(e) | Exchange::Failed(e))) => Err(fail(e)),
-            Err(_) => Err(fail(format!("no answer over TCP within {:?}", self.timeout))),
+        match self.exchanger.exchange(build_query(name, kind), name, kind).await {
+            Ok(answer) => check_rcode(answer).map_err(fail),
+            Err(ExchangeError::Failed(e) | ExchangeError::Malformed(e)) => Err(fail(e)),
         }
     }
-
-    async fn udp(&self, request: &[u8], id: u16, name: &Name, kind: RecordType) -> Result<Message, Exchange> {
-        let failed = |what: &str, e: std::io::Error| Exchange::Failed(format!("UDP {what}: {e}"));
-        let local: SocketAddr = match self.server {
-            SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
-            SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
-        };
-        let socket = UdpSocket::bind(local).await.map_err(|e| failed("socket", e))?;
-        socket.connect(self.server).await.map_err(|e| failed("connect", e))?;
-        socket.send(request).await.map_err(|e| failed("send", e))?;
-        let mut buf = vec![0; MAX_RESPONSE];
-        loop {
-            let n = socket.recv(&mut buf).await.map_err(|e| failed("receive", e))?;
-            let Some(datagram) = buf.get(..n) else { continue };
-            // Datagrams of other exchanges (another id) are ignored, not fatal.
-            if datagram.get(..2) != Some(&id.to_be_bytes()[..]) {
-                continue;
-            }
-            return parse_response(datagram, id, name, kind).map_err(Exchange::Malformed);
-        }
-    }
-
-    async fn tcp(&self, request: &[u8], id: u16, name: &Name, kind: RecordType) -> Result<Message, Exchange> {
-        let failed = |what: &str, e: std::io::Error| Exchange::Failed(format!("TCP {what}: {e}"));
-        let mut stream = TcpStream::connect(self.server).await.map_err(|e| failed("connect", e))?;
-        let length = u16::try_from(request.len()).map_err(|_| Exchange::Failed("query too long".to_owned()))?;
-        let mut framed = length.to_be_bytes().to_vec();
-        framed.extend_from_slice(request);
-        stream.write_all(&framed).await.map_err(|e| failed("send", e))?;
-        let mut prefix = [0u8; 2];
-        stream.read_exact(&mut prefix).await.map_err(|e| failed("receive", e))?;
-        // A u16 length: at most MAX_RESPONSE bytes.
-        let mut buf = vec![0; usize::from(u16::from_be_bytes(prefix))];
-        stream.read_exact(&mut buf).await.map_err(|e| failed("receive", e))?;
-        parse_response(&buf, id, name, kind).map_err(Exchange::Malformed)
-    }
-}
-
-/// Why one exchange gave no message.
-enum Exchange {
-    /// A response to our query that does not parse or answers another question.
-    Malformed(String),
-    /// Socket errors.
-    Failed(String),
 }
 
 fn bogus(reason: String) -> Status {
@@ -374,20 +354,7 @@ pub fn build_query(name: &Name, kind: RecordType) -> Message {
     message
 }
 
-/// Parses a response and checks that it answers the query `id` for `name`/`kind`.
-pub fn parse_response(bytes: &[u8], id: u16, name: &Name, kind: RecordType) -> Result<Message, String> {
-    if bytes.len() > MAX_RESPONSE {
-        return Err(format!("malformed response: {} bytes", bytes.len()));
-    }
-    let message = Message::from_vec(bytes).map_err(|e| format!("malformed response: {e}"))?;
-    if message.metadata.message_type != MessageType::Response || message.metadata.id != id {
-        return Err("malformed response: not the response to the query".to_owned());
-    }
-    match message.queries.as_slice() {
-        [q] if q.name() == name && q.query_type() == kind && q.query_class() == DNSClass::IN => Ok(message),
-        _ => Err("malformed response: the question is not the one asked".to_owned()),
-    }
-}
+pub use crate::wire::parse_response;
 
 /// NOERROR and NXDOMAIN are answers; any other code is the server's failure.
 fn check_rcode(message: Message) -> Result<Message, String> {
@@ -696,7 +663,7 @@ mod tests {
         let q = build_query(&name("secure.test"), RecordType::DS);
         let id = q.metadata.id;
         let mut response = q.clone();
-        response.metadata.message_type = MessageType::Response;
+        response.metadata.message_type = hickory_resolver::proto::op::MessageType::Response;
         let bytes = response.to_vec().unwrap();
         assert!(parse_response(&bytes, id, &name("SECURE.test"), RecordType::DS).is_ok());
         let err = parse_response(&bytes, id.wrapping_add(1), &name("secure.test"), RecordType::DS).unwrap_err();
@@ -720,7 +687,7 @@ mod tests {
         fn a_damaged_response_never_panics_the_parser(cut in 0usize..200, flips in proptest::collection::vec((0usize..200, any::<u8>()), 0..8)) {
             let q = build_query(&name("secure.test"), RecordType::DNSKEY);
             let mut response = q.clone();
-            response.metadata.message_type = MessageType::Response;
+            response.metadata.message_type = hickory_resolver::proto::op::MessageType::Response;
             let mut bytes = response.to_vec().unwrap();
             for (at, v) in flips {
                 if let Some(b) = bytes.get_mut(at) { *b = v; }
