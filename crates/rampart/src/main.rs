@@ -183,6 +183,24 @@ enum ProbeWhat {
         #[command(flatten)]
         opts: scan::ScanOpts,
     },
+    /// TLS of one endpoint: versions, cipher suites, groups, features, the certificate
+    /// chain, and the certificate_info/conf/cve findings.
+    Tls {
+        /// HOST:PORT (the port defaults to 443).
+        target: String,
+        /// The name sent in SNI and checked against the certificate (default: HOST).
+        #[arg(long)]
+        sni: Option<String>,
+        /// A CA certificate (PEM) to trust instead of the Mozilla root store.
+        #[arg(long)]
+        ca: Option<PathBuf>,
+        /// STARTTLS before the handshake (default: by port — 25/587 smtp, 143 imap,
+        /// 110 pop3, 21 ftp).
+        #[arg(long, value_parser = ["smtp", "imap", "pop3", "ftp"])]
+        starttls: Option<String>,
+        #[command(flatten)]
+        opts: scan::ScanOpts,
+    },
 }
 
 #[derive(Subcommand)]
@@ -298,6 +316,9 @@ async fn main() -> Result<()> {
         Command::Scan { domain, website, opts } => scan::scan(&domain, website.as_deref(), &opts).await,
         Command::Probe { what: ProbeWhat::Mail { domain, website, opts } } => {
             scan::probe_mail(&domain, website.as_deref(), &opts).await
+        }
+        Command::Probe { what: ProbeWhat::Tls { target, sni, ca, starttls, opts } } => {
+            scan::probe_tls(&target, sni, ca.as_deref(), starttls.as_deref(), &opts).await
         }
         Command::Sync {
             db,

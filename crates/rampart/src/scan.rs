@@ -136,6 +136,122 @@ pub async fn probe_mail(domain: &str, website: Option<&str>, opts: &ScanOpts) ->
     print(domain.as_str(), "mail and DNS checks", &findings, opts.format)
 }
 
+/// `rampart probe tls HOST[:PORT]`.
+pub async fn probe_tls(
+    target: &str,
+    sni: Option<String>,
+    ca: Option<&Path>,
+    starttls: Option<&str>,
+    opts: &ScanOpts,
+) -> Result<()> {
+    let ctx = opts.context()?;
+    let (host, port) = match target.rsplit_once(':') {
+        Some((h, p)) => (h, p.parse::<u16>().with_context(|| format!("{p:?} is not a port"))?),
+        None => (target, 443),
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.parse::<std::net::IpAddr>().is_err() {
+        model::Domain::parse(host).with_context(|| format!("{host:?} is not a host name"))?;
+    }
+    let mut t = scanner::tlsprobe::Target::new(host, port);
+    t.sni = sni;
+    if let Some(kind) = starttls {
+        t.starttls = scanner::tlsprobe::Starttls::parse(kind);
+    }
+    let ca_der = match ca {
+        Some(path) => Some(pem_to_der(&read(path)?).with_context(|| format!("{}", path.display()))?),
+        None => ctx.lab_root.clone(),
+    };
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_message(format!("probing TLS of {}", t.asset()));
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let started = std::time::Instant::now();
+    let result = scanner::tlsprobe::probe(&ctx.guard, &t, ca_der.as_deref(), ctx.now).await;
+    spinner.finish_and_clear();
+    let report = result?;
+    let took = started.elapsed();
+    let mut findings = scanner::tlsprobe::findings::judge(&report);
+    findings.retain(|f| ctx.wants(f.risk_vector));
+    findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
+    match opts.format {
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                target: &'a str,
+                report: &'a scanner::tlsprobe::TlsReport,
+                findings: &'a [ScanFinding],
+                seconds: f64,
+            }
+            let out = Out { target: &report.target, report: &report, findings: &findings, seconds: took.as_secs_f64() };
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        Format::Table => {
+            println!(
+                "TLS of {} ({}) in {:.2} s, {} connections",
+                report.target,
+                report.ip.map(|i| i.to_string()).unwrap_or_default(),
+                took.as_secs_f64(),
+                report.connections
+            );
+            let versions: Vec<&str> = report.versions.iter().map(|v| v.name()).collect();
+            println!("versions: {}", if versions.is_empty() { "none".to_owned() } else { versions.join(", ") });
+            if !report.ssl2_ciphers.is_empty() {
+                println!("SSLv2 cipher kinds: {}", report.ssl2_ciphers.join(", "));
+            }
+            for s in &report.suites {
+                let order = match s.server_preference {
+                    Some(true) => "server order",
+                    Some(false) => "client order",
+                    None => "",
+                };
+                println!(
+                    "{} ({} suites{}{}):",
+                    s.version.name(),
+                    s.suites.len(),
+                    if order.is_empty() { "" } else { ", " },
+                    order
+                );
+                for name in &s.suites {
+                    println!("    {name}");
+                }
+            }
+            println!("groups: {}", report.groups.join(", "));
+            if let Some(b) = report.dh_bits {
+                println!("smallest DH group: {b} bits");
+            }
+            println!(
+                "secure renegotiation: {:?}; compression: {}; OCSP stapling: {}; ALPN h2: {}; fallback SCSV: {:?}; heartbleed: {}",
+                report.secure_renegotiation,
+                report.compression,
+                report.ocsp_stapling,
+                report.alpn_h2,
+                report.fallback_scsv,
+                report.heartbleed.as_ref().map_or("not tested".to_owned(), |h| if h.vulnerable {
+                    format!("VULNERABLE ({} bytes leaked)", h.leaked)
+                } else {
+                    "no".into()
+                }),
+            );
+            if let Some(c) = &report.certificate {
+                println!(
+                    "certificate: {} (issuer {}), {}, {} → {} ({} days left), names [{}]",
+                    c.subject,
+                    c.issuer,
+                    c.key,
+                    c.not_before,
+                    c.not_after,
+                    c.days_left,
+                    c.names.join(", ")
+                );
+            }
+            println!("Mozilla profile met: {}", report.mozilla_profile);
+            println!();
+            print(&report.target, "TLS findings", &findings, Format::Table)?;
+        }
+    }
+    Ok(())
+}
+
 /// `rampart scan DOMAIN`: discovery, then every probe of this stage, with a progress
 /// line on stderr.
 pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()> {

@@ -11,6 +11,7 @@ pub mod http;
 pub mod mail;
 pub mod probes;
 pub mod tls;
+pub mod tlsprobe;
 pub mod wire;
 
 pub use dns::Dns;

@@ -1,6 +1,8 @@
-//! The DNS, mail and web-round probes (spf, dkim, dmarc, it_standardization) against
-//! the built-in lab's ground truth: every expected finding of these components is found
-//! on each company's domains, and nothing else — in particular nothing on clean assets.
+//! The DNS, mail, web-round and TLS probes (spf, dkim, dmarc, it_standardization,
+//! certificate_info, certificate_conf, certificate_cve) against the built-in lab's
+//! ground truth: every expected finding of these components is found on each company's
+//! domains (with its CVE where it has one), and nothing else — in particular nothing on
+//! clean assets.
 //! Two of the expected hosts are found only through a link and a certificate SAN.
 
 use std::collections::BTreeMap;
@@ -8,10 +10,11 @@ use std::collections::BTreeMap;
 use lab::{Lab, LabFile};
 use scanner::probes::{Context, scan_domain};
 
-const COMPONENTS: [&str; 4] = ["spf", "dkim", "dmarc", "it_standardization"];
+const COMPONENTS: [&str; 7] =
+    ["spf", "dkim", "dmarc", "it_standardization", "certificate_info", "certificate_conf", "certificate_cve"];
 
 #[tokio::test]
-async fn mail_and_dns_findings_match_the_lab_ground_truth() {
+async fn findings_match_the_lab_ground_truth() {
     // The built-in lab on addresses of its own (another test binary may run the original).
     let file = LabFile::builtin_at(88).unwrap();
     let lab = Lab::up(&file).await.unwrap();
@@ -40,6 +43,14 @@ async fn mail_and_dns_findings_match_the_lab_ground_truth() {
                 .then_some(website_host);
             let scan = scan_domain(&ctx, domain, web, &ctx.wordlist).await.unwrap();
             for f in scan.findings {
+                let expected_cve = company
+                    .expected
+                    .iter()
+                    .find(|e| e.code == f.code && e.asset == f.asset)
+                    .and_then(|e| e.cve.clone());
+                if expected_cve.is_some() {
+                    assert_eq!(f.cve, expected_cve, "{} on {}", f.code, f.asset);
+                }
                 *found.entry((f.code.clone(), f.asset.clone())).or_default() += 1;
             }
         }

@@ -87,7 +87,57 @@ pub struct DomainScan {
     pub assets: Vec<crate::discovery::Asset>,
     /// The ports of the assets that answered, and what answered there.
     pub endpoints: Vec<web::Endpoint>,
+    /// The TLS endpoints probed (HTTPS hosts, and mail hosts' SMTP/IMAP/POP3 ports).
+    pub tls: Vec<crate::tlsprobe::TlsReport>,
     pub findings: Vec<ScanFinding>,
+}
+
+/// Mail ports whose TLS is probed on the domain's MX hosts (STARTTLS on 25 and 587).
+const MAIL_TLS_PORTS: [u16; 5] = [25, 465, 587, 993, 995];
+/// TLS endpoints probed at once.
+const CONCURRENT_TLS: usize = 8;
+
+fn wants_tls(ctx: &Context) -> bool {
+    use model::RiskVector as V;
+    [V::CertificateInfo, V::CertificateConf, V::CertificateCve].into_iter().any(|v| ctx.wants(v))
+}
+
+/// The TLS endpoints of `host`: 443 when it was seen answering, and the mail ports that
+/// accept a connection when the host receives mail.
+async fn tls_targets(ctx: &Context, host: &str, https: bool, mail: bool) -> Vec<crate::tlsprobe::Target> {
+    let mut out = Vec::new();
+    if https {
+        out.push(crate::tlsprobe::Target::new(host, 443));
+    }
+    if mail {
+        for port in MAIL_TLS_PORTS {
+            if standards::listens(&ctx.guard, host, port).await {
+                out.push(crate::tlsprobe::Target::new(host, port));
+            }
+        }
+    }
+    out
+}
+
+/// Probes the TLS of `targets` (bounded concurrency); endpoints that fail to answer are
+/// skipped with a log line.
+pub async fn probe_tls(ctx: &Context, targets: Vec<crate::tlsprobe::Target>) -> Vec<crate::tlsprobe::TlsReport> {
+    use futures_util::StreamExt;
+    let lab_root = ctx.lab_root.as_deref();
+    futures_util::stream::iter(targets)
+        .map(|t| async move {
+            match crate::tlsprobe::probe(&ctx.guard, &t, lab_root, ctx.now).await {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::debug!(target = %t.asset(), error = %e, "TLS probe failed");
+                    None
+                }
+            }
+        })
+        .buffered(CONCURRENT_TLS)
+        .filter_map(|r| async move { r })
+        .collect()
+        .await
 }
 
 /// Rounds of the web visit: the hosts a round discovers (certificate names, links) are
@@ -149,16 +199,31 @@ pub async fn scan_domain(
         assets.extend(crate::discovery::resolve_candidates(dns, &domain, candidates, &[], &known).await);
     }
     findings.extend(web::inconsistent_stack(&domain, &endpoints));
+    let mut tls = Vec::new();
+    if wants_tls(ctx) {
+        let mx: Vec<String> =
+            dns.mx(&domain).await?.into_iter().filter(|h| crate::discovery::inside(h, &domain)).collect();
+        let mut targets = Vec::new();
+        for a in assets.iter().filter(|a| !a.addresses.is_empty()) {
+            let https = endpoints.iter().any(|e| e.host == a.name && e.port == 443);
+            targets.extend(tls_targets(ctx, &a.name, https, mx.contains(&a.name)).await);
+        }
+        tls = probe_tls(ctx, targets).await;
+        for report in &tls {
+            findings.extend(crate::tlsprobe::findings::judge(report));
+        }
+    }
     findings.retain(|f| ctx.wants(f.risk_vector));
     assets.sort_by(|a, b| a.name.cmp(&b.name));
     endpoints.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     let mut seen = std::collections::BTreeSet::new();
     findings.retain(|f| seen.insert((f.code.clone(), f.asset.clone())));
-    Ok(DomainScan { domain, assets, endpoints, findings })
+    Ok(DomainScan { domain, assets, endpoints, tls, findings })
 }
 
 /// A rescan of one host below a company domain for one risk vector: the domain's checks
-/// of that vector (DNS and mail, cheap) and, for it_standardization, a visit to the host;
+/// of that vector (DNS and mail, cheap), for it_standardization a visit to the host, for
+/// the certificate vectors a TLS probe of its HTTPS and mail ports;
 /// only findings on the host (or below it) are returned. The stack-consistency check
 /// needs every host, so it runs only when the host is the domain (use [`scan_domain`]).
 pub async fn rescan_host(
@@ -168,9 +233,21 @@ pub async fn rescan_host(
     website_host: Option<&str>,
     vector: model::RiskVector,
 ) -> Result<Vec<ScanFinding>, DnsError> {
-    let mut found = mail_and_standards(ctx, domain, website_host).await?;
-    if vector == model::RiskVector::ItStandardization {
+    use model::RiskVector as V;
+    let mut found = Vec::new();
+    if matches!(vector, V::Spf | V::Dkim | V::Dmarc | V::ItStandardization) {
+        found = mail_and_standards(ctx, domain, website_host).await?;
+    }
+    if vector == V::ItStandardization {
         found.extend(web::https_findings(&web::visit(ctx, host).await));
+    }
+    if matches!(vector, V::CertificateInfo | V::CertificateConf | V::CertificateCve) {
+        let mx = ctx.guard.dns().mx(domain).await?;
+        let https = standards::listens(&ctx.guard, host, 443).await;
+        let targets = tls_targets(ctx, host, https, mx.iter().any(|m| m == host)).await;
+        for report in probe_tls(ctx, targets).await {
+            found.extend(crate::tlsprobe::findings::judge(&report));
+        }
     }
     let host = crate::dns::host_name(host);
     found.retain(|f| f.risk_vector == vector && model::asset_under(&f.asset, &host));
