@@ -170,6 +170,9 @@ pub struct FindingOut {
     pub evidence: String,
     pub remediation: String,
     pub references: Vec<String>,
+    /// The CVE the finding is about (certificate_cve, vulnerabilities); its record is
+    /// served by `/vulnerability-describe-cve-id`.
+    pub cve: Option<String>,
     pub first_seen: String,
     pub last_seen: String,
 }
@@ -186,6 +189,7 @@ impl From<&Finding> for FindingOut {
             evidence: f.evidence.clone(),
             remediation: f.remediation.clone(),
             references: f.references.clone(),
+            cve: f.cve.as_ref().map(|c| c.as_str().to_owned()),
             first_seen: rfc3339(f.first_seen.0),
             last_seen: rfc3339(f.last_seen.0),
         }

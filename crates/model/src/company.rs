@@ -160,6 +160,10 @@ pub struct Finding {
     pub remediation: String,
     #[serde(default)]
     pub references: Vec<String>,
+    /// The CVE the finding is about (certificate_cve, vulnerabilities), a record of the
+    /// vulnerability database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cve: Option<CveId>,
     pub first_seen: OffsetDateTimeText,
     pub last_seen: OffsetDateTimeText,
 }

@@ -56,6 +56,7 @@ fn finding(rv: RiskVector, asset: &str, sev: Severity, code: &str) -> Finding {
         evidence: "observed".into(),
         remediation: "fix it".into(),
         references: vec!["RFC 7208".into()],
+        cve: None,
         first_seen: at("2026-01-01T00:00:00Z"),
         last_seen: at("2026-02-01T00:00:00Z"),
     }

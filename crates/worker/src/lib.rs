@@ -5,7 +5,8 @@
 //! ones close. A failed job is retried with backoff, then given up.
 //!
 //! The probes run so far are the DNS and mail group (spf, dkim, dmarc,
-//! it_standardization); the TLS, port and web probes join as they land.
+//! it_standardization) and TLS (certificate_info, certificate_conf, certificate_cve);
+//! the port and web-header probes join as they land.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -19,8 +20,15 @@ use time::OffsetDateTime;
 use tokio::task::JoinSet;
 
 /// The risk vectors the worker's probes cover.
-pub const VECTORS: [RiskVector; 4] =
-    [RiskVector::Spf, RiskVector::Dkim, RiskVector::Dmarc, RiskVector::ItStandardization];
+pub const VECTORS: [RiskVector; 7] = [
+    RiskVector::Spf,
+    RiskVector::Dkim,
+    RiskVector::Dmarc,
+    RiskVector::ItStandardization,
+    RiskVector::CertificateInfo,
+    RiskVector::CertificateConf,
+    RiskVector::CertificateCve,
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
@@ -248,6 +256,7 @@ fn to_findings(found: Vec<ScanFinding>, now: OffsetDateTime) -> Vec<Finding> {
             evidence: f.evidence,
             remediation: f.remediation,
             references: f.references,
+            cve: f.cve.as_deref().and_then(|c| model::CveId::parse(c).ok()),
             first_seen: OffsetDateTimeText(now),
             last_seen: OffsetDateTimeText(now),
         })

@@ -151,7 +151,8 @@ mod tests {
         );
         assert!(!by_id(0x003c).unwrap().allowed_in(Version::Tls10), "TLS_RSA_WITH_AES_128_CBC_SHA256 is TLS 1.2");
         let v13 = for_version(Version::Tls13);
-        assert_eq!(v13.len(), 5, "{v13:?}");
+        assert!((0x1301..=0x1305).all(|id| v13.contains(&id)), "{v13:?}");
+        assert_eq!(v13.len(), 11, "RFC 8446, RFC 8998 (SM4), RFC 9150 (integrity-only), AEGIS: {v13:?}");
         assert!(for_version(Version::Tls12).len() > for_version(Version::Tls10).len());
         assert!(by_id(0x00ff).is_none() && by_id(0x5600).is_none());
     }

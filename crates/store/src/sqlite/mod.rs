@@ -34,6 +34,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (3, "served", include_str!("../../migrations/sqlite/0003_served.sql")),
     (4, "findings_closed", include_str!("../../migrations/sqlite/0004_findings_closed.sql")),
     (5, "discovery", include_str!("../../migrations/sqlite/0005_discovery.sql")),
+    (6, "finding_cve", include_str!("../../migrations/sqlite/0006_finding_cve.sql")),
 ]);
 
 #[derive(Debug, Clone)]
@@ -91,11 +92,11 @@ impl SqliteStore {
 /// code): first_seen is kept, last_seen moves on, a closed finding reopens.
 async fn upsert_finding(tx: &mut Transaction<'_, Sqlite>, company: i64, f: &Finding) -> Result<i64> {
     Ok(sqlx::query_scalar(
-        "INSERT INTO findings (company_id, risk_vector, asset, severity, severity_rank, code, title, evidence, remediation, refs, first_seen, last_seen) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
+        "INSERT INTO findings (company_id, risk_vector, asset, severity, severity_rank, code, title, evidence, remediation, refs, first_seen, last_seen, cve) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
          ON CONFLICT (company_id, risk_vector, asset, code) DO UPDATE SET severity = excluded.severity, \
          severity_rank = excluded.severity_rank, title = excluded.title, evidence = excluded.evidence, \
-         remediation = excluded.remediation, refs = excluded.refs, \
+         remediation = excluded.remediation, refs = excluded.refs, cve = excluded.cve, \
          first_seen = min(findings.first_seen, excluded.first_seen), last_seen = excluded.last_seen, \
          closed_at = NULL RETURNING id",
     )
@@ -111,6 +112,7 @@ async fn upsert_finding(tx: &mut Transaction<'_, Sqlite>, company: i64, f: &Find
     .bind(to_json(&f.references)?)
     .bind(rfc3339(f.first_seen.0))
     .bind(rfc3339(f.last_seen.0))
+    .bind(f.cve.as_ref().map(|c| c.as_str()))
     .fetch_one(&mut **tx)
     .await?)
 }
@@ -269,6 +271,10 @@ fn finding_from_row(row: &SqliteRow) -> Result<Finding> {
         evidence: row.try_get("evidence")?,
         remediation: row.try_get("remediation")?,
         references: json(row.try_get::<&str, _>("refs")?)?,
+        cve: match row.try_get::<Option<String>, _>("cve")? {
+            Some(text) => Some(CveId::parse(&text).map_err(|_| corrupt("cve", &text))?),
+            None => None,
+        },
         first_seen: ts_text(row.try_get("first_seen")?)?,
         last_seen: ts_text(row.try_get("last_seen")?)?,
     })
