@@ -383,3 +383,44 @@ async fn worker_runs_a_queued_scan_and_stores_the_findings() {
     assert!(!codes.iter().any(|c| c.starts_with("dmarc.")), "a reject policy with rua: {codes:?}");
     running.down().await;
 }
+
+/// `rampart probe tls` in lab mode: the JSON report lists the versions and suites the
+/// lab host was configured with, and its findings; a bad target is refused.
+#[tokio::test]
+async fn probe_tls_reports_versions_suites_and_findings() {
+    let file = lab::LabFile::parse(
+        r#"{"dns": {"address": "127.79.4.53"}, "port_map": {"53": 10053, "443": 10443},
+            "zones": [{"origin": "tls.test"}],
+            "hosts": [{"name": "www.tls.test", "address": "127.79.4.2", "services": [
+                {"port": 443, "kind": "https", "tls": {"cert": "expires_in_14_days", "versions": ["tls1.2"]}}]}]}"#,
+    )
+    .unwrap();
+    let running = lab::Lab::up(&file).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    running.write_scanner_files(&file, dir.path()).unwrap();
+    let lab_dir = dir.path().to_str().unwrap().to_owned();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))
+            .args(["probe", "tls", "www.tls.test", "--format", "json", "--lab", &lab_dir])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    running.down().await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["target"], "www.tls.test:443");
+    assert_eq!(v["report"]["versions"], serde_json::json!(["TLS 1.2"]));
+    assert!(!v["report"]["suites"][0]["suites"].as_array().unwrap().is_empty());
+    let mut codes: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    codes.sort_unstable();
+    assert_eq!(codes, ["certificate_conf.no_tls13", "certificate_info.expires_within_14_days"]);
+
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))
+        .args(["probe", "tls", "www.tls.test:99999"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not a port"), "{}", String::from_utf8_lossy(&bad.stderr));
+}

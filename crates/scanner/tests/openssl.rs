@@ -71,11 +71,8 @@ async fn s_server(dir: &std::path::Path, addr: SocketAddr, args: &[&str]) -> Ser
 }
 
 async fn run(addr: SocketAddr, root: &[u8]) -> TlsReport {
-    let policy = Policy {
-        allow_private: true,
-        port_map: [(443, addr.port())].into_iter().collect(),
-        ..Policy::default()
-    };
+    let policy =
+        Policy { allow_private: true, port_map: [(443, addr.port())].into_iter().collect(), ..Policy::default() };
     // No name is resolved: the target is the address itself; SNI carries the name.
     let guard = Guard::new(policy, Dns::with_server("127.0.0.1:9".parse().unwrap()).unwrap());
     let mut target = Target::new(&addr.ip().to_string(), 443);
