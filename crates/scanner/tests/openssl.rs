@@ -44,26 +44,28 @@ impl Drop for Server {
 }
 
 async fn s_server(dir: &std::path::Path, addr: SocketAddr, args: &[&str]) -> Server {
-    let child = Command::new("openssl")
-        .arg("s_server")
-        .arg("-accept")
-        .arg(addr.to_string())
-        .arg("-cert")
-        .arg(dir.join("cert.pem"))
-        .arg("-key")
-        .arg(dir.join("key.pem"))
-        .arg("-cert_chain")
-        .arg(dir.join("chain.pem"))
-        .args(["-quiet", "-no_ticket"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let server = Server(
+        Command::new("openssl")
+            .arg("s_server")
+            .arg("-accept")
+            .arg(addr.to_string())
+            .arg("-cert")
+            .arg(dir.join("cert.pem"))
+            .arg("-key")
+            .arg(dir.join("key.pem"))
+            .arg("-cert_chain")
+            .arg(dir.join("chain.pem"))
+            .args(["-quiet", "-no_ticket"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     for _ in 0..100 {
         if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            return Server(child);
+            return server;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
