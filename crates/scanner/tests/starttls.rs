@@ -83,3 +83,27 @@ async fn imap_pop3_and_ftp_upgrade_before_the_probe() {
         assert!(err.to_string().contains("STARTTLS"), "{kind:?}: {err}");
     }
 }
+
+/// A black hole (accepts, never answers) costs a few read timeouts, not one per suite
+/// chunk and version: the probe gives up after three silent hellos.
+#[tokio::test]
+async fn a_silent_endpoint_is_given_up_quickly() {
+    let listener = TcpListener::bind("127.77.82.30:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    let policy = Policy {
+        allow_private: true,
+        port_map: [(443, addr.port())].into_iter().collect(),
+        read_timeout: std::time::Duration::from_millis(200),
+        ..Policy::default()
+    };
+    let guard = Guard::new(policy, Dns::with_server("127.0.0.1:9".parse().unwrap()).unwrap());
+    let target = Target::new(&addr.ip().to_string(), 443);
+    let err = probe(&guard, &target, None, time::OffsetDateTime::now_utc()).await.unwrap_err();
+    assert!(err.to_string().contains("no answer to 3 ClientHellos"), "{err}");
+}

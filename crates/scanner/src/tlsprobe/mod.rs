@@ -36,6 +36,9 @@ const CHUNK: usize = 128;
 const MAX_CONNECTIONS_PER_VERSION: usize = 400;
 /// Preference order is worked out for at most this many accepted suites.
 const MAX_ORDERED: usize = 48;
+/// Hellos in a row left unanswered (timed out) before the endpoint is given up: a
+/// black hole must not cost a timeout per suite chunk and version.
+const SILENT_LIMIT: usize = 3;
 
 /// A protocol version, oldest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -91,6 +94,8 @@ pub enum ProbeError {
     Guard(#[from] GuardError),
     #[error("{target}: STARTTLS: {message}")]
     Starttls { target: String, message: String },
+    #[error("{target}: no answer to {SILENT_LIMIT} ClientHellos in a row within the read timeout")]
+    Silent { target: String },
 }
 
 /// One endpoint to probe.
@@ -196,12 +201,14 @@ pub struct Prober<'a> {
     addrs: Vec<IpAddr>,
     pub connections: usize,
     ip: Option<IpAddr>,
+    /// Hellos in a row that timed out.
+    silent: usize,
 }
 
 impl<'a> Prober<'a> {
     pub async fn new(guard: &'a Guard, target: &'a Target) -> Result<Prober<'a>, ProbeError> {
         let addrs = guard.resolve(&target.host).await?;
-        Ok(Prober { guard, target, addrs, connections: 0, ip: None })
+        Ok(Prober { guard, target, addrs, connections: 0, ip: None, silent: 0 })
     }
 
     /// A connection ready for a ClientHello (STARTTLS done when the target needs it).
@@ -224,11 +231,18 @@ impl<'a> Prober<'a> {
 
     /// Sends `hello` on a new connection and reads the server's first flight.
     async fn ask(&mut self, hello: &[u8]) -> Result<(Answer, TcpStream), ProbeError> {
+        if self.silent >= SILENT_LIMIT {
+            return Err(ProbeError::Silent { target: self.target.asset() });
+        }
         let mut stream = self.connect().await?;
         if let Err(e) = stream.write_all(hello).await {
             return Ok((Answer::Nothing(format!("send: {e}")), stream));
         }
         let answer = read_flight(&mut stream, self.timeout()).await;
+        match &answer {
+            Answer::Nothing(why) if why == TIMED_OUT => self.silent += 1,
+            _ => self.silent = 0,
+        }
         if let Answer::Nothing(why) = &answer {
             tracing::trace!(target = %self.target.asset(), why, "no flight");
         }
@@ -240,12 +254,14 @@ impl<'a> Prober<'a> {
     }
 }
 
+const TIMED_OUT: &str = "no complete answer in time";
+
 async fn read_flight(stream: &mut TcpStream, timeout: Duration) -> Answer {
     let mut buf = Vec::with_capacity(8192);
     let mut chunk = vec![0u8; 16384];
     loop {
         match tokio::time::timeout(timeout, stream.read(&mut chunk)).await {
-            Err(_) => return Answer::Nothing("no complete answer in time".into()),
+            Err(_) => return Answer::Nothing(TIMED_OUT.into()),
             Ok(Err(e)) => return Answer::Nothing(format!("receive: {e}")),
             Ok(Ok(0)) => return Answer::Nothing("closed".into()),
             Ok(Ok(n)) => {
@@ -585,24 +601,49 @@ async fn heartbleed(
     if !f.done {
         return Ok(None);
     }
-    let mut request = vec![wire::RECORD_HEARTBEAT];
-    request.extend_from_slice(&version.wire().to_be_bytes());
-    request.extend_from_slice(&[0, 3, 1, 0x40, 0x00]);
+    // The probe claims 16 KiB and sends none; a well-formed request with a short
+    // payload follows, so a server that rightly drops the first answers the second
+    // (an echo of 4 bytes) and the wait ends there.
+    let mut request = Vec::new();
+    for body in [
+        &[1u8, 0x40, 0x00][..],
+        &[1, 0x00, 0x04, b'r', b'm', b'p', b't', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    ] {
+        request.push(wire::RECORD_HEARTBEAT);
+        request.extend_from_slice(&version.wire().to_be_bytes());
+        request.extend_from_slice(&u16::try_from(body.len()).unwrap_or(0).to_be_bytes());
+        request.extend_from_slice(body);
+    }
     if stream.write_all(&request).await.is_err() {
         return Ok(Some(HeartbleedResult { vulnerable: false, leaked: 0 }));
     }
-    let bytes = crate::guard::read_bounded(&mut stream, 20 * 1024, p.timeout().min(Duration::from_secs(3)))
-        .await
-        .unwrap_or_default();
-    // Record headers only: a leaking response may be cut by the bounded read.
-    let mut rest: &[u8] = &bytes;
-    let mut leaked = 0;
-    while let Some(header) = rest.get(..5) {
-        let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
-        if header[0] == wire::RECORD_HEARTBEAT && rest.get(5) == Some(&2) {
-            leaked = leaked.max(len.saturating_sub(3));
+    let timeout = p.timeout().min(Duration::from_secs(3));
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 8192];
+    let leaked = loop {
+        // A heartbeat response larger than the echo of the well-formed request is a leak;
+        // its header is enough to know.
+        let mut rest: &[u8] = &buf;
+        let mut verdict = None;
+        while let Some(header) = rest.get(..5) {
+            let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
+            if header[0] == wire::RECORD_HEARTBEAT {
+                verdict = Some(len.saturating_sub(3 + 4 + 16));
+                break;
+            }
+            if header[0] == wire::RECORD_ALERT {
+                verdict = Some(0);
+                break;
+            }
+            rest = rest.get(5 + len..).unwrap_or_default();
         }
-        rest = rest.get(5 + len..).unwrap_or_default();
-    }
+        if let Some(v) = verdict {
+            break v;
+        }
+        match tokio::time::timeout(timeout, stream.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 && buf.len() < MAX_FLIGHT => buf.extend_from_slice(&chunk[..n]),
+            _ => break 0,
+        }
+    };
     Ok(Some(HeartbleedResult { vulnerable: leaked > 0, leaked }))
 }
