@@ -3,7 +3,6 @@
 //! and certificate through each, and a server that refuses the upgrade is an error.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use labtls::{CertVariant, LabCa, TlsVersion, modern_server_config};
 use scanner::tlsprobe::{Starttls, Target, Version, probe};
