@@ -183,6 +183,16 @@ enum ProbeWhat {
         #[command(flatten)]
         opts: scan::ScanOpts,
     },
+    /// The port scan of one host: open ports, identified services, open_ports findings.
+    Ports {
+        host: String,
+        /// Comma-separated ports, or `default` (the curated list), `top100`/`top1000`
+        /// (nmap's most frequent ports, read from its nmap-services file).
+        #[arg(long, default_value = "default")]
+        ports: String,
+        #[command(flatten)]
+        opts: scan::ScanOpts,
+    },
     /// TLS of one endpoint: versions, cipher suites, groups, features, the certificate
     /// chain, and the certificate_info/conf/cve findings.
     Tls {
@@ -316,6 +326,9 @@ async fn main() -> Result<()> {
         Command::Scan { domain, website, opts } => scan::scan(&domain, website.as_deref(), &opts).await,
         Command::Probe { what: ProbeWhat::Mail { domain, website, opts } } => {
             scan::probe_mail(&domain, website.as_deref(), &opts).await
+        }
+        Command::Probe { what: ProbeWhat::Ports { host, ports, opts } } => {
+            scan::probe_ports(&host, &ports, &opts).await
         }
         Command::Probe { what: ProbeWhat::Tls { target, sni, ca, starttls, opts } } => {
             scan::probe_tls(&target, sni, ca.as_deref(), starttls.as_deref(), &opts).await

@@ -136,6 +136,104 @@ pub async fn probe_mail(domain: &str, website: Option<&str>, opts: &ScanOpts) ->
     print(domain.as_str(), "mail and DNS checks", &findings, opts.format)
 }
 
+/// The nmap-services file that `top100`/`top1000` are read from.
+const NMAP_SERVICES: &str = "/usr/share/nmap/nmap-services";
+
+/// A port list: `default`, `topN` (nmap's N most frequent TCP ports), or `22,80,8000-8100`.
+fn port_list(spec: &str) -> Result<Vec<u16>> {
+    if spec == "default" {
+        return Ok(scanner::probes::ports::DEFAULT_PORTS.to_vec());
+    }
+    if let Some(n) = spec.strip_prefix("top") {
+        let n: usize = n.parse().with_context(|| format!("{spec:?}: top100 or top1000"))?;
+        let path = std::env::var("RAMPART_NMAP_SERVICES").unwrap_or_else(|_| NMAP_SERVICES.to_owned());
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!("{spec} needs nmap's port frequencies in {path} (install nmap, or set RAMPART_NMAP_SERVICES)")
+        })?;
+        let mut ports: Vec<(f64, u16)> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let (_, port_proto, freq) = (f.next()?, f.next()?, f.next()?);
+                let port = port_proto.strip_suffix("/tcp")?.parse().ok()?;
+                Some((freq.parse().ok()?, port))
+            })
+            .collect();
+        ports.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        return Ok(ports.into_iter().take(n).map(|(_, p)| p).collect());
+    }
+    let mut out = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        let lo: u16 = lo.parse().with_context(|| format!("{part:?} is not a port or range"))?;
+        let hi: u16 = hi.parse().with_context(|| format!("{part:?} is not a port or range"))?;
+        if lo == 0 || hi < lo {
+            bail!("{part:?} is not a port or range");
+        }
+        out.extend(lo..=hi);
+    }
+    if out.is_empty() {
+        bail!("no ports in {spec:?}");
+    }
+    Ok(out)
+}
+
+/// `rampart probe ports HOST`.
+pub async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()> {
+    let ctx = opts.context()?;
+    if host.parse::<std::net::IpAddr>().is_err() {
+        model::Domain::parse(host).with_context(|| format!("{host:?} is not a host name"))?;
+    }
+    let ports = port_list(ports)?;
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.set_message(format!("scanning {} ports of {host}", ports.len()));
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let started = std::time::Instant::now();
+    let open = scanner::probes::ports::scan(&ctx.guard, host, &ports).await;
+    spinner.finish_and_clear();
+    let mut findings = scanner::probes::ports::judge(&open);
+    findings.retain(|f| ctx.wants(f.risk_vector));
+    findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.asset.cmp(&b.asset)));
+    match opts.format {
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                host: &'a str,
+                ports_scanned: usize,
+                open: &'a [scanner::probes::ports::OpenPort],
+                findings: &'a [ScanFinding],
+                seconds: f64,
+            }
+            let out = Out {
+                host,
+                ports_scanned: ports.len(),
+                open: &open,
+                findings: &findings,
+                seconds: started.elapsed().as_secs_f64(),
+            };
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        Format::Table => {
+            println!("{host}: {} of {} ports open ({:.2} s)", open.len(), ports.len(), started.elapsed().as_secs_f64());
+            println!("{:<7} {:<14} {:<16} {:<12} BANNER", "PORT", "SERVICE", "PRODUCT", "VERSION");
+            for p in &open {
+                println!(
+                    "{:<7} {:<14} {:<16} {:<12} {}",
+                    p.port,
+                    p.service,
+                    p.product.as_deref().unwrap_or("-"),
+                    p.version.as_deref().unwrap_or("-"),
+                    p.banner.chars().take(70).collect::<String>()
+                );
+            }
+            println!();
+            print(host, "open_ports findings", &findings, Format::Table)?;
+        }
+    }
+    Ok(())
+}
+
 /// `rampart probe tls HOST[:PORT]`.
 pub async fn probe_tls(
     target: &str,

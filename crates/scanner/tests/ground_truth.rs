@@ -10,8 +10,16 @@ use std::collections::BTreeMap;
 use lab::{Lab, LabFile};
 use scanner::probes::{Context, scan_domain};
 
-const COMPONENTS: [&str; 7] =
-    ["spf", "dkim", "dmarc", "it_standardization", "certificate_info", "certificate_conf", "certificate_cve"];
+const COMPONENTS: [&str; 8] = [
+    "spf",
+    "dkim",
+    "dmarc",
+    "it_standardization",
+    "certificate_info",
+    "certificate_conf",
+    "certificate_cve",
+    "open_ports",
+];
 
 #[tokio::test]
 async fn findings_match_the_lab_ground_truth() {

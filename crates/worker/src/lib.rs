@@ -5,8 +5,8 @@
 //! ones close. A failed job is retried with backoff, then given up.
 //!
 //! The probes run so far are the DNS and mail group (spf, dkim, dmarc,
-//! it_standardization) and TLS (certificate_info, certificate_conf, certificate_cve);
-//! the port and web-header probes join as they land.
+//! it_standardization), TLS (certificate_info, certificate_conf, certificate_cve) and
+//! the port scan (open_ports); the web-header and software probes join as they land.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use time::OffsetDateTime;
 use tokio::task::JoinSet;
 
 /// The risk vectors the worker's probes cover.
-pub const VECTORS: [RiskVector; 7] = [
+pub const VECTORS: [RiskVector; 8] = [
     RiskVector::Spf,
     RiskVector::Dkim,
     RiskVector::Dmarc,
@@ -28,6 +28,7 @@ pub const VECTORS: [RiskVector; 7] = [
     RiskVector::CertificateInfo,
     RiskVector::CertificateConf,
     RiskVector::CertificateCve,
+    RiskVector::OpenPorts,
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -2,6 +2,7 @@
 //! the DNS client, the lab CA in lab mode) and returns findings with evidence.
 
 pub mod mail;
+pub mod ports;
 pub mod standards;
 pub mod web;
 
@@ -28,6 +29,8 @@ pub struct Context {
     pub ct_search: Option<String>,
     /// The risk vectors to probe; empty for all.
     pub vectors: Vec<model::RiskVector>,
+    /// The TCP ports the port scan tries on every host.
+    pub ports: Vec<u16>,
     pub now: OffsetDateTime,
 }
 
@@ -41,6 +44,7 @@ impl Context {
             wordlist: crate::discovery::DEFAULT_WORDLIST.iter().map(|s| (*s).to_owned()).collect(),
             ct_search: None,
             vectors: Vec::new(),
+            ports: ports::DEFAULT_PORTS.to_vec(),
             now: OffsetDateTime::now_utc(),
         }
     }
@@ -87,7 +91,10 @@ pub struct DomainScan {
     pub assets: Vec<crate::discovery::Asset>,
     /// The ports of the assets that answered, and what answered there.
     pub endpoints: Vec<web::Endpoint>,
-    /// The TLS endpoints probed (HTTPS hosts, and mail hosts' SMTP/IMAP/POP3 ports).
+    /// The open ports of the assets, identified.
+    pub open_ports: Vec<ports::OpenPort>,
+    /// The TLS endpoints probed (HTTPS hosts, mail hosts' SMTP/IMAP/POP3 ports, and
+    /// other ports that answered a ClientHello).
     pub tls: Vec<crate::tlsprobe::TlsReport>,
     pub findings: Vec<ScanFinding>,
 }
@@ -145,6 +152,8 @@ pub async fn probe_tls(ctx: &Context, targets: Vec<crate::tlsprobe::Target>) -> 
 const WEB_ROUNDS: usize = 3;
 /// Hosts visited at once.
 const CONCURRENT_VISITS: usize = 16;
+/// Hosts port-scanned at once.
+const CONCURRENT_HOSTS: usize = 8;
 
 /// Discovery, then the probes of this stage on what was found: the DNS and mail checks
 /// of the domain, and a visit to every discovered host (HTTPS availability, the stack's
@@ -198,6 +207,32 @@ pub async fn scan_domain(
         let known: Vec<String> = assets.iter().map(|a| a.name.clone()).collect();
         assets.extend(crate::discovery::resolve_candidates(dns, &domain, candidates, &[], &known).await);
     }
+    // The port scan: every host with an address, a few at a time.
+    let mut open_ports = Vec::new();
+    if ctx.wants(model::RiskVector::OpenPorts) || ctx.wants(model::RiskVector::ItStandardization) || wants_tls(ctx) {
+        use futures_util::StreamExt;
+        let hosts: Vec<String> = assets.iter().filter(|a| !a.addresses.is_empty()).map(|a| a.name.clone()).collect();
+        let scans: Vec<Vec<ports::OpenPort>> = futures_util::stream::iter(hosts)
+            .map(|h| async move { ports::scan(&ctx.guard, &h, &ctx.ports).await })
+            .buffered(CONCURRENT_HOSTS)
+            .collect()
+            .await;
+        open_ports = scans.into_iter().flatten().collect();
+    }
+    findings.extend(ports::judge(&open_ports));
+    for p in &open_ports {
+        if !endpoints.iter().any(|e| e.host == p.host && e.port == p.port) {
+            endpoints.push(web::Endpoint {
+                host: p.host.clone(),
+                ip: p.ip,
+                port: p.port,
+                service: p.service.clone(),
+                product: p.product.clone(),
+                version: p.version.clone(),
+                banner: p.banner.clone(),
+            });
+        }
+    }
     findings.extend(web::inconsistent_stack(&domain, &endpoints));
     let mut tls = Vec::new();
     if wants_tls(ctx) {
@@ -207,6 +242,12 @@ pub async fn scan_domain(
         for a in assets.iter().filter(|a| !a.addresses.is_empty()) {
             let https = endpoints.iter().any(|e| e.host == a.name && e.port == 443);
             targets.extend(tls_targets(ctx, &a.name, https, mx.contains(&a.name)).await);
+        }
+        // Any other port that answered a ClientHello.
+        for p in open_ports.iter().filter(|p| p.service == "tls") {
+            if !targets.iter().any(|t| t.host == p.host && t.port == p.port) {
+                targets.push(crate::tlsprobe::Target::new(&p.host, p.port));
+            }
         }
         tls = probe_tls(ctx, targets).await;
         for report in &tls {
@@ -218,7 +259,7 @@ pub async fn scan_domain(
     endpoints.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     let mut seen = std::collections::BTreeSet::new();
     findings.retain(|f| seen.insert((f.code.clone(), f.asset.clone())));
-    Ok(DomainScan { domain, assets, endpoints, tls, findings })
+    Ok(DomainScan { domain, assets, endpoints, open_ports, tls, findings })
 }
 
 /// A rescan of one host below a company domain for one risk vector: the domain's checks
