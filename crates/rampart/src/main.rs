@@ -183,6 +183,17 @@ enum ProbeWhat {
         #[command(flatten)]
         opts: scan::ScanOpts,
     },
+    /// The web_headers checks of one origin (http:// or https://), scored the way the
+    /// Mozilla HTTP Observatory scores.
+    Http {
+        url: String,
+        /// A CA certificate (PEM) the HTTPS certificate is checked against (reported
+        /// only: the headers are judged either way).
+        #[arg(long)]
+        ca: Option<PathBuf>,
+        #[command(flatten)]
+        opts: scan::ScanOpts,
+    },
     /// The port scan of one host: open ports, identified services, open_ports findings.
     Ports {
         host: String,
@@ -329,6 +340,9 @@ async fn main() -> Result<()> {
         }
         Command::Probe { what: ProbeWhat::Ports { host, ports, opts } } => {
             scan::probe_ports(&host, &ports, &opts).await
+        }
+        Command::Probe { what: ProbeWhat::Http { url, ca, opts } } => {
+            scan::probe_http(&url, ca.as_deref(), &opts).await
         }
         Command::Probe { what: ProbeWhat::Tls { target, sni, ca, starttls, opts } } => {
             scan::probe_tls(&target, sni, ca.as_deref(), starttls.as_deref(), &opts).await

@@ -179,6 +179,97 @@ fn port_list(spec: &str) -> Result<Vec<u16>> {
     Ok(out)
 }
 
+/// `rampart probe http URL`.
+pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result<()> {
+    use scanner::http::{self, Verify};
+    use scanner::probes::headers;
+    let ctx = opts.context()?;
+    let https = if url.starts_with("https://") {
+        true
+    } else if url.starts_with("http://") {
+        false
+    } else {
+        bail!("{url:?}: give an http:// or https:// URL");
+    };
+    let host = scanner::discovery::url_host(url).with_context(|| format!("{url:?} has no host name"))?;
+    let ca_der = match ca {
+        Some(path) => Some(pem_to_der(&read(path)?).with_context(|| format!("{}", path.display()))?),
+        None => ctx.lab_root.clone(),
+    };
+    let origin = format!("{}://{host}/", if https { "https" } else { "http" });
+    let extra = [("Origin", headers::PROBE_ORIGIN)];
+    let response = http::get_with(&ctx.guard, ca_der.as_deref(), https, &host, "/", Verify::No, &extra).await?;
+    let front = headers::Front {
+        origin: origin.clone(),
+        https,
+        status: response.status,
+        headers: response.headers,
+        body: response.body,
+    };
+    let mut findings = Vec::new();
+    let mut notes = Vec::new();
+    if https {
+        let valid = http::get(&ctx.guard, ca_der.as_deref(), true, &host, "/", Verify::Yes).await;
+        notes.push(match valid {
+            Ok(_) => "certificate: valid".to_owned(),
+            Err(e) => format!("certificate: does not validate ({e})"),
+        });
+        if let Ok(plain) = http::get(&ctx.guard, None, false, &host, "/", Verify::No).await {
+            let location = plain.headers.get("location").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let to = location.as_deref().map(|l| format!(" -> {l}")).unwrap_or_default();
+            notes.push(format!("http://{host}/ answered {}{to}", plain.status));
+            findings.extend(headers::redirect_finding(&host, plain.status, location.as_deref()));
+        }
+    }
+    let assessable = headers::assessable(&front);
+    if assessable {
+        findings.extend(headers::assess(&front, &host));
+    } else {
+        let why = headers::parked_or_default(&front.body)
+            .map_or_else(|| format!("/ answered {}", front.status), |w| format!("/ is {w}"));
+        notes.push(format!("not assessable: {why}"));
+    }
+    findings.retain(|f| ctx.wants(f.risk_vector));
+    findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
+    let (score, grade) = headers::observatory_score(findings.iter().map(|f| f.code.as_str()));
+    match opts.format {
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                origin: &'a str,
+                status: u16,
+                assessable: bool,
+                observatory_score: Option<u32>,
+                observatory_grade: Option<&'a str>,
+                notes: &'a [String],
+                findings: &'a [ScanFinding],
+            }
+            let out = Out {
+                origin: &origin,
+                status: front.status,
+                assessable,
+                observatory_score: assessable.then_some(score),
+                observatory_grade: assessable.then_some(grade),
+                notes: &notes,
+                findings: &findings,
+            };
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        Format::Table => {
+            println!("{origin}: {}", front.status);
+            for n in &notes {
+                println!("{n}");
+            }
+            if assessable {
+                println!("Observatory-style score: {score} ({grade})");
+            }
+            println!();
+            print(&origin, "web findings", &findings, Format::Table)?;
+        }
+    }
+    Ok(())
+}
+
 /// `rampart probe ports HOST`.
 pub async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()> {
     let ctx = opts.context()?;

@@ -48,6 +48,19 @@ pub async fn get(
     path: &str,
     verify: Verify,
 ) -> Result<Response, HttpError> {
+    get_with(guard, lab_root, https, host, path, verify, &[]).await
+}
+
+/// [`get`] with extra request headers (an `Origin` for the CORS check, say).
+pub async fn get_with(
+    guard: &Guard,
+    lab_root: Option<&[u8]>,
+    https: bool,
+    host: &str,
+    path: &str,
+    verify: Verify,
+    headers: &[(&str, &str)],
+) -> Result<Response, HttpError> {
     let standard = if https { 443 } else { 80 };
     let addrs = guard.resolve(host).await?;
     let port = guard.port(standard);
@@ -71,7 +84,11 @@ pub async fn get(
         (Verify::Yes, None) => {}
     }
     let client = builder.build().map_err(|e| err(e.to_string()))?;
-    let mut response = client.get(&url).send().await.map_err(|e| err(describe(&e)))?;
+    let mut request = client.get(&url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut response = request.send().await.map_err(|e| err(describe(&e)))?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let mut body = Vec::new();

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use lab::{Lab, LabFile};
 use scanner::probes::{Context, scan_domain};
 
-const COMPONENTS: [&str; 8] = [
+const COMPONENTS: [&str; 9] = [
     "spf",
     "dkim",
     "dmarc",
@@ -19,6 +19,7 @@ const COMPONENTS: [&str; 8] = [
     "certificate_conf",
     "certificate_cve",
     "open_ports",
+    "web_headers",
 ];
 
 #[tokio::test]

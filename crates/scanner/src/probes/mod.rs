@@ -1,6 +1,7 @@
 //! The probes, one module per group of components. Each takes what it needs (the guard,
 //! the DNS client, the lab CA in lab mode) and returns findings with evidence.
 
+pub mod headers;
 pub mod mail;
 pub mod ports;
 pub mod standards;
@@ -195,6 +196,14 @@ pub async fn scan_domain(
         let mut candidates = Vec::new();
         for v in &visits {
             findings.extend(web::https_findings(v));
+            if let Some(front) = v.front.as_ref().filter(|f| headers::assessable(f)) {
+                findings.extend(headers::assess(front, &v.host));
+            }
+            if let Some((status, location)) = &v.plain_http
+                && v.https()
+            {
+                findings.extend(headers::redirect_finding(&v.host, *status, location.as_deref()));
+            }
             endpoints.extend(v.endpoints.iter().cloned());
             for name in &v.certificate_names {
                 let evidence = format!("named by the certificate of {}:443", v.host);

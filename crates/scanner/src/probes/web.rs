@@ -35,6 +35,10 @@ pub struct Visit {
     pub certificate_names: Vec<String>,
     /// Hosts named by links and redirects of the host's front page, with where they were seen.
     pub linked: Vec<(String, String)>,
+    /// The front page of the host's origin (`https://H/`, else `http://H/`).
+    pub front: Option<super::headers::Front>,
+    /// What `http://H/` answered (status, Location) when H also serves HTTPS.
+    pub plain_http: Option<(u16, Option<String>)>,
 }
 
 impl Visit {
@@ -83,7 +87,8 @@ pub async fn visit(ctx: &Context, host: &str) -> Visit {
     }
     let origin = format!("{}://{host}/", if https { "https" } else { "http" });
     let (mut product, mut version, mut banner) = (None, None, String::new());
-    match http::get(guard, ctx.lab_root.as_deref(), https, host, "/", Verify::No).await {
+    let origin_header = [("Origin", super::headers::PROBE_ORIGIN)];
+    match http::get_with(guard, ctx.lab_root.as_deref(), https, host, "/", Verify::No, &origin_header).await {
         Ok(response) => {
             if let Some(server) = response.headers.get("server").and_then(|v| v.to_str().ok()) {
                 banner = server.to_owned();
@@ -100,16 +105,27 @@ pub async fn visit(ctx: &Context, host: &str) -> Visit {
                 let evidence = format!("linked from {origin}");
                 out.linked.push((target, evidence));
             }
+            out.front = Some(super::headers::Front {
+                origin: origin.clone(),
+                https,
+                status: response.status,
+                headers: response.headers,
+                body: response.body,
+            });
         }
         Err(e) => tracing::debug!(host, error = %e, "front page not fetched"),
     }
     let service = if https { "https" } else { "http" }.to_owned();
     out.endpoints.push(Endpoint { host: host.to_owned(), ip, port, service, product, version, banner });
     if https {
-        // Port 80 too, for the inventory; its page adds nothing the HTTPS one did not.
+        // Port 80 too, for the inventory and the HTTP→HTTPS redirect check.
         if let Ok(c) = guard.connect_host(host, 80).await {
             let ip = c.addr.ip();
             drop(c);
+            if let Ok(r) = http::get(guard, ctx.lab_root.as_deref(), false, host, "/", Verify::No).await {
+                let location = r.headers.get("location").and_then(|v| v.to_str().ok()).map(str::to_owned);
+                out.plain_http = Some((r.status, location));
+            }
             out.endpoints.push(Endpoint {
                 host: host.to_owned(),
                 ip,
