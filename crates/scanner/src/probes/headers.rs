@@ -165,8 +165,7 @@ pub fn assess(front: &Front, host: &str) -> Vec<ScanFinding> {
             let last = v
                 .split(',')
                 .map(|p| p.trim().to_ascii_lowercase())
-                .filter(|p| !p.is_empty())
-                .last()
+                .rfind(|p| !p.is_empty())
                 .unwrap_or_default();
             if last == "unsafe-url" || last == "no-referrer-when-downgrade" {
                 out.push(f("web_headers.referrer_policy_unsafe", format!("Referrer-Policy: {v}")));
