@@ -6,7 +6,8 @@
 //!
 //! The probes run so far are the DNS and mail group (spf, dkim, dmarc,
 //! it_standardization), TLS (certificate_info, certificate_conf, certificate_cve) and
-//! the port scan (open_ports); the web-header and software probes join as they land.
+//! the port scan (open_ports) and web_headers; the software probes (sbom,
+//! vulnerabilities) and digitalization join as they land.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use time::OffsetDateTime;
 use tokio::task::JoinSet;
 
 /// The risk vectors the worker's probes cover.
-pub const VECTORS: [RiskVector; 8] = [
+pub const VECTORS: [RiskVector; 9] = [
     RiskVector::Spf,
     RiskVector::Dkim,
     RiskVector::Dmarc,
@@ -29,6 +30,7 @@ pub const VECTORS: [RiskVector; 8] = [
     RiskVector::CertificateConf,
     RiskVector::CertificateCve,
     RiskVector::OpenPorts,
+    RiskVector::WebHeaders,
 ];
 
 #[derive(Debug, thiserror::Error)]
