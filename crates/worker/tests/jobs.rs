@@ -126,6 +126,18 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     .unwrap();
     assert_eq!((outcome.opened, outcome.seen_again, outcome.closed), (0, 1, 0));
     assert_eq!(ids(&all_findings(&*store, c.id).await), ids(&stored));
+    // The TLS probe of one host: its self-signed certificate is seen again.
+    let tls = serde_json::json!({"social_id": "lumen-pike", "subdomain": "vpn.lumenpike.test", "risk_vector": "certificate_info"});
+    let outcome = worker::process(&*store, &ctx, "rescan", &tls).await.unwrap();
+    assert_eq!((outcome.opened, outcome.seen_again, outcome.closed), (0, 1, 0));
+    // A port scan and a header check of a host with nothing to report close nothing.
+    for vector in ["open_ports", "web_headers"] {
+        let job =
+            serde_json::json!({"social_id": "lumen-pike", "subdomain": "www.lumenpike.test", "risk_vector": vector});
+        let outcome = worker::process(&*store, &ctx, "rescan", &job).await.unwrap();
+        assert_eq!(outcome.closed, 0, "{vector}");
+    }
+    assert_eq!(ids(&all_findings(&*store, c.id).await), ids(&stored));
     let outside = serde_json::json!({"social_id": "lumen-pike", "subdomain": "www.other.test", "risk_vector": "dmarc"});
     assert!(!worker::process(&*store, &ctx, "rescan", &outside).await.unwrap_err().retryable());
 

@@ -162,11 +162,7 @@ pub fn assess(front: &Front, host: &str) -> Vec<ScanFinding> {
         None => out.push(f("web_headers.referrer_policy_missing", "no Referrer-Policy header".into())),
         Some(v) => {
             // With several values, the last one the browser knows applies.
-            let last = v
-                .split(',')
-                .map(|p| p.trim().to_ascii_lowercase())
-                .rfind(|p| !p.is_empty())
-                .unwrap_or_default();
+            let last = v.split(',').map(|p| p.trim().to_ascii_lowercase()).rfind(|p| !p.is_empty()).unwrap_or_default();
             if last == "unsafe-url" || last == "no-referrer-when-downgrade" {
                 out.push(f("web_headers.referrer_policy_unsafe", format!("Referrer-Policy: {v}")));
             }

@@ -272,8 +272,9 @@ pub async fn scan_domain(
 }
 
 /// A rescan of one host below a company domain for one risk vector: the domain's checks
-/// of that vector (DNS and mail, cheap), for it_standardization a visit to the host, for
-/// the certificate vectors a TLS probe of its HTTPS and mail ports;
+/// of that vector (DNS and mail, cheap), for it_standardization and web_headers a visit
+/// to the host, for the certificate vectors a TLS probe of its HTTPS and mail ports, for
+/// open_ports a port scan of the host;
 /// only findings on the host (or below it) are returned. The stack-consistency check
 /// needs every host, so it runs only when the host is the domain (use [`scan_domain`]).
 pub async fn rescan_host(
@@ -288,8 +289,20 @@ pub async fn rescan_host(
     if matches!(vector, V::Spf | V::Dkim | V::Dmarc | V::ItStandardization) {
         found = mail_and_standards(ctx, domain, website_host).await?;
     }
-    if vector == V::ItStandardization {
-        found.extend(web::https_findings(&web::visit(ctx, host).await));
+    if matches!(vector, V::ItStandardization | V::WebHeaders) {
+        let visit = web::visit(ctx, host).await;
+        found.extend(web::https_findings(&visit));
+        if let Some(front) = visit.front.as_ref().filter(|f| headers::assessable(f)) {
+            found.extend(headers::assess(front, host));
+        }
+        if let Some((status, location)) = &visit.plain_http
+            && visit.https()
+        {
+            found.extend(headers::redirect_finding(host, *status, location.as_deref()));
+        }
+    }
+    if vector == V::OpenPorts {
+        found.extend(ports::judge(&ports::scan(&ctx.guard, host, &ctx.ports).await));
     }
     if matches!(vector, V::CertificateInfo | V::CertificateConf | V::CertificateCve) {
         let mx = ctx.guard.dns().mx(domain).await?;
