@@ -26,10 +26,17 @@ pub struct CodeInfo {
 }
 
 impl CodeInfo {
-    /// A short title: the condition up to its first colon or full stop.
+    /// A short title: the condition's first clause — up to the first colon, semicolon
+    /// or full stop that ends a clause (followed by a space or the end), so "X.224",
+    /// "TLS 1.0" and "https://" stay whole.
     pub fn title(&self) -> String {
         let c = self.condition.replace('`', "");
-        let end = c.find([':', ';', '.']).unwrap_or(c.len());
+        let bytes = c.as_bytes();
+        let end = bytes
+            .iter()
+            .enumerate()
+            .position(|(i, b)| matches!(b, b':' | b';' | b'.') && bytes.get(i + 1).is_none_or(|n| *n == b' '))
+            .unwrap_or(c.len());
         c[..end].trim().to_owned()
     }
 }
@@ -149,6 +156,12 @@ mod tests {
         assert_eq!(spf.severity, Severity::Low);
         assert_eq!(spf.risk_vector, RiskVector::Spf);
         assert_eq!(spf.title(), "The record ends in ~all");
+        assert_eq!(CATALOG["open_ports.rdp_exposed"].title(), "An RDP service answers an X.224 connection request");
+        assert_eq!(CATALOG["certificate_conf.tls10_enabled"].title(), "The endpoint accepts TLS 1.0");
+        for info in CATALOG.values() {
+            let t = info.title();
+            assert!(!t.ends_with(" X") && !t.ends_with(" TLS 1") && !t.ends_with("https"), "{}: {t}", info.code);
+        }
         assert_eq!(spf.references, ["RFC 7208 §8.4"]);
         for info in CATALOG.values() {
             assert!(!info.title().is_empty() && !info.remediation.is_empty(), "{}", info.code);

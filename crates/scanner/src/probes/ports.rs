@@ -53,13 +53,14 @@ struct Identified {
     banner: String,
 }
 
+/// The printable ASCII of an answer (control bytes and anything else become spaces),
+/// whitespace collapsed, at most 200 characters.
 fn printable(bytes: &[u8]) -> String {
-    let text: String = String::from_utf8_lossy(bytes)
-        .chars()
-        .map(|c| if c.is_control() && c != ' ' { ' ' } else { c })
-        .take(200)
-        .collect();
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let text: String =
+        bytes.iter().take(400).map(|b| if b.is_ascii_graphic() { char::from(*b) } else { ' ' }).collect();
+    let mut out = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    out.truncate(200);
+    out
 }
 
 /// `OpenSSH_8.2p1 Ubuntu-4ubuntu0.5` → (OpenSSH, 8.2p1).
@@ -173,9 +174,10 @@ enum Probe {
     Rdp,
 }
 
-/// Ports where the client speaks first (web and TLS).
+/// Ports whose usual service waits for the client (web, TLS, databases, caches, SMB,
+/// RDP): the probe goes first, and a banner is waited for only if it does not match.
 fn client_first(port: u16) -> bool {
-    matches!(hint(port).first(), Some(Probe::Http | Probe::Tls))
+    !hint(port).is_empty()
 }
 
 /// The probe a port's usual service answers.
