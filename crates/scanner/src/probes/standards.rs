@@ -162,15 +162,16 @@ pub async fn https_available(guard: &Guard, host: &str) -> Vec<ScanFinding> {
 
 /// The same, when whether 443 answers is already known.
 pub async fn https_available_given(guard: &Guard, host: &str, https: bool) -> Vec<ScanFinding> {
-    if !https && listens(guard, host, 80).await {
-        vec![ScanFinding::new(
-            "it_standardization.https_unavailable",
-            host,
-            format!("{host} answers on port 80 but nothing listens on 443"),
-        )]
-    } else {
-        Vec::new()
-    }
+    if !https && listens(guard, host, 80).await { vec![https_unavailable(host)] } else { Vec::new() }
+}
+
+/// The finding for a host that serves HTTP on 80 and nothing on 443.
+pub fn https_unavailable(host: &str) -> ScanFinding {
+    ScanFinding::new(
+        "it_standardization.https_unavailable",
+        host,
+        format!("{host} answers on port 80 but nothing listens on 443"),
+    )
 }
 
 /// security.txt on the website origin (`https://` when the host serves HTTPS).

@@ -142,16 +142,7 @@ pub async fn visit(ctx: &Context, host: &str) -> Visit {
 
 /// HTTPS availability from a visit: HTTP on 80 and nothing on 443.
 pub fn https_findings(visit: &Visit) -> Vec<ScanFinding> {
-    if !visit.https() && visit.http() {
-        let host = &visit.host;
-        vec![ScanFinding::new(
-            "it_standardization.https_unavailable",
-            host,
-            format!("{host} answers on port 80 but nothing listens on 443"),
-        )]
-    } else {
-        Vec::new()
-    }
+    if !visit.https() && visit.http() { vec![super::standards::https_unavailable(&visit.host)] } else { Vec::new() }
 }
 
 /// Stack consistency: two or more versions of one server product across the hosts of
