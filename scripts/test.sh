@@ -23,6 +23,11 @@ if [ ! -x target/venv/bin/openapi-spec-validator ]; then
     target/venv/bin/pip install --quiet --disable-pip-version-check 'openapi-spec-validator==0.7.2'
 fi
 
+# CycloneDX 1.5 schema validation of `rampart sbom` (PyPI cyclonedx-python-lib), same venv.
+if ! target/venv/bin/python -c 'import cyclonedx.validation.json' >/dev/null 2>&1; then
+    target/venv/bin/pip install --quiet --disable-pip-version-check 'cyclonedx-python-lib[json-validation]==8.9.0'
+fi
+
 # The built-in lab's ground truth against docs/FINDINGS.md and the address plan.
 python3 scripts/check-lab.py >/dev/null
 

@@ -173,6 +173,8 @@ pub struct FindingOut {
     /// The CVE the finding is about (certificate_cve, vulnerabilities); its record is
     /// served by `/vulnerability-describe-cve-id`.
     pub cve: Option<String>,
+    /// The software component (`name version`) an sbom or vulnerabilities finding is about.
+    pub component: Option<String>,
     pub first_seen: String,
     pub last_seen: String,
 }
@@ -190,6 +192,7 @@ impl From<&Finding> for FindingOut {
             remediation: f.remediation.clone(),
             references: f.references.clone(),
             cve: f.cve.as_ref().map(|c| c.as_str().to_owned()),
+            component: f.component.clone(),
             first_seen: rfc3339(f.first_seen.0),
             last_seen: rfc3339(f.last_seen.0),
         }
@@ -306,6 +309,8 @@ pub struct ApplicationOut {
     pub host: String,
     pub cpe: Option<String>,
     pub evidence: String,
+    /// How sure the detection is, 0–100 (absent for imported data).
+    pub confidence: Option<u8>,
     pub first_seen: String,
     pub last_seen: String,
 }
@@ -319,6 +324,7 @@ impl From<Application> for ApplicationOut {
             host: a.host,
             cpe: a.cpe,
             evidence: a.evidence,
+            confidence: a.confidence,
             first_seen: rfc3339(a.first_seen.0),
             last_seen: rfc3339(a.last_seen.0),
         }
@@ -416,6 +422,8 @@ pub struct SbomOut {
     pub evidence: String,
     pub end_of_life: Option<bool>,
     pub latest_version: Option<String>,
+    /// How sure the detection is, 0–100 (absent for imported data).
+    pub confidence: Option<u8>,
     pub first_seen: String,
     pub last_seen: String,
     /// Present in SBOM-with-CVE responses.
@@ -434,6 +442,7 @@ impl SbomOut {
             evidence: c.evidence,
             end_of_life: c.end_of_life,
             latest_version: c.latest_version,
+            confidence: c.confidence,
             first_seen: rfc3339(c.first_seen.0),
             last_seen: rfc3339(c.last_seen.0),
             cves,

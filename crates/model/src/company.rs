@@ -69,6 +69,9 @@ pub struct Application {
     pub cpe: Option<String>,
     #[serde(default)]
     pub evidence: String,
+    /// How sure the detection is, 0–100 (absent for imported data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<u8>,
     pub first_seen: OffsetDateTimeText,
     pub last_seen: OffsetDateTimeText,
 }
@@ -139,6 +142,9 @@ pub struct SbomComponent {
     pub latest_version: Option<String>,
     #[serde(default)]
     pub cves: Vec<CveId>,
+    /// How sure the detection is, 0–100 (absent for imported data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<u8>,
     pub first_seen: OffsetDateTimeText,
     pub last_seen: OffsetDateTimeText,
 }
@@ -164,6 +170,9 @@ pub struct Finding {
     /// vulnerability database.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cve: Option<CveId>,
+    /// The software component the finding is about (sbom, vulnerabilities): `name version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<String>,
     pub first_seen: OffsetDateTimeText,
     pub last_seen: OffsetDateTimeText,
 }

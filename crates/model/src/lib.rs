@@ -12,12 +12,15 @@ pub mod risk;
 pub mod score;
 pub mod timefmt;
 
+pub mod version;
+
 pub use company::*;
 pub use cpe::{Cpe, CpeError};
 pub use ids::{CveId, Domain, IdError, SocialId};
 pub use page::{PAGE_SIZE, Page, PageError, Pagination};
 pub use risk::{Grade, RiskVector, Severity, UnknownValue};
 pub use score::{Score, ScoreError};
+pub use version::Version;
 
 /// Is `asset` the name `name` or below it: a host or key record under it, `host:port`,
 /// or an origin URL of such a host?

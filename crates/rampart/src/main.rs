@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use model::{Scope, SocialId};
 use tokio::net::TcpListener;
 
+mod sbom;
 mod scan;
 
 #[derive(Parser)]
@@ -121,6 +122,14 @@ enum Command {
         /// The first year of NVD feed files a first sync downloads.
         #[arg(long, default_value_t = 2002)]
         first_year: i32,
+    },
+    /// Export a company's SBOM (the components its scans detected).
+    Sbom {
+        #[command(flatten)]
+        db: DbArg,
+        social_id: String,
+        #[arg(long, value_enum, default_value = "cyclonedx")]
+        format: sbom::SbomFormat,
     },
     /// Seed sample companies, print working keys and curl commands, and serve.
     Demo {
@@ -286,6 +295,21 @@ enum ImportWhat {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Technology fingerprints in the Wappalyzer format: a folder with categories.json
+    /// and technologies/*.json. Workers add them to the built-in rules at start.
+    Fingerprints {
+        #[command(flatten)]
+        db: DbArg,
+        dir: PathBuf,
+    },
+    /// endoflife.date lifecycle data: the all-products JSON, product JSON files, or API
+    /// answers (v1 product, legacy cycle list named by its file).
+    Eol {
+        #[command(flatten)]
+        db: DbArg,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[tokio::main]
@@ -301,7 +325,7 @@ async fn main() -> Result<()> {
             let config =
                 api::Config { cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs), ..Default::default() };
             if workers > 0 {
-                let ctx = Arc::new(net.context()?);
+                let ctx = Arc::new(scan::with_store_data(net.context()?, &*store).await?);
                 let config = worker::Config { concurrency: workers, ..Default::default() };
                 tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal()));
             }
@@ -309,14 +333,17 @@ async fn main() -> Result<()> {
         }
         Command::Worker { db, concurrency, net } => {
             let store = open(&db.db).await?;
-            let ctx = Arc::new(net.context()?);
+            let ctx = Arc::new(scan::with_store_data(net.context()?, &*store).await?);
             let config = worker::Config { concurrency, ..Default::default() };
             tracing::info!(concurrency, "worker running");
             worker::run(store, ctx, config, shutdown_signal()).await;
             Ok(())
         }
         Command::Keys { action } => keys(action).await,
+        Command::Import { what: ImportWhat::Fingerprints { db, dir } } => import_fingerprints(&db.db, &dir).await,
+        Command::Import { what: ImportWhat::Eol { db, files } } => import_eol(&db.db, &files).await,
         Command::Import { what } => import(what).await,
+        Command::Sbom { db, social_id, format } => sbom::export(&db.db, &social_id, format).await,
         Command::Mock { listen } => {
             let store = open("sqlite::memory:").await?;
             intel::sample::load(&*store).await?;
@@ -527,6 +554,7 @@ async fn import(what: ImportWhat) -> Result<()> {
         ImportWhat::Epss { db, file } => (db, "epss", vec![file]),
         ImportWhat::Cwe { db, file } => (db, "cwe", vec![file]),
         ImportWhat::Capec { db, files } => (db, "capec", files),
+        ImportWhat::Fingerprints { .. } | ImportWhat::Eol { .. } => bail!("handled apart"),
     };
     let store = open(&db.db).await?;
     let started = std::time::Instant::now();
@@ -558,6 +586,34 @@ async fn import(what: ImportWhat) -> Result<()> {
         files.len(),
         read as f64 / secs.max(1e-9)
     );
+    Ok(())
+}
+
+async fn import_fingerprints(db: &str, dir: &std::path::Path) -> Result<()> {
+    let (rows, report) = scanner::fingerprint::wappalyzer_rows(dir)?;
+    let store = open(db).await?;
+    let written = store.save_fingerprints(&format!("wappalyzer:{}", dir.display()), &rows).await?;
+    let unsupported: Vec<String> = report.unsupported.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+    eprintln!(
+        "fingerprints: {} technologies, {} patterns ({} skipped: they do not compile as Rust regular expressions), {written} stored; keys not evaluated: {}",
+        report.technologies,
+        report.patterns,
+        report.skipped.len(),
+        if unsupported.is_empty() { "none".to_owned() } else { unsupported.join(", ") }
+    );
+    Ok(())
+}
+
+async fn import_eol(db: &str, files: &[PathBuf]) -> Result<()> {
+    let store = open(db).await?;
+    let mut total = 0;
+    for file in files {
+        let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("product");
+        let rows = scanner::software::Eol::rows(&text, stem).with_context(|| file.display().to_string())?;
+        total += store.save_eol_products(&rows).await?;
+    }
+    eprintln!("eol: {} file(s), {total} products stored", files.len());
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
@@ -25,6 +26,10 @@ pub struct ScanOpts {
     /// The risk vectors to probe, comma-separated (all when absent).
     #[arg(long, value_delimiter = ',', value_parser = parse_vector)]
     vectors: Vec<model::RiskVector>,
+    /// A database whose CVEs the detected software is matched against (`rampart scan`;
+    /// its fingerprints and end-of-life data are used too).
+    #[arg(long, value_name = "URL")]
+    cve_db: Option<String>,
 }
 
 impl ScanOpts {
@@ -58,6 +63,13 @@ pub struct NetOpts {
     /// goes (e.g. 'https://crt.sh/?q=%25.{domain}&output=json'); off when absent.
     #[arg(long, value_name = "URL")]
     ct_search: Option<String>,
+    /// A Wappalyzer technologies tree (categories.json, technologies/*.json) added to the
+    /// built-in fingerprint rules.
+    #[arg(long, value_name = "DIR")]
+    fingerprints: Option<PathBuf>,
+    /// endoflife.date product data (JSON) for the sbom end-of-life and outdated checks.
+    #[arg(long, value_name = "FILE")]
+    eol: Option<PathBuf>,
 }
 
 fn parse_vector(text: &str) -> Result<model::RiskVector, String> {
@@ -113,8 +125,39 @@ impl NetOpts {
             }
             ctx.ct_search = Some(template.clone());
         }
+        if let Some(dir) = &self.fingerprints {
+            let (rules, report) = scanner::fingerprint::RuleSet::load_wappalyzer_dir(dir)?;
+            tracing::info!(technologies = report.technologies, skipped = report.skipped.len(), "fingerprints loaded");
+            ctx.fingerprints = Arc::new(scanner::fingerprint::RuleSet::builtin().clone().merged(&rules));
+        }
+        if let Some(file) = &self.eol {
+            let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("product");
+            let rows = scanner::software::Eol::rows(&read(file)?, stem)?;
+            ctx.eol =
+                Some(Arc::new(scanner::software::Eol::from_rows(rows.iter().map(|(a, b)| (a.as_str(), b.as_str())))));
+        }
         Ok(ctx)
     }
+}
+
+/// Adds what the store holds to a worker's context: imported fingerprint rules (after
+/// the built-in ones) and endoflife.date data (unless a file was given).
+pub async fn with_store_data(mut ctx: Context, store: &dyn store::Store) -> Result<Context> {
+    let rows = store.fingerprints().await?;
+    if !rows.is_empty() {
+        let (rules, report) =
+            scanner::fingerprint::RuleSet::from_rows(rows.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+        tracing::info!(technologies = report.technologies, "imported fingerprints loaded");
+        ctx.fingerprints = Arc::new((*ctx.fingerprints).clone().merged(&rules));
+    }
+    if ctx.eol.is_none() {
+        let rows = store.eol_products().await?;
+        if !rows.is_empty() {
+            ctx.eol =
+                Some(Arc::new(scanner::software::Eol::from_rows(rows.iter().map(|(a, b)| (a.as_str(), b.as_str())))));
+        }
+    }
+    Ok(ctx)
 }
 
 fn pem_to_der(pem: &str) -> Result<Vec<u8>> {
@@ -232,12 +275,15 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
     findings.retain(|f| ctx.wants(f.risk_vector));
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
     let (score, grade) = headers::observatory_score(findings.iter().map(|f| f.code.as_str()));
+    let seen = scanner::fingerprint::Observation::http(&origin, &front.headers, &front.body);
+    let technologies = scanner::fingerprint::analyze(&ctx.fingerprints, &seen);
     match opts.format {
         Format::Json => {
             #[derive(serde::Serialize)]
             struct Out<'a> {
                 origin: &'a str,
                 status: u16,
+                technologies: &'a [scanner::fingerprint::Detection],
                 assessable: bool,
                 observatory_score: Option<u32>,
                 observatory_grade: Option<&'a str>,
@@ -247,6 +293,7 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
             let out = Out {
                 origin: &origin,
                 status: front.status,
+                technologies: &technologies,
                 assessable,
                 observatory_score: assessable.then_some(score),
                 observatory_grade: assessable.then_some(grade),
@@ -257,6 +304,16 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
         }
         Format::Table => {
             println!("{origin}: {}", front.status);
+            for t in &technologies {
+                let version = t.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
+                println!(
+                    "technology: {}{version} ({}; confidence {}) — {}",
+                    t.name,
+                    t.categories.join(", "),
+                    t.confidence,
+                    t.evidence
+                );
+            }
             for n in &notes {
                 println!("{n}");
             }
@@ -444,7 +501,15 @@ pub async fn probe_tls(
 /// `rampart scan DOMAIN`: discovery, then every probe of this stage, with a progress
 /// line on stderr.
 pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()> {
-    let ctx = opts.context()?;
+    let mut ctx = opts.context()?;
+    let db = match &opts.cve_db {
+        Some(url) => {
+            let store = store::open(url).await.with_context(|| format!("opening {url}"))?;
+            ctx = with_store_data(ctx, &*store).await?;
+            Some(store)
+        }
+        None => None,
+    };
     let domain = model::Domain::parse(domain).with_context(|| format!("{domain:?} is not a domain"))?;
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.set_message(format!("scanning {domain}: discovery, DNS and mail checks, a visit to every host"));
@@ -452,6 +517,13 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
     let result = scanner::probes::scan_domain(&ctx, domain.as_str(), website, &ctx.wordlist).await;
     spinner.finish_and_clear();
     let mut scan = result?;
+    if let Some(store) = &db
+        && ctx.wants(model::RiskVector::Vulnerabilities)
+    {
+        let now = time::OffsetDateTime::now_utc();
+        let inventory = worker::software::inventory(&**store, &scan.software, ctx.eol.as_deref(), now).await?;
+        scan.findings.extend(inventory.findings);
+    }
     scan.findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)).then(a.asset.cmp(&b.asset)));
     match opts.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&scan)?),
@@ -466,6 +538,14 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
             println!("{:<40} {:<16} {:<6} {:<6} SERVER", "HOST", "ADDRESS", "PORT", "SERVICE");
             for e in &scan.endpoints {
                 println!("{:<40} {:<16} {:<6} {:<6} {}", e.host, e.ip.to_string(), e.port, e.service, e.banner);
+            }
+            println!();
+            println!("software detected: {}", scan.software.len());
+            println!("{:<40} {:<28} {:<16} {:<4} EVIDENCE", "HOST", "TECHNOLOGY", "VERSION", "CONF");
+            for s in &scan.software {
+                let evidence: String = s.evidence.chars().take(70).collect();
+                let version = s.version.as_deref().unwrap_or("-");
+                println!("{:<40} {:<28} {:<16} {:<4} {evidence}", s.host, s.name, version, s.confidence);
             }
             println!();
             print(domain.as_str(), "findings", &scan.findings, Format::Table)?;

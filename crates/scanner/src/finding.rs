@@ -91,6 +91,9 @@ pub struct ScanFinding {
     /// The CVE a `vulnerabilities.cve` or `certificate_cve` finding names.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cve: Option<String>,
+    /// The software component (`name version`) an `sbom` or `vulnerabilities` finding is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub component: Option<String>,
 }
 
 impl ScanFinding {
@@ -115,6 +118,7 @@ impl ScanFinding {
             remediation: info.map(|i| i.remediation.clone()).unwrap_or_default(),
             references: info.map(|i| i.references.clone()).unwrap_or_default(),
             cve: None,
+            component: None,
         }
     }
 
@@ -122,6 +126,17 @@ impl ScanFinding {
         let cve = cve.into();
         self.id = finding_id(&self.code, &self.asset, Some(&cve));
         self.cve = Some(cve);
+        self
+    }
+
+    /// The component the finding is about; it tells apart findings of one code on one
+    /// host (the CVE does, when there is one).
+    pub fn with_component(mut self, component: impl Into<String>) -> Self {
+        let component = component.into();
+        if self.cve.is_none() {
+            self.id = finding_id(&self.code, &self.asset, Some(&component));
+        }
+        self.component = Some(component);
         self
     }
 

@@ -51,6 +51,17 @@ pub async fn get(
     get_with(guard, lab_root, https, host, path, verify, &[]).await
 }
 
+/// A GET whose body is kept as bytes (at most `limit` of them): favicons.
+pub async fn get_bytes(
+    guard: &Guard,
+    https: bool,
+    host: &str,
+    path: &str,
+    limit: usize,
+) -> Result<(u16, HeaderMap, Vec<u8>), HttpError> {
+    fetch(guard, None, https, host, path, Verify::No, &[], limit).await
+}
+
 /// [`get`] with extra request headers (an `Origin` for the CORS check, say).
 pub async fn get_with(
     guard: &Guard,
@@ -61,6 +72,21 @@ pub async fn get_with(
     verify: Verify,
     headers: &[(&str, &str)],
 ) -> Result<Response, HttpError> {
+    let (status, headers, body) = fetch(guard, lab_root, https, host, path, verify, headers, MAX_BODY).await?;
+    Ok(Response { status, headers, body: String::from_utf8_lossy(&body).into_owned() })
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn fetch(
+    guard: &Guard,
+    lab_root: Option<&[u8]>,
+    https: bool,
+    host: &str,
+    path: &str,
+    verify: Verify,
+    headers: &[(&str, &str)],
+    limit: usize,
+) -> Result<(u16, HeaderMap, Vec<u8>), HttpError> {
     let standard = if https { 443 } else { 80 };
     let addrs = guard.resolve(host).await?;
     let port = guard.port(standard);
@@ -92,14 +118,14 @@ pub async fn get_with(
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let mut body = Vec::new();
-    while body.len() < MAX_BODY {
+    while body.len() < limit {
         match response.chunk().await {
-            Ok(Some(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(MAX_BODY - body.len())]),
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk[..chunk.len().min(limit - body.len())]),
             Ok(None) => break,
             Err(e) => return Err(err(describe(&e))),
         }
     }
-    Ok(Response { status, headers, body: String::from_utf8_lossy(&body).into_owned() })
+    Ok((status, headers, body))
 }
 
 /// reqwest's error with its causes (the certificate reason sits in a source).

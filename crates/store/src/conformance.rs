@@ -57,6 +57,7 @@ fn finding(rv: RiskVector, asset: &str, sev: Severity, code: &str) -> Finding {
         remediation: "fix it".into(),
         references: vec!["RFC 7208".into()],
         cve: None,
+        component: None,
         first_seen: at("2026-01-01T00:00:00Z"),
         last_seen: at("2026-02-01T00:00:00Z"),
     }
@@ -102,6 +103,110 @@ pub async fn run_all(store: Arc<dyn Store>) {
     jobs(&*store).await;
     scans(&*store).await;
     discovery(&*store).await;
+    software(&*store).await;
+}
+
+/// Findings of one code on one host stay apart by CVE or component; a scan's software
+/// replaces the company's inventory, keeping first_seen of what was seen before;
+/// imported fingerprints and lifecycle data read back by name.
+async fn software(store: &dyn Store) {
+    use crate::ScanScope;
+    use model::{Application, SbomComponent};
+    let c = store
+        .save_company(&CompanySnapshot {
+            profile: profile("softco", "Soft Co", "softco.example"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let vectors = [RiskVector::Sbom, RiskVector::Vulnerabilities];
+    let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false };
+    let mut a = finding(RiskVector::Vulnerabilities, "www.softco.example", Severity::High, "vulnerabilities.cve");
+    a.cve = Some(CveId::parse("CVE-2021-23017").unwrap());
+    a.component = Some("Nginx 1.18.0".into());
+    let mut b = a.clone();
+    b.cve = Some(CveId::parse("CVE-2022-41741").unwrap());
+    let mut eol1 = finding(RiskVector::Sbom, "www.softco.example", Severity::Medium, "sbom.end_of_life");
+    eol1.component = Some("PHP 7.4.3".into());
+    let mut eol2 = eol1.clone();
+    eol2.component = Some("jQuery 1.12.4".into());
+    let when = at("2026-03-01T00:00:00Z").0;
+    let out = store.record_scan(c.id, scope, &[a.clone(), b.clone(), eol1.clone(), eol2], when).await.unwrap();
+    assert_eq!(out.opened, 4, "one finding per CVE and per component");
+    let open = open_findings(store, c.id).await;
+    assert_eq!(open.len(), 4);
+    assert!(open.iter().any(|f| f.component.as_deref() == Some("jQuery 1.12.4")));
+    // The next scan without one CVE and one component closes just those.
+    let out = store.record_scan(c.id, scope, &[a, eol1], at("2026-04-01T00:00:00Z").0).await.unwrap();
+    assert_eq!((out.seen_again, out.closed), (2, 2));
+
+    let app = |name: &str, version: &str, host: &str| Application {
+        name: name.into(),
+        version: Some(version.into()),
+        categories: vec!["Web servers".into()],
+        host: host.into(),
+        cpe: None,
+        evidence: "header server".into(),
+        confidence: Some(100),
+        first_seen: at("2026-05-01T00:00:00Z"),
+        last_seen: at("2026-05-01T00:00:00Z"),
+    };
+    let comp = |name: &str, version: &str, cves: &[&str]| SbomComponent {
+        name: name.into(),
+        version: Some(version.into()),
+        purl: Some(format!("pkg:generic/{}@{version}", name.to_ascii_lowercase())),
+        cpe: None,
+        hosts: vec![Domain::parse("www.softco.example").unwrap()],
+        evidence: "header server".into(),
+        end_of_life: Some(true),
+        latest_version: None,
+        cves: cves.iter().map(|c| CveId::parse(c).unwrap()).collect(),
+        confidence: Some(90),
+        first_seen: at("2026-05-01T00:00:00Z"),
+        last_seen: at("2026-05-01T00:00:00Z"),
+    };
+    let first = at("2026-05-01T00:00:00Z").0;
+    store
+        .record_software(
+            c.id,
+            &[app("Nginx", "1.18.0", "www.softco.example"), app("PHP", "7.4.3", "www.softco.example")],
+            &[comp("Nginx", "1.18.0", &["CVE-2021-23017"]), comp("PHP", "7.4.3", &[])],
+            first,
+        )
+        .await
+        .unwrap();
+    let later = at("2026-06-01T00:00:00Z").0;
+    store
+        .record_software(
+            c.id,
+            &[app("Nginx", "1.18.0", "www.softco.example")],
+            &[comp("Nginx", "1.18.0", &["CVE-2021-23017"])],
+            later,
+        )
+        .await
+        .unwrap();
+    let apps = store.applications(c.id, Page::FIRST).await.unwrap();
+    assert_eq!(apps.total, 1, "what the scan did not see again is gone");
+    assert_eq!(
+        (apps.items[0].first_seen, apps.items[0].last_seen),
+        (at("2026-05-01T00:00:00Z"), at("2026-06-01T00:00:00Z"))
+    );
+    assert_eq!(apps.items[0].confidence, Some(100));
+    let sbom = store.sbom(c.id, Page::FIRST, true).await.unwrap();
+    assert_eq!(sbom.total, 1);
+    assert_eq!(sbom.items[0].first_seen, at("2026-05-01T00:00:00Z"));
+    assert_eq!(sbom.items[0].cves, vec![CveId::parse("CVE-2021-23017").unwrap()]);
+    assert_eq!(sbom.items[0].confidence, Some(90));
+
+    assert_eq!(
+        store.save_fingerprints("test", &[("Nginx".into(), "{}".into()), ("PHP".into(), "{}".into())]).await.unwrap(),
+        2
+    );
+    store.save_fingerprints("test", &[("Nginx".into(), r#"{"cats": [22]}"#.into())]).await.unwrap();
+    let rules = store.fingerprints().await.unwrap();
+    assert_eq!(rules, vec![("Nginx".into(), r#"{"cats": [22]}"#.into()), ("PHP".into(), "{}".into())]);
+    store.save_eol_products(&[("nginx".into(), r#"{"releases": []}"#.into())]).await.unwrap();
+    assert_eq!(store.eol_products().await.unwrap().len(), 1);
 }
 
 /// Discovered hosts and observed endpoints keep their first_seen and take the latest
@@ -256,6 +361,7 @@ async fn companies(store: &dyn Store) {
         host: "www.acme.example".into(),
         cpe: Some("cpe:2.3:a:f5:nginx:1.18.0:*:*:*:*:*:*:*".into()),
         evidence: "Server: nginx/1.18.0".into(),
+        confidence: None,
         first_seen: at("2026-01-01T00:00:00Z"),
         last_seen: at("2026-02-01T00:00:00Z"),
     }]);
@@ -287,6 +393,7 @@ async fn companies(store: &dyn Store) {
             end_of_life: Some(true),
             latest_version: Some("2.24.0".into()),
             cves: vec![CveId::parse("CVE-2021-44228").unwrap()],
+            confidence: None,
             first_seen: at("2026-01-01T00:00:00Z"),
             last_seen: at("2026-02-01T00:00:00Z"),
         },
@@ -300,6 +407,7 @@ async fn companies(store: &dyn Store) {
             end_of_life: None,
             latest_version: None,
             cves: vec![],
+            confidence: None,
             first_seen: at("2026-01-01T00:00:00Z"),
             last_seen: at("2026-02-01T00:00:00Z"),
         },

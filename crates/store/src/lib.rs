@@ -172,6 +172,16 @@ pub struct ScanScope<'a> {
 
 pub use model::asset_under;
 
+/// What tells apart findings of one code on one asset: the CVE it names, else the
+/// component it is about, else nothing (one finding per risk vector, asset and code).
+pub fn finding_subject(f: &Finding) -> &str {
+    match (&f.cve, &f.component) {
+        (Some(cve), _) => cve.as_str(),
+        (None, Some(component)) => component,
+        (None, None) => "",
+    }
+}
+
 /// What recording a scan changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ScanOutcome {
@@ -264,6 +274,25 @@ pub trait Store: Send + Sync + 'static {
         endpoints: &[NetworkEndpoint],
         seen_at: time::OffsetDateTime,
     ) -> Result<()>;
+    /// Records the software a full scan detected: applications (matched by name, version
+    /// and host) and SBOM components (matched by name and version) keep their first_seen;
+    /// the company's rows that the scan did not see again are removed. One transaction.
+    async fn record_software(
+        &self,
+        company: i64,
+        applications: &[Application],
+        components: &[SbomComponent],
+        seen_at: time::OffsetDateTime,
+    ) -> Result<()>;
+    /// Stores imported fingerprint rules `(name, rule JSON)` from `source`, replacing
+    /// rules of the same name; returns how many were written.
+    async fn save_fingerprints(&self, source: &str, rules: &[(String, String)]) -> Result<usize>;
+    /// Every imported fingerprint rule `(name, rule JSON)`, by name.
+    async fn fingerprints(&self) -> Result<Vec<(String, String)>>;
+    /// Stores endoflife.date products `(name, product JSON)`, replacing same names.
+    async fn save_eol_products(&self, products: &[(String, String)]) -> Result<usize>;
+    /// Every stored endoflife.date product `(name, product JSON)`, by name.
+    async fn eol_products(&self) -> Result<Vec<(String, String)>>;
     /// The discovered host names of a company, by name.
     async fn hosts(&self, company: i64) -> Result<Vec<model::DiscoveredHost>>;
     /// Closed findings, most recently closed first, with when they were closed.

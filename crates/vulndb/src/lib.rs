@@ -16,7 +16,8 @@ pub mod nvd;
 pub mod render;
 pub mod search;
 mod store_rows;
-pub mod version;
+/// The version order lives in `model` (the scanner compares versions too).
+pub use model::version;
 
 pub use store_rows::{from_cve_search, stored};
 

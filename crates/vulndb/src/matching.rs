@@ -237,6 +237,42 @@ pub fn cve_applies(configurations: &[Configuration], cpe: &Cpe) -> bool {
     configurations.iter().any(|c| c.applies_to(cpe))
 }
 
+impl CpeMatch {
+    /// The entry as a reader checks it: the criteria and its version range.
+    pub fn describe(&self) -> String {
+        let mut range = Vec::new();
+        if let Some(v) = &self.version_start_including {
+            range.push(format!(">= {v}"));
+        }
+        if let Some(v) = &self.version_start_excluding {
+            range.push(format!("> {v}"));
+        }
+        if let Some(v) = &self.version_end_including {
+            range.push(format!("<= {v}"));
+        }
+        if let Some(v) = &self.version_end_excluding {
+            range.push(format!("< {v}"));
+        }
+        if range.is_empty() {
+            self.criteria.clone()
+        } else {
+            format!("{} versions {}", self.criteria, range.join(", "))
+        }
+    }
+}
+
+/// Why a CVE applies to `cpe`: the vulnerable entry of the first configuration that
+/// applies, described ([`CpeMatch::describe`]); none when no configuration applies.
+pub fn explain(configurations: &[Configuration], cpe: &Cpe) -> Option<String> {
+    let c = configurations.iter().find(|c| c.applies_to(cpe))?;
+    c.nodes
+        .iter()
+        .filter(|n| !n.negate)
+        .flat_map(|n| n.matches.iter())
+        .find(|m| m.vulnerable && m.matches(cpe))
+        .map(CpeMatch::describe)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

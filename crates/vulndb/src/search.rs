@@ -8,7 +8,7 @@
 use model::{Cpe, CveId};
 use store::{Store, StoreError};
 
-use crate::matching::{Configuration, cve_applies};
+use crate::matching::{Configuration, explain};
 use crate::version::Version;
 
 /// Candidates fetched per round trip.
@@ -25,6 +25,13 @@ pub enum SearchError {
 
 /// The ids of the CVEs that apply to `cpe`, at most `limit`, newest first.
 pub async fn cve_ids_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<CveId>, SearchError> {
+    Ok(cves_for_cpe(store, cpe, limit).await?.into_iter().map(|(id, _)| id).collect())
+}
+
+/// [`cve_ids_for_cpe`] with the reason of each match: the vulnerable configuration entry
+/// that covers `cpe` (criteria and version range), or the index entry when the record
+/// carries no configurations.
+pub async fn cves_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<(CveId, String)>, SearchError> {
     let (Some(vendor), Some(product)) = (Cpe::specific(cpe.vendor()), Cpe::specific(cpe.product())) else {
         return Err(SearchError::Unspecific);
     };
@@ -49,12 +56,12 @@ pub async fn cve_ids_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result
         let done = (batch.len() as u32) < want;
         for c in &batch {
             // Without configurations the index rows have decided already.
-            let applies = match &c.configurations {
-                None => true,
-                Some(json) => cve_applies(&serde_json::from_str::<Vec<Configuration>>(json).unwrap_or_default(), cpe),
+            let why = match &c.configurations {
+                None => Some(format!("the vulnerable products of {} list {}:{}", c.id, vendor, product)),
+                Some(json) => explain(&serde_json::from_str::<Vec<Configuration>>(json).unwrap_or_default(), cpe),
             };
-            if applies {
-                out.push(c.id.clone());
+            if let Some(why) = why {
+                out.push((c.id.clone(), why));
                 if out.len() as u32 >= limit {
                     break;
                 }

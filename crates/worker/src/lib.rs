@@ -6,8 +6,11 @@
 //!
 //! The probes run so far are the DNS and mail group (spf, dkim, dmarc,
 //! it_standardization), TLS (certificate_info, certificate_conf, certificate_cve) and
-//! the port scan (open_ports) and web_headers; the software probes (sbom,
-//! vulnerabilities) and digitalization join as they land.
+//! the port scan (open_ports), web_headers, and the software inventory: fingerprints
+//! of pages and services → applications and SBOM components (sbom findings from the
+//! lifecycle data), matched against the vulnerability database (vulnerabilities).
+
+pub mod software;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -21,7 +24,7 @@ use time::OffsetDateTime;
 use tokio::task::JoinSet;
 
 /// The risk vectors the worker's probes cover.
-pub const VECTORS: [RiskVector; 9] = [
+pub const VECTORS: [RiskVector; 11] = [
     RiskVector::Spf,
     RiskVector::Dkim,
     RiskVector::Dmarc,
@@ -31,6 +34,8 @@ pub const VECTORS: [RiskVector; 9] = [
     RiskVector::CertificateCve,
     RiskVector::OpenPorts,
     RiskVector::WebHeaders,
+    RiskVector::Sbom,
+    RiskVector::Vulnerabilities,
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -164,15 +169,23 @@ pub async fn process(
     match kind {
         "scan" => {
             let mut found = Vec::new();
-            let (mut hosts, mut endpoints) = (Vec::new(), Vec::new());
+            let (mut hosts, mut endpoints, mut detected) = (Vec::new(), Vec::new(), Vec::new());
             for domain in &domains {
                 let scan = scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await?;
                 found.extend(scan.findings);
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
                 hosts.extend(h);
                 endpoints.extend(e);
+                for s in scan.software {
+                    scanner::software::merge(&mut detected, s);
+                }
             }
             store.record_discovery(company.id, &hosts, &endpoints, now).await?;
+            let inventory = software::inventory(store, &detected, ctx.eol.as_deref(), now).await?;
+            if ctx.wants(RiskVector::Vulnerabilities) {
+                found.extend(inventory.findings);
+            }
+            store.record_software(company.id, &inventory.applications, &inventory.components, now).await?;
             let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false };
             Ok(store.record_scan(company.id, scope, &to_findings(found, now), now).await?)
         }
@@ -192,6 +205,9 @@ pub async fn process(
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
                 store.record_discovery(company.id, &h, &e, now).await?;
                 scan.findings
+            } else if vector == RiskVector::Vulnerabilities {
+                let detected = scanner::probes::host_software(ctx, &subdomain).await;
+                software::inventory(store, &detected, ctx.eol.as_deref(), now).await?.findings
             } else {
                 scanner::probes::rescan_host(ctx, domain, &subdomain, website_in(domain), vector).await?
             };
@@ -244,11 +260,11 @@ fn discovered(
 use store::asset_under as under;
 
 fn to_findings(found: Vec<ScanFinding>, now: OffsetDateTime) -> Vec<Finding> {
-    // One finding per (risk vector, asset, code): the store's identity of a finding.
+    // One finding per (risk vector, asset, code, CVE or component): the store's identity.
     let mut seen = std::collections::BTreeSet::new();
     found
         .into_iter()
-        .filter(|f| seen.insert((f.risk_vector, f.asset.clone(), f.code.clone())))
+        .filter(|f| seen.insert((f.risk_vector, f.asset.clone(), f.code.clone(), f.cve.clone(), f.component.clone())))
         .map(|f| Finding {
             id: 0,
             risk_vector: f.risk_vector,
@@ -260,6 +276,7 @@ fn to_findings(found: Vec<ScanFinding>, now: OffsetDateTime) -> Vec<Finding> {
             remediation: f.remediation,
             references: f.references,
             cve: f.cve.as_deref().and_then(|c| model::CveId::parse(c).ok()),
+            component: f.component,
             first_seen: OffsetDateTimeText(now),
             last_seen: OffsetDateTimeText(now),
         })

@@ -32,6 +32,10 @@ pub struct Context {
     pub vectors: Vec<model::RiskVector>,
     /// The TCP ports the port scan tries on every host.
     pub ports: Vec<u16>,
+    /// The fingerprint rules (built-in, plus imported Wappalyzer technologies).
+    pub fingerprints: std::sync::Arc<crate::fingerprint::RuleSet>,
+    /// endoflife.date lifecycle data; `None` leaves the sbom findings out.
+    pub eol: Option<std::sync::Arc<crate::software::Eol>>,
     pub now: OffsetDateTime,
 }
 
@@ -46,6 +50,8 @@ impl Context {
             ct_search: None,
             vectors: Vec::new(),
             ports: ports::DEFAULT_PORTS.to_vec(),
+            fingerprints: std::sync::Arc::new(crate::fingerprint::RuleSet::builtin().clone()),
+            eol: None,
             now: OffsetDateTime::now_utc(),
         }
     }
@@ -97,6 +103,8 @@ pub struct DomainScan {
     /// The TLS endpoints probed (HTTPS hosts, mail hosts' SMTP/IMAP/POP3 ports, and
     /// other ports that answered a ClientHello).
     pub tls: Vec<crate::tlsprobe::TlsReport>,
+    /// The software the fingerprints found, per host.
+    pub software: Vec<crate::software::Software>,
     pub findings: Vec<ScanFinding>,
 }
 
@@ -104,6 +112,12 @@ pub struct DomainScan {
 const MAIL_TLS_PORTS: [u16; 5] = [25, 465, 587, 993, 995];
 /// TLS endpoints probed at once.
 const CONCURRENT_TLS: usize = 8;
+
+/// Does the scan need the software inventory (fingerprints of pages and services)?
+fn wants_software(ctx: &Context) -> bool {
+    use model::RiskVector as V;
+    [V::Sbom, V::Vulnerabilities].into_iter().any(|v| ctx.wants(v))
+}
 
 fn wants_tls(ctx: &Context) -> bool {
     use model::RiskVector as V;
@@ -182,6 +196,7 @@ pub async fn scan_domain(
     let mut findings = mail_and_standards(ctx, &domain, website_host).await?;
     let mut endpoints = Vec::new();
     let mut visited = std::collections::BTreeSet::new();
+    let mut all_visits = Vec::new();
     for _ in 0..WEB_ROUNDS {
         let hosts: Vec<String> = assets
             .iter()
@@ -215,10 +230,15 @@ pub async fn scan_domain(
         }
         let known: Vec<String> = assets.iter().map(|a| a.name.clone()).collect();
         assets.extend(crate::discovery::resolve_candidates(dns, &domain, candidates, &[], &known).await);
+        all_visits.extend(visits);
     }
     // The port scan: every host with an address, a few at a time.
     let mut open_ports = Vec::new();
-    if ctx.wants(model::RiskVector::OpenPorts) || ctx.wants(model::RiskVector::ItStandardization) || wants_tls(ctx) {
+    if ctx.wants(model::RiskVector::OpenPorts)
+        || ctx.wants(model::RiskVector::ItStandardization)
+        || wants_tls(ctx)
+        || wants_software(ctx)
+    {
         use futures_util::StreamExt;
         let hosts: Vec<String> = assets.iter().filter(|a| !a.addresses.is_empty()).map(|a| a.name.clone()).collect();
         let scans: Vec<Vec<ports::OpenPort>> = futures_util::stream::iter(hosts)
@@ -263,12 +283,16 @@ pub async fn scan_domain(
             findings.extend(crate::tlsprobe::findings::judge(report));
         }
     }
+    let software = crate::software::detect(&ctx.fingerprints, &all_visits, &open_ports);
+    if let Some(eol) = &ctx.eol {
+        findings.extend(crate::software::sbom_findings(&software, eol, ctx.now.date()));
+    }
     findings.retain(|f| ctx.wants(f.risk_vector));
     assets.sort_by(|a, b| a.name.cmp(&b.name));
     endpoints.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     let mut seen = std::collections::BTreeSet::new();
-    findings.retain(|f| seen.insert((f.code.clone(), f.asset.clone())));
-    Ok(DomainScan { domain, assets, endpoints, open_ports, tls, findings })
+    findings.retain(|f| seen.insert((f.code.clone(), f.asset.clone(), f.cve.clone(), f.component.clone())));
+    Ok(DomainScan { domain, assets, endpoints, open_ports, tls, software, findings })
 }
 
 /// A rescan of one host below a company domain for one risk vector: the domain's checks
@@ -304,6 +328,12 @@ pub async fn rescan_host(
     if vector == V::OpenPorts {
         found.extend(ports::judge(&ports::scan(&ctx.guard, host, &ctx.ports).await));
     }
+    if vector == V::Sbom
+        && let Some(eol) = &ctx.eol
+    {
+        let software = host_software(ctx, host).await;
+        found.extend(crate::software::sbom_findings(&software, eol, ctx.now.date()));
+    }
     if matches!(vector, V::CertificateInfo | V::CertificateConf | V::CertificateCve) {
         let mx = ctx.guard.dns().mx(domain).await?;
         let https = standards::listens(&ctx.guard, host, 443).await;
@@ -315,6 +345,13 @@ pub async fn rescan_host(
     let host = crate::dns::host_name(host);
     found.retain(|f| f.risk_vector == vector && model::asset_under(&f.asset, &host));
     Ok(found)
+}
+
+/// The software of one host: a visit and a port scan, fingerprinted.
+pub async fn host_software(ctx: &Context, host: &str) -> Vec<crate::software::Software> {
+    let visit = web::visit(ctx, host).await;
+    let open = ports::scan(&ctx.guard, host, &ctx.ports).await;
+    crate::software::detect(&ctx.fingerprints, std::slice::from_ref(&visit), &open)
 }
 
 async fn visit_all(ctx: &Context, hosts: Vec<String>) -> Vec<web::Visit> {

@@ -39,7 +39,15 @@ pub struct Visit {
     pub front: Option<super::headers::Front>,
     /// What `http://H/` answered (status, Location) when H also serves HTTPS.
     pub plain_http: Option<(u16, Option<String>)>,
+    /// Every response of the visit (the front page, and `http://H/` when H serves
+    /// HTTPS too): what the fingerprint engine reads.
+    pub pages: Vec<super::headers::Front>,
+    /// The Shodan-style hash of the origin's `/favicon.ico`, when it serves one.
+    pub favicon: Option<i32>,
 }
+
+/// The largest favicon read.
+const MAX_FAVICON: usize = 256 * 1024;
 
 impl Visit {
     pub fn https(&self) -> bool {
@@ -105,15 +113,29 @@ pub async fn visit(ctx: &Context, host: &str) -> Visit {
                 let evidence = format!("linked from {origin}");
                 out.linked.push((target, evidence));
             }
-            out.front = Some(super::headers::Front {
+            let front = super::headers::Front {
                 origin: origin.clone(),
                 https,
                 status: response.status,
                 headers: response.headers,
                 body: response.body,
-            });
+            };
+            out.pages.push(front.clone());
+            out.front = Some(front);
         }
         Err(e) => tracing::debug!(host, error = %e, "front page not fetched"),
+    }
+    if out.front.is_some() {
+        // An icon answered with 200 and some bytes (not an HTML error page).
+        if let Ok((200, headers, icon)) = http::get_bytes(guard, https, host, "/favicon.ico", MAX_FAVICON).await {
+            let html = headers
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|t| t.to_ascii_lowercase().contains("text/html"));
+            if !icon.is_empty() && !html {
+                out.favicon = Some(crate::fingerprint::favicon_hash(&icon));
+            }
+        }
     }
     let service = if https { "https" } else { "http" }.to_owned();
     out.endpoints.push(Endpoint { host: host.to_owned(), ip, port, service, product, version, banner });
@@ -125,6 +147,13 @@ pub async fn visit(ctx: &Context, host: &str) -> Visit {
             if let Ok(r) = http::get(guard, ctx.lab_root.as_deref(), false, host, "/", Verify::No).await {
                 let location = r.headers.get("location").and_then(|v| v.to_str().ok()).map(str::to_owned);
                 out.plain_http = Some((r.status, location));
+                out.pages.push(super::headers::Front {
+                    origin: format!("http://{host}/"),
+                    https: false,
+                    status: r.status,
+                    headers: r.headers,
+                    body: r.body,
+                });
             }
             out.endpoints.push(Endpoint {
                 host: host.to_owned(),

@@ -35,6 +35,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (4, "findings_closed", include_str!("../../migrations/sqlite/0004_findings_closed.sql")),
     (5, "discovery", include_str!("../../migrations/sqlite/0005_discovery.sql")),
     (6, "finding_cve", include_str!("../../migrations/sqlite/0006_finding_cve.sql")),
+    (7, "software", include_str!("../../migrations/sqlite/0007_software.sql")),
 ]);
 
 #[derive(Debug, Clone)]
@@ -92,11 +93,11 @@ impl SqliteStore {
 /// code): first_seen is kept, last_seen moves on, a closed finding reopens.
 async fn upsert_finding(tx: &mut Transaction<'_, Sqlite>, company: i64, f: &Finding) -> Result<i64> {
     Ok(sqlx::query_scalar(
-        "INSERT INTO findings (company_id, risk_vector, asset, severity, severity_rank, code, title, evidence, remediation, refs, first_seen, last_seen, cve) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
-         ON CONFLICT (company_id, risk_vector, asset, code) DO UPDATE SET severity = excluded.severity, \
+        "INSERT INTO findings (company_id, risk_vector, asset, severity, severity_rank, code, title, evidence, remediation, refs, first_seen, last_seen, cve, component, subject) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) \
+         ON CONFLICT (company_id, risk_vector, asset, code, subject) DO UPDATE SET severity = excluded.severity, \
          severity_rank = excluded.severity_rank, title = excluded.title, evidence = excluded.evidence, \
-         remediation = excluded.remediation, refs = excluded.refs, cve = excluded.cve, \
+         remediation = excluded.remediation, refs = excluded.refs, cve = excluded.cve, component = excluded.component, \
          first_seen = min(findings.first_seen, excluded.first_seen), last_seen = excluded.last_seen, \
          closed_at = NULL RETURNING id",
     )
@@ -113,8 +114,59 @@ async fn upsert_finding(tx: &mut Transaction<'_, Sqlite>, company: i64, f: &Find
     .bind(rfc3339(f.first_seen.0))
     .bind(rfc3339(f.last_seen.0))
     .bind(f.cve.as_ref().map(|c| c.as_str()))
+    .bind(f.component.as_deref())
+    .bind(crate::finding_subject(f))
     .fetch_one(&mut **tx)
     .await?)
+}
+
+async fn insert_application(tx: &mut Transaction<'_, Sqlite>, company: i64, a: &Application) -> Result<()> {
+    sqlx::query("INSERT INTO applications (company_id, name, version, categories, host, cpe, evidence, confidence, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+        .bind(company)
+        .bind(&a.name)
+        .bind(a.version.as_deref())
+        .bind(to_json(&a.categories)?)
+        .bind(&a.host)
+        .bind(a.cpe.as_deref())
+        .bind(&a.evidence)
+        .bind(a.confidence.map(i64::from))
+        .bind(rfc3339(a.first_seen.0))
+        .bind(rfc3339(a.last_seen.0))
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+async fn insert_component(tx: &mut Transaction<'_, Sqlite>, company: i64, c: &SbomComponent) -> Result<()> {
+    let cid: i64 = sqlx::query_scalar("INSERT INTO sbom_components (company_id, name, version, purl, cpe, evidence, end_of_life, latest_version, confidence, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id")
+        .bind(company)
+        .bind(&c.name)
+        .bind(c.version.as_deref())
+        .bind(c.purl.as_deref())
+        .bind(c.cpe.as_deref())
+        .bind(&c.evidence)
+        .bind(c.end_of_life)
+        .bind(c.latest_version.as_deref())
+        .bind(c.confidence.map(i64::from))
+        .bind(rfc3339(c.first_seen.0))
+        .bind(rfc3339(c.last_seen.0))
+        .fetch_one(&mut **tx)
+        .await?;
+    for h in &c.hosts {
+        sqlx::query("INSERT INTO sbom_hosts (component_id, host) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
+            .bind(cid)
+            .bind(h.as_str())
+            .execute(&mut **tx)
+            .await?;
+    }
+    for cve in &c.cves {
+        sqlx::query("INSERT INTO sbom_cves (component_id, cve_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
+            .bind(cid)
+            .bind(cve.as_str())
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
 }
 
 fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
@@ -193,9 +245,18 @@ fn application_from_row(row: &SqliteRow) -> Result<Application> {
         host: row.try_get("host")?,
         cpe: row.try_get("cpe")?,
         evidence: row.try_get("evidence")?,
+        confidence: confidence(row)?,
         first_seen: ts_text(row.try_get("first_seen")?)?,
         last_seen: ts_text(row.try_get("last_seen")?)?,
     })
+}
+
+/// A detection's confidence column (0–100, NULL for imported rows).
+fn confidence(row: &SqliteRow) -> Result<Option<u8>> {
+    match row.try_get::<Option<i64>, _>("confidence")? {
+        Some(n) => u8::try_from(n).map(Some).map_err(|_| corrupt("confidence", n)),
+        None => Ok(None),
+    }
 }
 
 fn endpoint_from_row(row: &SqliteRow) -> Result<NetworkEndpoint> {
@@ -275,6 +336,7 @@ fn finding_from_row(row: &SqliteRow) -> Result<Finding> {
             Some(text) => Some(CveId::parse(&text).map_err(|_| corrupt("cve", &text))?),
             None => None,
         },
+        component: row.try_get("component")?,
         first_seen: ts_text(row.try_get("first_seen")?)?,
         last_seen: ts_text(row.try_get("last_seen")?)?,
     })
@@ -384,18 +446,7 @@ async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySn
     if let Some(apps) = &s.applications {
         sqlx::query("DELETE FROM applications WHERE company_id = ?1").bind(id).execute(&mut **tx).await?;
         for a in apps {
-            sqlx::query("INSERT INTO applications (company_id, name, version, categories, host, cpe, evidence, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
-                .bind(id)
-                .bind(&a.name)
-                .bind(a.version.as_deref())
-                .bind(to_json(&a.categories)?)
-                .bind(&a.host)
-                .bind(a.cpe.as_deref())
-                .bind(&a.evidence)
-                .bind(rfc3339(a.first_seen.0))
-                .bind(rfc3339(a.last_seen.0))
-                .execute(&mut **tx)
-                .await?;
+            insert_application(tx, id, a).await?;
         }
     }
     if let Some(eps) = &s.network_endpoints {
@@ -407,33 +458,7 @@ async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySn
     if let Some(sbom) = &s.sbom {
         sqlx::query("DELETE FROM sbom_components WHERE company_id = ?1").bind(id).execute(&mut **tx).await?;
         for c in sbom {
-            let cid: i64 = sqlx::query_scalar("INSERT INTO sbom_components (company_id, name, version, purl, cpe, evidence, end_of_life, latest_version, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id")
-                .bind(id)
-                .bind(&c.name)
-                .bind(c.version.as_deref())
-                .bind(c.purl.as_deref())
-                .bind(c.cpe.as_deref())
-                .bind(&c.evidence)
-                .bind(c.end_of_life)
-                .bind(c.latest_version.as_deref())
-                .bind(rfc3339(c.first_seen.0))
-                .bind(rfc3339(c.last_seen.0))
-                .fetch_one(&mut **tx)
-                .await?;
-            for h in &c.hosts {
-                sqlx::query("INSERT INTO sbom_hosts (component_id, host) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
-                    .bind(cid)
-                    .bind(h.as_str())
-                    .execute(&mut **tx)
-                    .await?;
-            }
-            for cve in &c.cves {
-                sqlx::query("INSERT INTO sbom_cves (component_id, cve_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
-                    .bind(cid)
-                    .bind(cve.as_str())
-                    .execute(&mut **tx)
-                    .await?;
-            }
+            insert_component(tx, id, c).await?;
         }
     }
     if let Some(findings) = &s.findings {
@@ -539,6 +564,7 @@ impl SqliteStore {
                     end_of_life: row.try_get("end_of_life")?,
                     latest_version: row.try_get("latest_version")?,
                     cves: cves.remove(&id).unwrap_or_default(),
+                    confidence: confidence(row)?,
                     first_seen: ts_text(row.try_get("first_seen")?)?,
                     last_seen: ts_text(row.try_get("last_seen")?)?,
                 })
@@ -914,12 +940,13 @@ impl Store for SqliteStore {
             }
             let open: Option<i64> = sqlx::query_scalar(
                 "SELECT id FROM findings WHERE company_id = ?1 AND risk_vector = ?2 AND asset = ?3 AND code = ?4 \
-                 AND closed_at IS NULL",
+                 AND subject = ?5 AND closed_at IS NULL",
             )
             .bind(company)
             .bind(f.risk_vector.as_str())
             .bind(&f.asset)
             .bind(&f.code)
+            .bind(crate::finding_subject(f))
             .fetch_optional(&mut *tx)
             .await?;
             if open.is_some() {
@@ -1036,6 +1063,108 @@ impl Store for SqliteStore {
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    async fn record_software(
+        &self,
+        company: i64,
+        applications: &[Application],
+        components: &[SbomComponent],
+        seen_at: OffsetDateTime,
+    ) -> Result<()> {
+        let mut tx = self.begin().await?;
+        // first_seen of what was seen before, by identity.
+        let mut app_seen: BTreeMap<(String, Option<String>, String), String> = BTreeMap::new();
+        for r in sqlx::query("SELECT name, version, host, first_seen FROM applications WHERE company_id = ?1")
+            .bind(company)
+            .fetch_all(&mut *tx)
+            .await?
+        {
+            app_seen.insert((r.try_get("name")?, r.try_get("version")?, r.try_get("host")?), r.try_get("first_seen")?);
+        }
+        let mut comp_seen: BTreeMap<(String, Option<String>), String> = BTreeMap::new();
+        for r in sqlx::query("SELECT name, version, first_seen FROM sbom_components WHERE company_id = ?1")
+            .bind(company)
+            .fetch_all(&mut *tx)
+            .await?
+        {
+            comp_seen.insert((r.try_get("name")?, r.try_get("version")?), r.try_get("first_seen")?);
+        }
+        let first = |known: Option<&String>| -> Result<OffsetDateTimeText> {
+            match known {
+                Some(t) => ts_text(t),
+                None => Ok(OffsetDateTimeText(seen_at)),
+            }
+        };
+        sqlx::query("DELETE FROM applications WHERE company_id = ?1").bind(company).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM sbom_components WHERE company_id = ?1").bind(company).execute(&mut *tx).await?;
+        for a in applications {
+            let key = (a.name.clone(), a.version.clone(), a.host.clone());
+            let row = Application {
+                first_seen: first(app_seen.get(&key))?,
+                last_seen: OffsetDateTimeText(seen_at),
+                ..a.clone()
+            };
+            insert_application(&mut tx, company, &row).await?;
+        }
+        for c in components {
+            let key = (c.name.clone(), c.version.clone());
+            let row = SbomComponent {
+                first_seen: first(comp_seen.get(&key))?,
+                last_seen: OffsetDateTimeText(seen_at),
+                ..c.clone()
+            };
+            insert_component(&mut tx, company, &row).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn save_fingerprints(&self, source: &str, rules: &[(String, String)]) -> Result<usize> {
+        let mut tx = self.begin().await?;
+        let now = rfc3339(OffsetDateTime::now_utc());
+        for (name, rule) in rules {
+            sqlx::query(
+                "INSERT INTO fingerprints (name, source, rule, imported_at) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (name) DO UPDATE SET source = excluded.source, rule = excluded.rule, imported_at = excluded.imported_at",
+            )
+            .bind(name)
+            .bind(source)
+            .bind(rule)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(rules.len())
+    }
+
+    async fn fingerprints(&self) -> Result<Vec<(String, String)>> {
+        let rows = sqlx::query("SELECT name, rule FROM fingerprints ORDER BY name").fetch_all(&self.read).await?;
+        rows.iter().map(|r| Ok((r.try_get("name")?, r.try_get("rule")?))).collect()
+    }
+
+    async fn save_eol_products(&self, products: &[(String, String)]) -> Result<usize> {
+        let mut tx = self.begin().await?;
+        let now = rfc3339(OffsetDateTime::now_utc());
+        for (name, product) in products {
+            sqlx::query(
+                "INSERT INTO eol_products (name, product, imported_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (name) DO UPDATE SET product = excluded.product, imported_at = excluded.imported_at",
+            )
+            .bind(name)
+            .bind(product)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(products.len())
+    }
+
+    async fn eol_products(&self) -> Result<Vec<(String, String)>> {
+        let rows = sqlx::query("SELECT name, product FROM eol_products ORDER BY name").fetch_all(&self.read).await?;
+        rows.iter().map(|r| Ok((r.try_get("name")?, r.try_get("product")?))).collect()
     }
 
     async fn hosts(&self, company: i64) -> Result<Vec<DiscoveredHost>> {
