@@ -167,6 +167,10 @@ pub struct Asset {
     pub source: String,
     /// What was observed, e.g. `MX 10 mail.acme.test` or `A 127.78.1.2`.
     pub evidence: String,
+    /// The name's CNAME target, when it has one (followed or not: a dangling CNAME is
+    /// kept as an asset without addresses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cname: Option<String>,
 }
 
 /// A name to try, with the source and evidence that would attribute it.
@@ -294,7 +298,7 @@ pub async fn resolve_candidates(
             (_, false, _) => evidence,
         };
         let source = if target.is_some() && source == "wordlist" { "cname".to_owned() } else { source };
-        found.insert(name.clone(), Asset { name, addresses, source, evidence });
+        found.insert(name.clone(), Asset { name, addresses, source, evidence, cname: target });
     }
     found.into_values().collect()
 }

@@ -99,6 +99,29 @@ impl Dns {
         }
     }
 
+    /// Does `name` (or the end of its CNAME chain) not exist (NXDOMAIN)? A name with
+    /// records of any type, or without addresses but existing (NODATA), is not dangling.
+    pub async fn nxdomain(&self, name: &str) -> Result<bool, DnsError> {
+        let trimmed = name.trim_end_matches('.');
+        if trimmed.is_empty() || trimmed.len() > 253 {
+            return Err(DnsError::BadName(trimmed.to_owned()));
+        }
+        let mut owner = Name::from_str(&format!("{trimmed}.")).map_err(|_| DnsError::BadName(trimmed.to_owned()))?;
+        for _ in 0..=MAX_CNAME_LINKS {
+            let answer = self.ask(&owner, RecordType::A).await?;
+            // RFC 6604: the code speaks of the last name of the chain in the answer.
+            if answer.metadata.response_code == ResponseCode::NXDomain {
+                return Ok(true);
+            }
+            if answer.answers.iter().any(|r| r.record_type() == RecordType::A) {
+                return Ok(false);
+            }
+            let Some(target) = last_cname(&answer.answers, &owner) else { return Ok(false) };
+            owner = target;
+        }
+        Err(DnsError::Failed(format!("{trimmed}: more than {MAX_CNAME_LINKS} CNAME links")))
+    }
+
     /// The TXT records at `name`, each the concatenation of its character-strings
     /// (RFC 7208 §3.3), lossily decoded.
     pub async fn txt(&self, name: &str) -> Result<Vec<String>, DnsError> {

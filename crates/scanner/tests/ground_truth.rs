@@ -1,5 +1,6 @@
 //! The DNS, mail, web-round and TLS probes (spf, dkim, dmarc, it_standardization,
-//! certificate_info, certificate_conf, certificate_cve) against the built-in lab's
+//! certificate_info, certificate_conf, certificate_cve, open_ports, web_headers,
+//! digitalization, sbom) against the built-in lab's
 //! ground truth: every expected finding of these components is found on each company's
 //! domains (with its CVE where it has one), and nothing else — in particular nothing on
 //! clean assets.
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 use lab::{Lab, LabFile};
 use scanner::probes::{Context, scan_domain};
 
-const COMPONENTS: [&str; 10] = [
+const COMPONENTS: [&str; 11] = [
     "spf",
     "dkim",
     "dmarc",
@@ -20,6 +21,7 @@ const COMPONENTS: [&str; 10] = [
     "certificate_cve",
     "open_ports",
     "web_headers",
+    "digitalization",
     // Needs the endoflife.date data; left out (with a note) when it is absent.
     "sbom",
 ];

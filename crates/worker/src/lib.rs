@@ -24,7 +24,7 @@ use time::OffsetDateTime;
 use tokio::task::JoinSet;
 
 /// The risk vectors the worker's probes cover.
-pub const VECTORS: [RiskVector; 11] = [
+pub const VECTORS: [RiskVector; 12] = [
     RiskVector::Spf,
     RiskVector::Dkim,
     RiskVector::Dmarc,
@@ -36,6 +36,7 @@ pub const VECTORS: [RiskVector; 11] = [
     RiskVector::WebHeaders,
     RiskVector::Sbom,
     RiskVector::Vulnerabilities,
+    RiskVector::Digitalization,
 ];
 
 #[derive(Debug, thiserror::Error)]

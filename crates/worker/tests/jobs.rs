@@ -130,6 +130,10 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     let tls = serde_json::json!({"social_id": "lumen-pike", "subdomain": "vpn.lumenpike.test", "risk_vector": "certificate_info"});
     let outcome = worker::process(&*store, &ctx, "rescan", &tls).await.unwrap();
     assert_eq!((outcome.opened, outcome.seen_again, outcome.closed), (0, 1, 0));
+    // The parked host is seen parked again.
+    let parked = serde_json::json!({"social_id": "lumen-pike", "subdomain": "intranet-old.lumenpike.test", "risk_vector": "digitalization"});
+    let outcome = worker::process(&*store, &ctx, "rescan", &parked).await.unwrap();
+    assert_eq!((outcome.opened, outcome.seen_again, outcome.closed), (0, 1, 0));
     // A port scan and a header check of a host with nothing to report close nothing.
     for vector in ["open_ports", "web_headers"] {
         let job =

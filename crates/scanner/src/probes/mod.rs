@@ -1,6 +1,7 @@
 //! The probes, one module per group of components. Each takes what it needs (the guard,
 //! the DNS client, the lab CA in lab mode) and returns findings with evidence.
 
+pub mod digital;
 pub mod headers;
 pub mod mail;
 pub mod ports;
@@ -211,6 +212,7 @@ pub async fn scan_domain(
         let mut candidates = Vec::new();
         for v in &visits {
             findings.extend(web::https_findings(v));
+            findings.extend(digital::host_findings(v));
             if let Some(front) = v.front.as_ref().filter(|f| headers::assessable(f)) {
                 findings.extend(headers::assess(front, &v.host));
             }
@@ -231,6 +233,11 @@ pub async fn scan_domain(
         let known: Vec<String> = assets.iter().map(|a| a.name.clone()).collect();
         assets.extend(crate::discovery::resolve_candidates(dns, &domain, candidates, &[], &known).await);
         all_visits.extend(visits);
+    }
+    if ctx.wants(model::RiskVector::Digitalization) {
+        findings.extend(digital::dangling_cnames(dns, &assets).await);
+        findings.extend(digital::wildcard(&domain, &crate::discovery::wildcard_addresses(dns, &domain).await));
+        findings.extend(page_findings(ctx, &all_visits).await);
     }
     // The port scan: every host with an address, a few at a time.
     let mut open_ports = Vec::new();
@@ -325,6 +332,24 @@ pub async fn rescan_host(
             found.extend(headers::redirect_finding(host, *status, location.as_deref()));
         }
     }
+    if vector == V::Digitalization {
+        let dns = ctx.guard.dns();
+        match host.strip_prefix("*.") {
+            Some(parent) => {
+                found.extend(digital::wildcard(parent, &crate::discovery::wildcard_addresses(dns, parent).await))
+            }
+            None => {
+                let visit = web::visit(ctx, host).await;
+                found.extend(digital::host_findings(&visit));
+                if let Some(front) = &visit.front {
+                    found.extend(digital::page_findings(ctx, front, host).await);
+                }
+                let named = vec![Candidate::new(host, "rescan", "")];
+                let assets = crate::discovery::resolve_candidates(dns, domain, named, &[], &[]).await;
+                found.extend(digital::dangling_cnames(dns, &assets).await);
+            }
+        }
+    }
     if vector == V::OpenPorts {
         found.extend(ports::judge(&ports::scan(&ctx.guard, host, &ctx.ports).await));
     }
@@ -352,6 +377,24 @@ pub async fn host_software(ctx: &Context, host: &str) -> Vec<crate::software::So
     let visit = web::visit(ctx, host).await;
     let open = ports::scan(&ctx.guard, host, &ctx.ports).await;
     crate::software::detect(&ctx.fingerprints, std::slice::from_ref(&visit), &open)
+}
+
+/// Admin panels and directory listings of every visited host's assessable origin.
+async fn page_findings(ctx: &Context, visits: &[web::Visit]) -> Vec<ScanFinding> {
+    use futures_util::StreamExt;
+    // By index: a closure over references in a tuple trips the Send check of callers.
+    let found: Vec<Vec<ScanFinding>> = futures_util::stream::iter(0..visits.len())
+        .map(|i| async move {
+            let v = &visits[i];
+            match &v.front {
+                Some(front) => digital::page_findings(ctx, front, &v.host).await,
+                None => Vec::new(),
+            }
+        })
+        .buffered(CONCURRENT_VISITS)
+        .collect()
+        .await;
+    found.into_iter().flatten().collect()
 }
 
 async fn visit_all(ctx: &Context, hosts: Vec<String>) -> Vec<web::Visit> {
