@@ -221,6 +221,10 @@ fn shorten(s: &str) -> String {
 }
 
 fn try_pattern(p: &rules::Pattern, text: &str, evidence: impl FnOnce() -> String, hits: &mut Vec<Hit>) {
+    // Most patterns do not match: the cheaper test first, the capture groups on a hit.
+    if !p.regex.is_match(text) {
+        return;
+    }
     if let Some(caps) = p.regex.captures(text) {
         hits.push(Hit { version: p.version_of(&caps), confidence: p.confidence, evidence: evidence() });
     }
@@ -255,6 +259,9 @@ fn match_technology(t: &Technology, o: &Observation) -> Vec<Hit> {
     }
     if !o.html.is_empty() {
         for p in &t.html {
+            if !p.regex.is_match(&o.html) {
+                continue;
+            }
             if let Some(caps) = p.regex.captures(&o.html) {
                 let seen = caps.get(0).map_or("", |m| m.as_str());
                 hits.push(Hit {
