@@ -1,7 +1,8 @@
 //! The software commands as a user runs them: `rampart import eol|nvd|kev|fingerprints`,
 //! a scan of a lab company by a worker, `rampart scan --cve-db`, and `rampart sbom
 //! --format cyclonedx` validated against the CycloneDX 1.5 schema (cyclonedx-python-lib,
-//! installed into target/venv by scripts/test.sh).
+//! installed into target/venv by scripts/test.sh), and the API operations that serve
+//! the scanned software.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -78,11 +79,17 @@ async fn imports_a_scan_and_the_cyclonedx_export() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("3425 technologies") && said.contains("3425 stored"), "{said}");
     let company = dir.path().join("company.jsonl");
-    std::fs::write(
-        &company,
-        r#"{"social_id": "shop-test", "company_name": "Shop Test", "website": "http://www.shop.test", "domain": "shop.test", "domains": [{"name": "shop.test", "attribution": "test"}]}"#,
-    )
-    .unwrap();
+    // Rated once (an imported rating), so that the API reports on it.
+    let components: serde_json::Map<String, Value> = model::RiskVector::ALL
+        .iter()
+        .map(|v| (v.as_str().to_owned(), serde_json::json!({"score": 80.0, "grade": "B", "weight": 8.33, "assets_checked": 1, "findings_count": 0})))
+        .collect();
+    let line = serde_json::json!({
+        "social_id": "shop-test", "company_name": "Shop Test", "website": "http://www.shop.test", "domain": "shop.test",
+        "domains": [{"name": "shop.test", "attribution": "test"}],
+        "scores": [{"scanned_at": "2026-11-01T00:00:00Z", "score": 80.0, "grade": "B", "components": components}],
+    });
+    std::fs::write(&company, format!("{line}\n")).unwrap();
     ok(&rampart(&["import", "companies", "--db", &db, company.to_str().unwrap()]));
 
     // A worker scans the company in a lab.
@@ -178,4 +185,77 @@ async fn imports_a_scan_and_the_cyclonedx_export() {
         std::fs::write(&path, broken.to_string()).unwrap();
         assert!(validate(&python, &path).is_err());
     }
+
+    // The API serves what the scan stored (the company was rated once, by the import:
+    // an unrated company is queued for a scan instead).
+    served(&db).await;
+}
+
+/// A child process stopped when dropped.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The applications, infrastructure, SBOM, SBOM-with-CVE, SBOM-by-domain and
+/// vulnerability-detection operations over the scanned company.
+async fn served(db: &str) {
+    let key = ok(&rampart(&["keys", "create", "--db", db, "--name", "u"])).trim().to_owned();
+    let monitor =
+        ok(&rampart(&["keys", "create", "--db", db, "--name", "m", "--company", "shop-test"])).trim().to_owned();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let _server = Server(
+        Command::new(env!("CARGO_BIN_EXE_rampart"))
+            .args(["serve", "--db", db, "--listen", &format!("127.0.0.1:{port}")])
+            .env_remove("RAMPART_DB")
+            .env("RAMPART_LOG", "warn")
+            .spawn()
+            .unwrap(),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while client.get(format!("{base}/healthz")).send().await.is_err() {
+        assert!(std::time::Instant::now() < deadline, "the server did not come up");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let get = |path: String, key: String| {
+        let (client, base) = (client.clone(), base.clone());
+        async move {
+            let r = client.get(format!("{base}{path}")).header("apikey", key).send().await.unwrap();
+            let status = r.status();
+            let body: Value = r.json().await.unwrap();
+            assert_eq!(status, 200, "{path}: {body}");
+            body
+        }
+    };
+    let apps = get("/underwriter-getcompanyapplicationsassets?social_id=shop-test".into(), key.clone()).await;
+    let wp = apps["applications"].as_array().unwrap().iter().find(|a| a["name"] == "WordPress").expect("WordPress");
+    assert_eq!((wp["version"].as_str(), wp["host"].as_str()), (Some("5.8.1"), Some("www.shop.test")));
+    assert!(wp["evidence"].as_str().unwrap().contains("generator"), "{wp}");
+    assert!(wp["categories"].as_array().unwrap().iter().any(|c| c == "CMS"), "{wp}");
+
+    let infra = get("/underwriter-getcompanyinfrastructureassets?social_id=shop-test".into(), key.clone()).await;
+    let endpoints = infra["network_endpoints"].as_array().unwrap();
+    assert!(endpoints.iter().any(|e| e["host"] == "www.shop.test" && e["port"] == 80), "{infra}");
+
+    let sbom = get("/underwriter-getcompanysbomcve?social_id=shop-test".into(), key.clone()).await;
+    let wp = sbom["data"].as_array().unwrap().iter().find(|c| c["name"] == "WordPress").expect("WordPress");
+    assert_eq!(wp["purl"], "pkg:generic/wordpress@5.8.1");
+    assert_eq!(wp["end_of_life"], true);
+    assert!(wp["cves"].as_array().unwrap().iter().any(|c| c["id"] == "CVE-2022-21661"), "{wp}");
+
+    let by_domain =
+        get("/underwriter-getcompanysbomdomain?social_id=shop-test&domain=shop.test".into(), key.clone()).await;
+    let hosts = by_domain["data"]["subdomain"].as_array().unwrap();
+    let www = hosts.iter().find(|h| h["subdomain"] == "www.shop.test").expect("www.shop.test");
+    assert!(www["components"].as_array().unwrap().iter().any(|c| c["name"] == "jQuery"), "{www}");
+
+    let detections = get("/monitor-getall-vulnerability-detection".into(), monitor).await;
+    let cves: Vec<&str> = detections["data"].as_array().unwrap().iter().filter_map(|f| f["cve"].as_str()).collect();
+    assert!(cves.contains(&"CVE-2022-21661") && cves.contains(&"CVE-2021-23017"), "{cves:?}");
 }
