@@ -26,6 +26,10 @@ pub struct HttpSpec {
     /// Every path not in `pages` answers `301` to this prefix followed by the path.
     #[serde(default)]
     pub redirect: Option<String>,
+    /// Every path not in `pages` answers what `/` answers (a single-page application's
+    /// catch-all route, a soft 404).
+    #[serde(default)]
+    pub any_path: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -64,7 +68,11 @@ impl HttpSpec {
     }
 
     fn answer(&self, path: &str) -> Response<Full<Bytes>> {
-        let page = self.pages.iter().find(|p| p.path == path);
+        let page = self
+            .pages
+            .iter()
+            .find(|p| p.path == path)
+            .or_else(|| if self.any_path { self.pages.iter().find(|p| p.path == "/") } else { None });
         let (status, body) = match (page, &self.redirect) {
             (Some(p), _) => (StatusCode::from_u16(p.status).unwrap_or(StatusCode::OK), p.body.clone()),
             (None, Some(_)) => (StatusCode::MOVED_PERMANENTLY, String::new()),

@@ -272,6 +272,7 @@ fn elasticsearch(host: &str, version: Option<&str>) -> HttpSpec {
         headers: [("content-type".to_owned(), "application/json; charset=UTF-8".to_owned())].into(),
         pages: vec![Page { path: "/".to_owned(), status: 200, headers: Default::default(), body: body.to_string() }],
         redirect: None,
+        any_path: false,
     }
 }
 

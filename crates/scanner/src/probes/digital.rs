@@ -29,6 +29,8 @@ pub const ADMIN_PATHS: [&str; 6] =
 pub const LISTING_PATHS: [&str; 5] = ["/backup/", "/backups/", "/uploads/", "/files/", "/old/"];
 /// Same-origin pages linked from the home page that are fetched at most.
 pub const MAX_LINKED_PAGES: usize = 8;
+/// A path no site serves: what it answers tells a catch-all server from real pages.
+const SOFT_404_PATH: &str = "/rampart-soft-404-probe-7f3c1/";
 
 /// Is the first label of `host` a development name?
 pub fn dev_host(host: &str) -> bool {
@@ -211,6 +213,15 @@ pub async fn page_findings(ctx: &Context, front: &Front, host: &str) -> Vec<Scan
             paths.push(p);
         }
     }
+    // A server that answers 200 with one page for any path (a single-page application's
+    // catch-all, a soft 404) shows nothing at the curated paths: a page identical to the
+    // front page or to what a path that cannot exist answers is not looked at.
+    let mut catch_all = vec![front.body.clone()];
+    if let Ok(r) = http::get(&ctx.guard, ctx.lab_root.as_deref(), front.https, host, SOFT_404_PATH, Verify::No).await
+        && r.status == 200
+    {
+        catch_all.push(r.body);
+    }
     for path in paths {
         let response = match http::get(&ctx.guard, ctx.lab_root.as_deref(), front.https, host, &path, Verify::No).await
         {
@@ -220,7 +231,7 @@ pub async fn page_findings(ctx: &Context, front: &Front, host: &str) -> Vec<Scan
                 continue;
             }
         };
-        if response.status != 200 {
+        if response.status != 200 || catch_all.contains(&response.body) {
             continue;
         }
         let url = format!("{base}{path}");
