@@ -187,6 +187,10 @@ pub struct ComponentScore {
     pub assets_checked: u32,
     #[serde(default)]
     pub findings_count: u32,
+    /// Why the component could not be assessed (nothing of its kind was found); its
+    /// score then carries no weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_assessable: Option<String>,
 }
 
 /// The result of rating one scan: global score and the twelve components.
@@ -196,6 +200,10 @@ pub struct ScoreSnapshot {
     pub score: Score,
     pub grade: Grade,
     pub components: BTreeMap<RiskVector, ComponentScore>,
+    /// The version of docs/METHODOLOGY.md that produced the rating (none for imported
+    /// ratings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub methodology: Option<String>,
 }
 
 /// A public security incident.

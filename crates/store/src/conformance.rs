@@ -75,11 +75,18 @@ fn snapshot(score: f64, when: &str) -> ScoreSnapshot {
                     weight: Score::from_f64(100.0 / 12.0).expect("weight"),
                     assets_checked: 3,
                     findings_count: 1,
+                    not_assessable: None,
                 },
             )
         })
         .collect();
-    ScoreSnapshot { scanned_at: at(when), score: Score::from_f64(score).expect("score"), grade: Grade::B, components }
+    ScoreSnapshot {
+        scanned_at: at(when),
+        score: Score::from_f64(score).expect("score"),
+        grade: Grade::B,
+        components,
+        methodology: None,
+    }
 }
 
 fn cve(id: &str, modified: &str, products: &[&str]) -> CveRecord {
@@ -435,6 +442,32 @@ async fn companies(store: &dyn Store) {
     let latest = store.latest_score(c.id).await.unwrap().unwrap();
     assert_eq!(latest.components.len(), 12);
     assert_eq!(latest.components[&RiskVector::Sbom].weight, Score::from_f64(8.33).unwrap());
+    assert_eq!(latest.methodology, None, "an imported rating names no methodology");
+
+    // A computed rating: its methodology and a not-assessable component come back; it
+    // becomes the company's score and last scan; the same time again is not added.
+    let mut rated = snapshot(64.5, "2026-03-01T00:00:00Z");
+    rated.methodology = Some("2026.11".into());
+    if let Some(c) = rated.components.get_mut(&RiskVector::Dkim) {
+        c.not_assessable = Some("the company's domains receive no mail".into());
+    }
+    assert!(store.record_rating(c.id, &rated).await.unwrap());
+    assert!(!store.record_rating(c.id, &rated).await.unwrap(), "one rating per time");
+    assert_eq!(store.latest_score(c.id).await.unwrap().as_ref(), Some(&rated));
+    let now = store.company_by_social_id(&c.social_id).await.unwrap().unwrap();
+    assert_eq!(
+        (now.score, now.last_scanned_at),
+        (Some(Score::from_f64(64.5).unwrap()), Some(at("2026-03-01T00:00:00Z").0))
+    );
+    assert_eq!(store.score_history(c.id, 10).await.unwrap().len(), 3);
+    let open = store.open_findings(c.id).await.unwrap();
+    let paged = store.findings(c.id, FindingFilter::default(), Page::FIRST).await.unwrap();
+    assert_eq!(open.len() as u64, paged.total);
+    let mut a: Vec<i64> = open.iter().map(|f| f.id).collect();
+    let mut b: Vec<i64> = paged.items.iter().map(|f| f.id).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b, "every open finding, nothing else");
 
     // Domains: profile domain is always attributed; lookups walk up to parents.
     let names: Vec<String> = store.domains(c.id).await.unwrap().into_iter().map(|d| d.name.to_string()).collect();

@@ -300,7 +300,13 @@ pub trait Store: Send + Sync + 'static {
     /// True when `host` is one of the company's attributed names or carries an asset.
     async fn owns_host(&self, company: i64, host: &Domain) -> Result<bool>;
 
+    /// Every open finding of the company (what a rating judges), in a stable order.
+    async fn open_findings(&self, company: i64) -> Result<Vec<Finding>>;
+
     // --- scores ------------------------------------------------------------------
+    /// Adds a rating to the company's history and moves its last scan time forward;
+    /// false when a rating for the same time is already stored (it is kept).
+    async fn record_rating(&self, company: i64, rating: &ScoreSnapshot) -> Result<bool>;
     async fn latest_score(&self, company: i64) -> Result<Option<ScoreSnapshot>>;
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>>;
 

@@ -36,6 +36,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (5, "discovery", include_str!("../../migrations/sqlite/0005_discovery.sql")),
     (6, "finding_cve", include_str!("../../migrations/sqlite/0006_finding_cve.sql")),
     (7, "software", include_str!("../../migrations/sqlite/0007_software.sql")),
+    (8, "rating", include_str!("../../migrations/sqlite/0008_rating.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -95,6 +96,48 @@ impl SqliteStore {
 }
 
 // --- row decoding -------------------------------------------------------------------
+
+/// Adds one rating to the history (a rating already stored for the same time is kept)
+/// and moves the company's last scan time forward; true when it was added.
+async fn insert_score(tx: &mut Transaction<'_, Sqlite>, id: i64, snap: &ScoreSnapshot) -> Result<bool> {
+    let at = rfc3339(snap.scanned_at.0);
+    let sid: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO scores (company_id, scanned_at, score, grade, methodology) VALUES (?1, ?2, ?3, ?4, ?5) \
+         ON CONFLICT DO NOTHING RETURNING id",
+    )
+    .bind(id)
+    .bind(&at)
+    .bind(snap.score.hundredths())
+    .bind(snap.grade.as_str())
+    .bind(snap.methodology.as_deref())
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(sid) = sid else { return Ok(false) };
+    for (rv, c) in &snap.components {
+        sqlx::query(
+            "INSERT INTO component_scores (score_id, risk_vector, score, grade, weight, assets_checked, findings_count, \
+             not_assessable) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .bind(sid)
+        .bind(rv.as_str())
+        .bind(c.score.hundredths())
+        .bind(c.grade.as_str())
+        .bind(c.weight.hundredths())
+        .bind(i64::from(c.assets_checked))
+        .bind(i64::from(c.findings_count))
+        .bind(c.not_assessable.as_deref())
+        .execute(&mut **tx)
+        .await?;
+    }
+    sqlx::query(
+        "UPDATE companies SET last_scanned_at = ?2 WHERE id = ?1 AND (last_scanned_at IS NULL OR last_scanned_at < ?2)",
+    )
+    .bind(id)
+    .bind(&at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(true)
+}
 
 /// Inserts a finding or refreshes the stored one (same company, risk vector, asset and
 /// code): first_seen is kept, last_seen moves on, a closed finding reopens.
@@ -485,34 +528,7 @@ async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySn
         .await?;
     }
     for snap in &s.scores {
-        let at = rfc3339(snap.scanned_at.0);
-        let sid: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO scores (company_id, scanned_at, score, grade) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING RETURNING id",
-        )
-        .bind(id)
-        .bind(&at)
-        .bind(snap.score.hundredths())
-        .bind(snap.grade.as_str())
-        .fetch_optional(&mut **tx)
-        .await?;
-        let Some(sid) = sid else { continue };
-        for (rv, c) in &snap.components {
-            sqlx::query("INSERT INTO component_scores (score_id, risk_vector, score, grade, weight, assets_checked, findings_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
-                .bind(sid)
-                .bind(rv.as_str())
-                .bind(c.score.hundredths())
-                .bind(c.grade.as_str())
-                .bind(c.weight.hundredths())
-                .bind(i64::from(c.assets_checked))
-                .bind(i64::from(c.findings_count))
-                .execute(&mut **tx)
-                .await?;
-        }
-        sqlx::query("UPDATE companies SET last_scanned_at = ?2 WHERE id = ?1 AND (last_scanned_at IS NULL OR last_scanned_at < ?2)")
-            .bind(id)
-            .bind(&at)
-            .execute(&mut **tx)
-            .await?;
+        insert_score(tx, id, snap).await?;
     }
     for inc in &s.incidents {
         sqlx::query(
@@ -585,7 +601,7 @@ impl SqliteStore {
             let sid: i64 = row.try_get("id")?;
             let grade: String = row.try_get("grade")?;
             let mut components = BTreeMap::new();
-            for c in sqlx::query("SELECT risk_vector, score, grade, weight, assets_checked, findings_count FROM component_scores WHERE score_id = ?1")
+            for c in sqlx::query("SELECT risk_vector, score, grade, weight, assets_checked, findings_count, not_assessable FROM component_scores WHERE score_id = ?1")
                 .bind(sid)
                 .fetch_all(&self.read)
                 .await?
@@ -600,6 +616,7 @@ impl SqliteStore {
                         weight: score(c.try_get("weight")?)?,
                         assets_checked: u32::try_from(c.try_get::<i64, _>("assets_checked")?).unwrap_or(0),
                         findings_count: u32::try_from(c.try_get::<i64, _>("findings_count")?).unwrap_or(0),
+                        not_assessable: c.try_get("not_assessable")?,
                     },
                 );
             }
@@ -608,6 +625,7 @@ impl SqliteStore {
                 score: score(row.try_get("score")?)?,
                 grade: Grade::parse(&grade).map_err(|_| corrupt("grade", &grade))?,
                 components,
+                methodology: row.try_get("methodology")?,
             });
         }
         Ok(out)
@@ -1198,13 +1216,32 @@ impl Store for SqliteStore {
         Ok(n > 0)
     }
 
+    async fn open_findings(&self, company: i64) -> Result<Vec<Finding>> {
+        sqlx::query(
+            "SELECT * FROM findings WHERE company_id = ?1 AND closed_at IS NULL ORDER BY risk_vector, asset, code, id",
+        )
+        .bind(company)
+        .fetch_all(&self.read)
+        .await?
+        .iter()
+        .map(finding_from_row)
+        .collect()
+    }
+
+    async fn record_rating(&self, company: i64, rating: &ScoreSnapshot) -> Result<bool> {
+        let mut tx = self.begin().await?;
+        let added = insert_score(&mut tx, company, rating).await?;
+        tx.commit().await?;
+        Ok(added)
+    }
+
     async fn latest_score(&self, company: i64) -> Result<Option<ScoreSnapshot>> {
         Ok(self.score_history(company, 1).await?.into_iter().next())
     }
 
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>> {
         let rows = sqlx::query(
-            "SELECT id, scanned_at, score, grade FROM scores WHERE company_id = ?1 ORDER BY scanned_at DESC LIMIT ?2",
+            "SELECT id, scanned_at, score, grade, methodology FROM scores WHERE company_id = ?1 ORDER BY scanned_at DESC LIMIT ?2",
         )
         .bind(company)
         .bind(i64::from(limit))
