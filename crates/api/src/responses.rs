@@ -202,12 +202,21 @@ impl From<&Finding> for FindingOut {
 /// One of the twelve components of a score.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ComponentOut {
-    pub score: f64,
-    pub grade: String,
-    /// Share of the global score, in percent.
+    /// 0–100; null when the component was not assessable (see `not_assessable`).
+    pub score: Option<f64>,
+    /// A–F; null when the component was not assessable.
+    pub grade: Option<String>,
+    /// Share of the global score, in percent (0 when not assessable: the global score is
+    /// re-weighted over the assessable components).
     pub weight: f64,
     pub assets_checked: u32,
     pub findings_count: u32,
+    /// Why the component could not be assessed (nothing of its kind was found).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_assessable: Option<String>,
+    /// The version of docs/METHODOLOGY.md that produced the rating, or `imported` for a
+    /// rating that came with the company's import.
+    pub methodology: String,
     /// The worst findings of this component.
     pub findings: Vec<FindingOut>,
 }
@@ -231,29 +240,45 @@ pub struct ScoreComponents {
 
 impl ScoreComponents {
     /// Builds the twelve members from a rating and the top findings of each vector.
-    /// A component the rating lacks is shown as not assessed (score 0, grade F, weight 0).
+    /// A component the rating could not assess (or lacks) has a null score and grade,
+    /// weight 0 and the reason.
     pub fn new(snap: &ScoreSnapshot, top: &[Finding]) -> Self {
         let mut by_vector: BTreeMap<RiskVector, Vec<FindingOut>> = BTreeMap::new();
         for f in top {
             by_vector.entry(f.risk_vector).or_default().push(f.into());
         }
+        let methodology = snap.methodology.clone().unwrap_or_else(|| "imported".to_owned());
         let mut one = |rv: RiskVector| {
             let findings = by_vector.remove(&rv).unwrap_or_default();
             match snap.components.get(&rv) {
-                Some(c) => ComponentOut {
-                    score: c.score.as_f64(),
-                    grade: c.grade.as_str().to_owned(),
+                Some(c) if c.not_assessable.is_none() => ComponentOut {
+                    score: Some(c.score.as_f64()),
+                    grade: Some(c.grade.as_str().to_owned()),
                     weight: c.weight.as_f64(),
                     assets_checked: c.assets_checked,
                     findings_count: c.findings_count,
+                    not_assessable: None,
+                    methodology: methodology.clone(),
+                    findings,
+                },
+                Some(c) => ComponentOut {
+                    score: None,
+                    grade: None,
+                    weight: 0.0,
+                    assets_checked: c.assets_checked,
+                    findings_count: c.findings_count,
+                    not_assessable: c.not_assessable.clone(),
+                    methodology: methodology.clone(),
                     findings,
                 },
                 None => ComponentOut {
-                    score: 0.0,
-                    grade: "F".into(),
+                    score: None,
+                    grade: None,
                     weight: 0.0,
                     assets_checked: 0,
                     findings_count: 0,
+                    not_assessable: Some("the rating has no such component".to_owned()),
+                    methodology: methodology.clone(),
                     findings,
                 },
             }

@@ -135,16 +135,23 @@ fn scores(v: &Value) {
         fields(
             comp,
             &[
-                ("score", T::Num),
-                ("grade", T::Str),
+                ("score", T::NumOrNull),
+                ("grade", T::StrOrNull),
                 ("weight", T::Num),
                 ("assets_checked", T::Int),
                 ("findings_count", T::Int),
+                ("methodology", T::Str),
                 ("findings", T::Arr),
             ],
         );
-        let s = comp["score"].as_f64().unwrap_or(-1.0);
-        assert!((0.0..=100.0).contains(&s), "{c} score {s}");
+        match comp["score"].as_f64() {
+            Some(s) => assert!((0.0..=100.0).contains(&s) && comp["grade"].is_string(), "{c} score {s}"),
+            // Not assessable: no grade, no weight, and the reason.
+            None => assert!(
+                comp["grade"].is_null() && comp["weight"] == 0.0 && comp["not_assessable"].is_string(),
+                "{c}: {comp}"
+            ),
+        }
         each(&comp["findings"], finding);
     }
 }
