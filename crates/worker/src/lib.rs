@@ -10,6 +10,7 @@
 //! of pages and services → applications and SBOM components (sbom findings from the
 //! lifecycle data), matched against the vulnerability database (vulnerabilities).
 
+pub mod rate;
 pub mod software;
 
 use std::future::Future;
@@ -171,8 +172,10 @@ pub async fn process(
         "scan" => {
             let mut found = Vec::new();
             let (mut hosts, mut endpoints, mut detected) = (Vec::new(), Vec::new(), Vec::new());
+            let mut assessed = rate::Assessed::default();
             for domain in &domains {
                 let scan = scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await?;
+                assessed.add_scan(&scan);
                 found.extend(scan.findings);
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
                 hosts.extend(h);
@@ -187,8 +190,11 @@ pub async fn process(
                 found.extend(inventory.findings);
             }
             store.record_software(company.id, &inventory.applications, &inventory.components, now).await?;
+            assessed.set_software(&detected);
             let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false };
-            Ok(store.record_scan(company.id, scope, &to_findings(found, now), now).await?)
+            let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
+            rate::rate(store, company.id, website_host.as_deref(), &assessed.per_component(), now).await?;
+            Ok(outcome)
         }
         "rescan" => {
             let subdomain = field("subdomain")?.to_ascii_lowercase();
@@ -215,7 +221,14 @@ pub async fn process(
             found.retain(|f| f.risk_vector == vector && under(&f.asset, &subdomain));
             let vectors = [vector];
             let scope = ScanScope { risk_vectors: &vectors, asset: Some(&subdomain), below: true };
-            Ok(store.record_scan(company.id, scope, &to_findings(found, now), now).await?)
+            let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
+            // The score moves with the fix: re-rated over the assets of the last
+            // computed rating (an imported rating is left alone).
+            if let Some(last) = store.latest_score(company.id).await?.filter(|s| s.methodology.is_some()) {
+                let assets = rate::assets_of(&last);
+                rate::rate(store, company.id, website_host.as_deref(), &assets, now).await?;
+            }
+            Ok(outcome)
         }
         other => Err(JobError::Payload(format!("unknown job kind {other:?}"))),
     }

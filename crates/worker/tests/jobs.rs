@@ -76,6 +76,21 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     want.sort();
     assert_eq!(got, want);
 
+    // The scan rated the company: the methodology's version, every component judged
+    // against what the scan assessed, the findings' points lost, the company scanned.
+    let rated = store.latest_score(c.id).await.unwrap().expect("the scan rates the company");
+    assert_eq!(rated.methodology.as_deref(), Some(rating::METHODOLOGY_VERSION));
+    assert_eq!(rated.components.len(), 12);
+    assert!(rated.score.as_f64() < 100.0, "{rated:?}");
+    let dmarc = &rated.components[&RiskVector::Dmarc];
+    assert_eq!((dmarc.assets_checked, dmarc.findings_count, dmarc.not_assessable.as_deref()), (1, 2, None));
+    assert!(dmarc.score.as_f64() < 100.0);
+    let certs = &rated.components[&RiskVector::CertificateInfo];
+    assert!(certs.assets_checked >= 3 && certs.findings_count >= 1, "{certs:?}");
+    let now = store.company_by_social_id(&SocialId::parse("lumen-pike").unwrap()).await.unwrap().unwrap();
+    assert_eq!(now.last_scanned_at, Some(rated.scanned_at.0));
+    assert_eq!(now.score, Some(rated.score));
+
     // A rescan of (lumenpike.test, dmarc) sees the same two DMARC findings again and
     // leaves the others alone.
     let outcome = worker::process(
@@ -90,6 +105,10 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     let after = all_findings(&*store, c.id).await;
     let ids = |p: &[model::Finding]| p.iter().map(|f| f.id).collect::<Vec<_>>();
     assert_eq!(ids(&after), ids(&stored), "the same findings with the same ids");
+    // It re-rates the company over the same assets: the same findings, the same score.
+    let history = store.score_history(c.id, 10).await.unwrap();
+    assert_eq!(history.len(), 2, "one rating per scan and per rescan");
+    assert_eq!((history[0].score, &history[0].components), (rated.score, &rated.components));
     assert!(after.iter().any(|f| f.risk_vector == RiskVector::Dkim));
 
     // The hosts are stored with why they are the company's, and so are the endpoints

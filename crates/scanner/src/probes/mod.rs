@@ -106,6 +106,10 @@ pub struct DomainScan {
     pub tls: Vec<crate::tlsprobe::TlsReport>,
     /// The software the fingerprints found, per host.
     pub software: Vec<crate::software::Software>,
+    /// Whether the domain receives mail (publishes MX records).
+    pub mail: bool,
+    /// Web origins assessed for headers (2xx, not a parked or default page).
+    pub web_origins: u32,
     pub findings: Vec<ScanFinding>,
 }
 
@@ -195,6 +199,8 @@ pub async fn scan_domain(
         }
     }
     let mut findings = mail_and_standards(ctx, &domain, website_host).await?;
+    let mail = !dns.mx(&domain).await?.is_empty();
+    let mut web_origins = 0u32;
     let mut endpoints = Vec::new();
     let mut visited = std::collections::BTreeSet::new();
     let mut all_visits = Vec::new();
@@ -215,6 +221,7 @@ pub async fn scan_domain(
             findings.extend(digital::host_findings(v));
             if let Some(front) = v.front.as_ref().filter(|f| headers::assessable(f)) {
                 findings.extend(headers::assess(front, &v.host));
+                web_origins += 1;
             }
             if let Some((status, location)) = &v.plain_http
                 && v.https()
@@ -299,7 +306,7 @@ pub async fn scan_domain(
     endpoints.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     let mut seen = std::collections::BTreeSet::new();
     findings.retain(|f| seen.insert((f.code.clone(), f.asset.clone(), f.cve.clone(), f.component.clone())));
-    Ok(DomainScan { domain, assets, endpoints, open_ports, tls, software, findings })
+    Ok(DomainScan { domain, assets, endpoints, open_ports, tls, software, mail, web_origins, findings })
 }
 
 /// A rescan of one host below a company domain for one risk vector: the domain's checks
