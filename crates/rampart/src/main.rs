@@ -131,12 +131,17 @@ enum Command {
         #[arg(long, value_enum, default_value = "cyclonedx")]
         format: sbom::SbomFormat,
     },
-    /// Seed sample companies, print working keys and curl commands, and serve.
+    /// The whole pipeline on this machine: bring the lab up, register its fictional
+    /// companies, scan and rate them with in-process workers, print working keys and curl
+    /// commands, and serve the API (workers keep running for rescans).
     Demo {
         #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
         #[arg(long, env = "RAMPART_DB", default_value = "rampart-demo.db")]
         db: String,
+        /// The second octet of the lab's addresses (127.N.*.*), to run beside another lab.
+        #[arg(long, default_value_t = 78, hide = true)]
+        lab_octet: u8,
     },
 }
 
@@ -315,7 +320,10 @@ enum ImportWhat {
 #[tokio::main]
 async fn main() -> Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG")
+                .unwrap_or_else(|_| "info,hickory_server=warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
@@ -359,7 +367,7 @@ async fn main() -> Result<()> {
             println!("{}", api::openapi::document().to_pretty_json()?);
             Ok(())
         }
-        Command::Demo { listen, db } => demo(listen, &db).await,
+        Command::Demo { listen, db, lab_octet } => demo(listen, &db, lab_octet).await,
         Command::Lab { action: LabAction::Up { file, out } } => lab_up(file.as_deref(), &out).await,
         Command::Scan { domain, website, opts } => scan::scan(&domain, website.as_deref(), &opts).await,
         Command::Probe { what: ProbeWhat::Mail { domain, website, opts } } => {
@@ -633,11 +641,73 @@ async fn sync_feeds(db: &str, opts: &sync::SyncOptions) -> Result<()> {
     }
 }
 
-async fn demo(listen: SocketAddr, db: &str) -> Result<()> {
+async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
+    let started = std::time::Instant::now();
     let store = open(db).await?;
     let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
     intel::sample::load(&*store).await?;
     vulndb::import::sample(&*store).await?;
+
+    // The lab: a simulated internet of fictional companies on 127.0.0.0/8.
+    let file = if lab_octet == 78 { lab::LabFile::builtin()? } else { lab::LabFile::builtin_at(lab_octet)? };
+    let running = lab::Lab::up(&file).await?;
+    let resolver = running.resolver.context("the lab has no DNS server")?;
+    let ctx = scanner::probes::Context::lab(
+        resolver,
+        file.effective_port_map(),
+        running.ca_root_der.clone(),
+        &running.trust_anchor_text(),
+    )?;
+    let ctx = Arc::new(scan::with_store_data(ctx, &*store).await?);
+    // Parents before their subsidiaries (the importer links a subsidiary to a known parent).
+    let mut ordered: Vec<&lab::LabCompany> = file.companies.iter().collect();
+    ordered.sort_by_key(|c| c.company.get("parent_social_id").is_some_and(|p| !p.is_null()));
+    let lines: String = ordered.iter().map(|c| format!("{}\n", c.company)).collect();
+    intel::import_companies(&*store, std::io::Cursor::new(lines)).await?;
+    println!(
+        "Rampart demo — database {db}; the lab is up ({} companies, {} hosts, DNS {resolver}); scanning:",
+        file.companies.len(),
+        file.hosts.len()
+    );
+
+    // Scan and rate every lab company, a few at a time, and say how each came out.
+    let mut scans = tokio::task::JoinSet::new();
+    let limit = Arc::new(tokio::sync::Semaphore::new(4));
+    for company in &file.companies {
+        let (store, ctx, limit) = (store.clone(), ctx.clone(), limit.clone());
+        let social_id = company.social_id().to_owned();
+        scans.spawn(async move {
+            let _permit = limit.acquire_owned().await;
+            let t = std::time::Instant::now();
+            let payload = serde_json::json!({ "social_id": social_id });
+            let outcome = worker::process(&*store, &ctx, "scan", &payload).await;
+            (social_id, outcome, t.elapsed())
+        });
+    }
+    let total = file.companies.len();
+    let mut done = 0;
+    while let Some(joined) = scans.join_next().await {
+        let (social_id, outcome, took) = joined?;
+        done += 1;
+        let id = SocialId::parse(&social_id)?;
+        let rated = match store.company_by_social_id(&id).await? {
+            Some(c) => store.latest_score(c.id).await?,
+            None => None,
+        };
+        match (outcome, rated) {
+            (Ok(o), Some(r)) => println!(
+                "  [{done:>2}/{total}] {social_id:<24} score {:>5.1} ({})  {} findings  {:.1} s",
+                r.score.as_f64(),
+                r.grade.as_str(),
+                o.opened + o.seen_again,
+                took.as_secs_f64()
+            ),
+            (Ok(_), None) => println!("  [{done:>2}/{total}] {social_id:<24} nothing to rate"),
+            (Err(e), _) => println!("  [{done:>2}/{total}] {social_id:<24} scan failed: {e}"),
+        }
+    }
+    println!("Scanned and rated in {:.1} s.\n", started.elapsed().as_secs_f64());
+
     let stamp = model::timefmt::rfc3339(model::timefmt::now());
     let underwriter = create_key(
         &*store,
@@ -658,20 +728,25 @@ async fn demo(listen: SocketAddr, db: &str) -> Result<()> {
         100_000,
     )
     .await?;
+    let rated = file.companies.first().map(|c| c.social_id().to_owned()).unwrap_or_else(|| company.to_string());
     let base = format!("http://{}", listener.local_addr()?);
-    println!("Rampart demo — database {db}, sample companies loaded.\n");
     println!("Underwriter key (general, vulnerability, underwriter): {underwriter}");
     println!("Monitor key for {company}:                      {monitor}\n");
     println!("Try:");
-    println!("  curl -s -H 'apikey: {underwriter}' '{base}/underwriter-getcompanyscores?social_id={company}'");
+    println!("  curl -s -H 'apikey: {underwriter}' '{base}/underwriter-getcompanyscores?social_id={rated}'");
     println!(
         "  curl -s -H 'apikey: {underwriter}' '{base}/general-getsocialid-by-domain?domain=acme-robotics.example'"
     );
     println!(
         "  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM'"
     );
-    println!("\nAPI documentation: {base}/docs   (Ctrl-C stops the server)");
+    println!("\nAPI documentation: {base}/docs   (Ctrl-C stops the server and the lab)");
+    // Workers keep running beside the API: rescans and new companies are scanned in the lab.
+    let config = worker::Config { concurrency: 2, ..Default::default() };
+    let workers = tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal()));
     let state = api::AppState::with_store(store, api::Config::default());
     api::serve(listener, state, shutdown_signal()).await?;
+    let _ = workers.await;
+    running.down().await;
     Ok(())
 }

@@ -155,12 +155,12 @@ async fn mock_needs_no_database_and_accepts_any_key() {
 }
 
 #[tokio::test]
-async fn demo_prints_a_working_key_and_three_curl_commands() {
+async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let db = format!("sqlite://{}", dir.path().join("demo.db").display());
     let mut child = rampart()
-        .args(["demo", "--db", &db, "--listen", &format!("127.0.0.1:{port}")])
+        .args(["demo", "--db", &db, "--listen", &format!("127.0.0.1:{port}"), "--lab-octet", "96"])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -180,8 +180,16 @@ async fn demo_prints_a_working_key_and_three_curl_commands() {
     })
     .await
     .unwrap();
+    // Every lab company was scanned and rated.
+    let rated: Vec<&String> = lines.iter().filter(|l| l.contains("/15]") && l.contains(" score ")).collect();
+    assert_eq!(rated.len(), 15, "{lines:#?}");
     let curls: Vec<&String> = lines.iter().filter(|l| l.trim_start().starts_with("curl ")).collect();
     assert_eq!(curls.len(), 3, "{lines:#?}");
+    let scores = curls[0].split('\'').nth(3).unwrap().to_owned();
+    let key = curls[0].split('\'').nth(1).unwrap().strip_prefix("apikey: ").unwrap().to_owned();
+    let (s, v) = get(&scores, Some(&key)).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["score"]["spf"]["methodology"], "2026.11", "a computed rating: {v}");
     for curl in curls {
         // curl -s -H 'apikey: KEY' 'URL'
         let parts: Vec<&str> = curl.split('\'').collect();

@@ -3,7 +3,7 @@
 //! document; this crate is its executable form and carries its version).
 //!
 //! - A finding costs points by severity; a component's score is
-//!   `100 · exp(−D / N)` with `D` the points over 100 and `N = 1 + ln(assets) / 2`, so
+//!   `100 · exp(−D / N)` with `D` the points over 50 and `N = 1 + ln(assets) / 2`, so
 //!   the same finding weighs less on a larger footprint, sublinearly.
 //! - A component that assessed nothing is not assessable (no score, and the reason); the
 //!   global score is the weighted mean over the assessable ones.
@@ -111,6 +111,9 @@ pub fn weight_of(v: RiskVector) -> f64 {
     }
 }
 
+/// The points that take a component on one asset from 100 to 100/e (36.8).
+pub const POINTS_SCALE: f64 = 50.0;
+
 /// The points a finding of this severity costs.
 pub fn points_of(s: Severity) -> f64 {
     match s {
@@ -154,10 +157,10 @@ fn round1(x: f64) -> f64 {
     if r.is_finite() { r.clamp(0.0, 100.0) } else { 0.0 }
 }
 
-/// `100 · exp(−D / N)`: D = points / 100, N = 1 + ln(assets) / 2 (assets ≥ 1).
+/// `100 · exp(−D / N)`: D = points / 50, N = 1 + ln(assets) / 2 (assets ≥ 1).
 pub fn component_score(points: f64, assets: u32) -> f64 {
     let n = 1.0 + f64::from(assets.max(1)).ln() / 2.0;
-    let d = points.max(0.0) / 100.0;
+    let d = points.max(0.0) / POINTS_SCALE;
     round1(100.0 * (-d / n).exp())
 }
 
@@ -341,15 +344,17 @@ mod tests {
 
     #[test]
     fn worked_examples() {
-        // One high on one asset: 100·e^(−0.2) = 81.9. On 20 assets, N = 1 + ln 20 / 2 = 2.498:
-        // 100·e^(−0.2/2.498) = 92.3. One critical on one asset: 100·e^(−0.6) = 54.9.
-        assert_eq!(component_score(20.0, 1), 81.9);
-        assert_eq!(component_score(20.0, 20), 92.3);
-        assert_eq!(component_score(60.0, 1), 54.9);
+        // One high on one asset: 100·e^(−0.4) = 67.0. On 20 assets, N = 1 + ln 20 / 2 = 2.498:
+        // 100·e^(−0.4/2.498) = 85.2. One critical on one asset: 100·e^(−1.2) = 30.1.
+        assert_eq!(component_score(20.0, 1), 67.0);
+        assert_eq!(component_score(20.0, 20), 85.2);
+        assert_eq!(component_score(60.0, 1), 30.1);
         assert_eq!(component_score(0.0, 5), 100.0);
         // DMARC p=none (medium, 8) and no rua (low, 3) on 2 domains: N = 1.347,
-        // 100·e^(−0.11/1.347) = 92.2.
-        assert_eq!(component_score(11.0, 2), 92.2);
+        // 100·e^(−0.22/1.347) = 84.9.
+        assert_eq!(component_score(11.0, 2), 84.9);
+        // Fifty hosts, one critical: 100·e^(−1.2/2.956) = 66.6.
+        assert_eq!(component_score(60.0, 50), 66.6);
         assert_eq!(component_score(1e9, 1), 0.0);
     }
 
@@ -377,13 +382,13 @@ mod tests {
         assert_eq!((dkim.score, dkim.effective_weight), (None, 0.0));
         assert_eq!(dkim.not_assessable.as_deref(), Some("the company's domains receive no mail"));
         assert!(r.reweighted);
-        // SPF: 100·e^(−0.2/1.347) = 86.2; the other ten score 100 over weight 96.
+        // SPF: 100·e^(−0.4/1.347) = 74.3; the other ten score 100 over weight 96.
         let spf = component(&r, RiskVector::Spf);
-        assert_eq!(spf.score, Some(86.2));
+        assert_eq!(spf.score, Some(74.3));
         assert_eq!(spf.effective_weight, 5.21);
-        let expected = round1((5.0 * 86.2 + 91.0 * 100.0) / 96.0);
+        let expected = round1((5.0 * 74.3 + 91.0 * 100.0) / 96.0);
         assert_eq!(r.score, Some(expected));
-        assert_eq!(expected, 99.3);
+        assert_eq!(expected, 98.7);
         let snap = snapshot(&r, OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH)).expect("rated");
         assert_eq!(snap.components[&RiskVector::Dkim].weight, Score::from_f64(0.0).expect("0"));
         assert!(snap.components[&RiskVector::Dkim].not_assessable.is_some());
