@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use model::{Scope, SocialId};
 use tokio::net::TcpListener;
 
+mod explain;
 mod sbom;
 mod scan;
 
@@ -122,6 +123,16 @@ enum Command {
         /// The first year of NVD feed files a first sync downloads.
         #[arg(long, default_value_t = 2002)]
         first_year: i32,
+    },
+    /// Why a company's score is what it is: every component, every penalty, every cap,
+    /// with the findings behind them.
+    Explain {
+        #[command(flatten)]
+        db: DbArg,
+        /// The company's social_id or one of its domains.
+        company: String,
+        #[arg(long, value_enum, default_value = "text")]
+        format: explain::ExplainFormat,
     },
     /// Export a company's SBOM (the components its scans detected).
     Sbom {
@@ -351,6 +362,10 @@ async fn main() -> Result<()> {
         Command::Import { what: ImportWhat::Fingerprints { db, dir } } => import_fingerprints(&db.db, &dir).await,
         Command::Import { what: ImportWhat::Eol { db, files } } => import_eol(&db.db, &files).await,
         Command::Import { what } => import(what).await,
+        Command::Explain { db, company, format } => {
+            let store = open(&db.db).await?;
+            explain::explain(&*store, &company, format).await
+        }
         Command::Sbom { db, social_id, format } => sbom::export(&db.db, &social_id, format).await,
         Command::Mock { listen } => {
             let store = open("sqlite::memory:").await?;

@@ -186,6 +186,32 @@ async fn imports_a_scan_and_the_cyclonedx_export() {
         assert!(validate(&python, &path).is_err());
     }
 
+    // `rampart explain` recomputes the stored rating and shows what each finding cost.
+    let explained: Value =
+        serde_json::from_str(&ok(&rampart(&["explain", "shop-test", "--db", &db, "--format", "json"])))
+            .expect("explain --format json");
+    let store_score = store
+        .latest_score(
+            store.company_by_social_id(&model::SocialId::parse("shop-test").unwrap()).await.unwrap().unwrap().id,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(store_score.methodology.as_deref(), Some(rating::METHODOLOGY_VERSION));
+    assert_eq!(explained["rating"]["score"].as_f64(), Some(store_score.score.as_f64()), "{explained}");
+    let vulns = explained["rating"]["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["risk_vector"] == "vulnerabilities")
+        .unwrap();
+    assert!(vulns["penalties"].as_array().unwrap().iter().any(|p| p["cve"] == "CVE-2022-21661"), "{vulns}");
+    let text = ok(&rampart(&["explain", "www.shop.test", "--db", &db]));
+    assert!(
+        text.contains("methodology 2026.11") && text.contains("vulnerabilities.cve CVE-2022-21661 on www.shop.test"),
+        "{text}"
+    );
+
     // The API serves what the scan stored (the company was rated once, by the import:
     // an unrated company is queued for a scan instead).
     served(&db).await;

@@ -1,0 +1,118 @@
+//! `rampart explain SOCIAL_ID|DOMAIN`: why a company's score is what it is — every
+//! component with its assets, the points each open finding cost, the caps, and the
+//! re-weighting — recomputed with the rating crate from the stored findings and the
+//! assets the last computed rating assessed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{Context, Result, bail};
+use model::{Domain, RiskVector, SocialId};
+use store::Store;
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ExplainFormat {
+    Text,
+    Json,
+}
+
+pub async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> Result<()> {
+    let company = match SocialId::parse(target) {
+        Ok(id) => store.company_by_social_id(&id).await?,
+        Err(_) => None,
+    };
+    let company = match company {
+        Some(c) => c,
+        None => {
+            let domain =
+                Domain::parse(target).with_context(|| format!("{target:?} is neither a social_id nor a domain"))?;
+            store.company_by_domain(&domain).await?.with_context(|| format!("no company owns {domain}"))?
+        }
+    };
+    let Some(last) = store.score_history(company.id, 50).await?.into_iter().find(|s| s.methodology.is_some()) else {
+        bail!(
+            "{} has no rating computed from a scan yet (scan it: the worker rates after every scan)",
+            company.social_id
+        )
+    };
+    let assets: BTreeMap<RiskVector, u32> = last.components.iter().map(|(v, c)| (*v, c.assets_checked)).collect();
+    let findings = store.open_findings(company.id).await?;
+    let cves: Vec<model::CveId> =
+        findings.iter().filter_map(|f| f.cve.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let kev: BTreeSet<String> = if cves.is_empty() {
+        BTreeSet::new()
+    } else {
+        store.served_cves(&cves).await?.into_iter().filter(|c| c.kev.is_some()).map(|c| c.id.to_string()).collect()
+    };
+    let website = company
+        .website
+        .trim()
+        .trim_start_matches("https://")
+        .trim_start_matches("http://")
+        .split(['/', ':'])
+        .next()
+        .map(str::to_ascii_lowercase)
+        .filter(|h| !h.is_empty());
+    let rating = rating::rate(&rating::Input {
+        findings: &findings,
+        assets_checked: &assets,
+        kev: &kev,
+        website_host: website.as_deref(),
+    });
+    match format {
+        ExplainFormat::Json => {
+            let out = serde_json::json!({
+                "social_id": company.social_id.to_string(),
+                "company_name": company.company_name,
+                "rated_at": model::timefmt::rfc3339(last.scanned_at.0),
+                "rating": rating,
+            });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        ExplainFormat::Text => print_text(&company, &last, &rating),
+    }
+    Ok(())
+}
+
+fn print_text(company: &model::Company, last: &model::ScoreSnapshot, r: &rating::Rating) {
+    let score = |s: Option<f64>| s.map_or_else(|| "—".to_owned(), |s| format!("{s:.1}"));
+    let grade = |g: Option<model::Grade>| g.map_or("—", |g| g.as_str());
+    println!(
+        "{} ({}): {} ({}), methodology {}, assets as of the scan at {}",
+        company.social_id,
+        company.company_name,
+        score(r.score),
+        grade(r.grade),
+        r.methodology,
+        model::timefmt::rfc3339(last.scanned_at.0)
+    );
+    println!("The global score is the weighted mean of the assessable components: {}.", score(r.uncapped_score));
+    if r.reweighted {
+        println!("Components with nothing to assess carry no weight; the others share theirs.");
+    }
+    for cap in &r.caps {
+        println!("Capped at {:.1}: {} ({}).", cap.max_score, cap.reason, cap.findings.join(", "));
+    }
+    println!();
+    println!("{:<20} {:>6} {:>5} {:>7} {:>7} {:>9}", "COMPONENT", "SCORE", "GRADE", "WEIGHT", "ASSETS", "FINDINGS");
+    for c in &r.components {
+        println!(
+            "{:<20} {:>6} {:>5} {:>6.2}% {:>7} {:>9}",
+            c.risk_vector.as_str(),
+            score(c.score),
+            grade(c.grade),
+            c.effective_weight,
+            c.assets_checked,
+            c.findings_count
+        );
+        if let Some(why) = &c.not_assessable {
+            println!("    not assessable: {why}");
+        }
+        for p in &c.penalties {
+            let cve = p.cve.as_deref().map(|c| format!(" {c}")).unwrap_or_default();
+            let points = format!("-{:.0}", p.points);
+            println!("    {points:>4} pts  {:<8} {}{cve} on {}", p.severity.as_str(), p.code, p.asset);
+        }
+    }
+    println!();
+    println!("Method: docs/METHODOLOGY.md, \"Rating\" (component score = 100·exp(−(points/50)/(1 + ln(assets)/2))).");
+}
