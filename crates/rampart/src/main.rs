@@ -11,6 +11,7 @@ use model::{Scope, SocialId};
 use tokio::net::TcpListener;
 
 mod explain;
+mod rescore;
 mod sbom;
 mod scan;
 
@@ -133,6 +134,17 @@ enum Command {
         company: String,
         #[arg(long, value_enum, default_value = "text")]
         format: explain::ExplainFormat,
+    },
+    /// Recompute the history of computed ratings under a methodology version this build
+    /// implements (each rating keeps its time and the assets its scan assessed).
+    Rescore {
+        #[command(flatten)]
+        db: DbArg,
+        #[arg(long, default_value = rating::METHODOLOGY_VERSION)]
+        methodology: String,
+        /// Only this company (default: every scanned company).
+        #[arg(long)]
+        company: Option<String>,
     },
     /// Export a company's SBOM (the components its scans detected).
     Sbom {
@@ -365,6 +377,10 @@ async fn main() -> Result<()> {
         Command::Explain { db, company, format } => {
             let store = open(&db.db).await?;
             explain::explain(&*store, &company, format).await
+        }
+        Command::Rescore { db, methodology, company } => {
+            let store = open(&db.db).await?;
+            rescore::rescore(&*store, &methodology, company.as_deref()).await
         }
         Command::Sbom { db, social_id, format } => sbom::export(&db.db, &social_id, format).await,
         Command::Mock { listen } => {

@@ -212,6 +212,17 @@ async fn imports_a_scan_and_the_cyclonedx_export() {
         "{text}"
     );
 
+    // `rampart rescore` recomputes the history: a rating tampered with comes back.
+    let company_id =
+        store.company_by_social_id(&model::SocialId::parse("shop-test").unwrap()).await.unwrap().unwrap().id;
+    let mut tampered = store_score.clone();
+    tampered.score = model::Score::from_f64(12.0).unwrap();
+    store.replace_rating(company_id, &tampered).await.unwrap();
+    let said = ok(&rampart(&["rescore", "--db", &db, "--company", "shop-test"]));
+    assert!(said.contains("1 rating(s) recomputed under 2026.11, 1 changed"), "{said}");
+    assert_eq!(store.latest_score(company_id).await.unwrap().as_ref(), Some(&store_score));
+    assert!(!rampart(&["rescore", "--db", &db, "--methodology", "1999.1"]).status.success());
+
     // The API serves what the scan stored (the company was rated once, by the import:
     // an unrated company is queued for a scan instead).
     served(&db).await;

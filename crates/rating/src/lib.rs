@@ -176,7 +176,9 @@ fn caps_of(input: &Input<'_>) -> Vec<Cap> {
     let website = input.website_host.map(str::to_ascii_lowercase);
     let on_website = |asset: &str| {
         website.as_deref().is_some_and(|w| {
-            let host = asset.split_once("://").map_or(asset, |(_, rest)| rest.split('/').next().unwrap_or(rest));
+            let asset = asset.to_ascii_lowercase();
+            let host =
+                asset.split_once("://").map_or(asset.as_str(), |(_, rest)| rest.split('/').next().unwrap_or(rest));
             host == w || host.strip_prefix(w).is_some_and(|rest| rest.starts_with(':'))
         })
     };

@@ -460,6 +460,16 @@ async fn companies(store: &dyn Store) {
         (Some(Score::from_f64(64.5).unwrap()), Some(at("2026-03-01T00:00:00Z").0))
     );
     assert_eq!(store.score_history(c.id, 10).await.unwrap().len(), 3);
+    // Recomputed under another methodology: replaced in place, components included.
+    let mut again = rated.clone();
+    again.score = Score::from_f64(61.25).unwrap();
+    again.methodology = Some("2027.01".into());
+    if let Some(c) = again.components.get_mut(&RiskVector::Dkim) {
+        c.not_assessable = None;
+    }
+    store.replace_rating(c.id, &again).await.unwrap();
+    let history = store.score_history(c.id, 10).await.unwrap();
+    assert_eq!((history.len(), &history[0]), (3, &again));
     let open = store.open_findings(c.id).await.unwrap();
     let paged = store.findings(c.id, FindingFilter::default(), Page::FIRST).await.unwrap();
     assert_eq!(open.len() as u64, paged.total);

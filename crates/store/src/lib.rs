@@ -307,6 +307,9 @@ pub trait Store: Send + Sync + 'static {
     /// Adds a rating to the company's history and moves its last scan time forward;
     /// false when a rating for the same time is already stored (it is kept).
     async fn record_rating(&self, company: i64, rating: &ScoreSnapshot) -> Result<bool>;
+    /// Replaces the company's rating at `rating.scanned_at` (a recomputation under
+    /// another methodology version), or adds it when there is none at that time.
+    async fn replace_rating(&self, company: i64, rating: &ScoreSnapshot) -> Result<()>;
     async fn latest_score(&self, company: i64) -> Result<Option<ScoreSnapshot>>;
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>>;
 

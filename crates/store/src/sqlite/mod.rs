@@ -1235,6 +1235,18 @@ impl Store for SqliteStore {
         Ok(added)
     }
 
+    async fn replace_rating(&self, company: i64, rating: &ScoreSnapshot) -> Result<()> {
+        let mut tx = self.begin().await?;
+        sqlx::query("DELETE FROM scores WHERE company_id = ?1 AND scanned_at = ?2")
+            .bind(company)
+            .bind(rfc3339(rating.scanned_at.0))
+            .execute(&mut *tx)
+            .await?;
+        insert_score(&mut tx, company, rating).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn latest_score(&self, company: i64) -> Result<Option<ScoreSnapshot>> {
         Ok(self.score_history(company, 1).await?.into_iter().next())
     }
