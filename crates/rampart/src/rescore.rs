@@ -77,7 +77,7 @@ pub async fn rescore(store: &dyn Store, methodology: &str, company: Option<&str>
                 kev: &kev,
                 website_host: website.as_deref(),
             });
-            let Some(new) = rating::snapshot(&r, old.scanned_at.clone()) else { continue };
+            let Some(new) = rating::snapshot(&r, old.scanned_at) else { continue };
             if &new != *old {
                 changed += 1;
             }
