@@ -99,6 +99,7 @@ pub fn operations() -> OpenApiRouter<AppState> {
         .routes(routes!(underwriter::get_company_scores))
         .routes(routes!(underwriter::get_company_stats))
         .routes(routes!(underwriter::get_company_subscores))
+        .routes(routes!(underwriter::get_company_score_history))
         .routes(routes!(underwriter::get_incident_detail_by_id))
         .routes(routes!(underwriter::get_last_companies_scanned))
         .routes(routes!(underwriter::get_company_history))

@@ -544,14 +544,51 @@ pub struct SubsidiaryScore {
     pub score: Option<f64>,
     pub grade: Option<String>,
     pub scanned_at: Option<String>,
-    /// Component scores by name; empty when not rated.
-    pub components: BTreeMap<String, f64>,
+    /// Component scores by name (null: not assessable); empty when not rated.
+    pub components: BTreeMap<String, Option<f64>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CompanySubScores {
     pub social_id: String,
     pub subsidiaries_scores: Vec<SubsidiaryScore>,
+    pub pagination: PaginationOut,
+}
+
+/// One rating of a company's history (an extension of the spec).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RatingOut {
+    pub scanned_at: String,
+    pub score: f64,
+    pub grade: String,
+    /// The methodology version that produced it, or `imported`.
+    pub methodology: String,
+    /// Component scores by name; null for a component that was not assessable.
+    pub components: BTreeMap<String, Option<f64>>,
+}
+
+impl From<&ScoreSnapshot> for RatingOut {
+    fn from(s: &ScoreSnapshot) -> Self {
+        RatingOut {
+            scanned_at: rfc3339(s.scanned_at.0),
+            score: s.score.as_f64(),
+            grade: s.grade.as_str().to_owned(),
+            methodology: s.methodology.clone().unwrap_or_else(|| "imported".to_owned()),
+            components: s
+                .components
+                .iter()
+                .map(|(v, c)| (v.as_str().to_owned(), c.not_assessable.is_none().then(|| c.score.as_f64())))
+                .collect(),
+        }
+    }
+}
+
+/// A company's ratings, newest first (extension: /underwriter-getcompanyscore-history).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ScoreHistory {
+    pub social_id: String,
+    pub company_name: String,
+    pub data: Vec<RatingOut>,
     pub pagination: PaginationOut,
 }
 

@@ -292,6 +292,12 @@ async fn served(db: &str) {
     let www = hosts.iter().find(|h| h["subdomain"] == "www.shop.test").expect("www.shop.test");
     assert!(www["components"].as_array().unwrap().iter().any(|c| c["name"] == "jQuery"), "{www}");
 
+    // The score history (an extension): the scan's rating above the imported one.
+    let history = get("/underwriter-getcompanyscore-history?social_id=shop-test".into(), key.clone()).await;
+    let methods: Vec<&str> =
+        history["data"].as_array().unwrap().iter().map(|r| r["methodology"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["2026.11", "imported"], "{history}");
+
     let detections = get("/monitor-getall-vulnerability-detection".into(), monitor).await;
     let cves: Vec<&str> = detections["data"].as_array().unwrap().iter().filter_map(|f| f["cve"].as_str()).collect();
     assert!(cves.contains(&"CVE-2022-21661") && cves.contains(&"CVE-2021-23017"), "{cves:?}");

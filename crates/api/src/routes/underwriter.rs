@@ -272,7 +272,14 @@ pub(crate) async fn subscores(app: &AppState, c: &Company, page: Page) -> Result
             grade: s.grade.map(|g| g.as_str().to_owned()),
             scanned_at: s.last_scanned_at.map(model::timefmt::rfc3339),
             components: latest
-                .map(|l| l.components.iter().map(|(rv, cs)| (rv.as_str().to_owned(), cs.score.as_f64())).collect())
+                .map(|l| {
+                    l.components
+                        .iter()
+                        .map(|(rv, cs)| {
+                            (rv.as_str().to_owned(), cs.not_assessable.is_none().then(|| cs.score.as_f64()))
+                        })
+                        .collect()
+                })
                 .unwrap_or_default(),
         });
     }
@@ -392,6 +399,38 @@ pub async fn get_company_scores(
     let c = super::looked_up(&app, &caller, &p).await?;
     scores_json(&app, c).await
 }
+
+/// The company's ratings, newest first, each with its methodology version and component
+/// scores (an extension of the spec: its operations have no score history).
+#[utoipa::path(get, path = "/underwriter-getcompanyscore-history", operation_id = "underwriter-getcompanyscore-history", tag = "Underwriter",
+    params(("social_id" = String, Query, description = "The company's social_id"),
+           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "Score history (extension)", body = ScoreHistory), CommonErrors))]
+pub async fn get_company_score_history(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<ScoreHistory>, ApiError> {
+    let page = p.page()?;
+    let c = super::looked_up(&app, &caller, &p).await?;
+    let all = app.store().score_history(c.id, HISTORY_LIMIT).await?;
+    let total = all.len() as u64;
+    let data = all
+        .iter()
+        .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+        .take(usize::try_from(page.limit()).unwrap_or(0))
+        .map(RatingOut::from)
+        .collect();
+    Ok(Json(ScoreHistory {
+        social_id: c.social_id.to_string(),
+        company_name: c.company_name,
+        data,
+        pagination: page.pagination(total).into(),
+    }))
+}
+
+/// The most ratings of one company a history answer looks at.
+const HISTORY_LIMIT: u32 = 10_000;
 
 /// Statistics of each subsidiary.
 #[utoipa::path(get, path = "/underwriter-getcompanystats", operation_id = "underwriter-getcompanystats", tag = "Underwriter",

@@ -163,6 +163,11 @@ impl TestApp {
 
 /// Every operation with a request that succeeds against the sample data, and which
 /// key kind it needs (`true`: monitor).
+/// Operations beyond the spec (docs/API.md, "Extensions").
+pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
+    vec![(Method::GET, "/underwriter-getcompanyscore-history?social_id=acme-robotics", false, None)]
+}
+
 pub fn operations() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
     use Method as M;
     vec![

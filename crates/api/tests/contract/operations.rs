@@ -21,6 +21,28 @@ async fn all_43_operations_answer_with_the_spec_shapes() {
 }
 
 #[tokio::test]
+async fn the_score_history_extension_lists_ratings_newest_first() {
+    let app = TestApp::spawn().await;
+    let k = &app.underwriter;
+    for (_, path, _, _) in crate::helpers::extensions() {
+        let v = app.ok(path, k).await;
+        assert_eq!(v["social_id"], "acme-robotics");
+        let data = v["data"].as_array().unwrap();
+        assert!(!data.is_empty(), "{v}");
+        let times: Vec<&str> = data.iter().map(|r| r["scanned_at"].as_str().unwrap()).collect();
+        let mut sorted = times.clone();
+        sorted.sort_by(|a, b| b.cmp(a));
+        assert_eq!(times, sorted, "newest first");
+        assert_eq!(data[0]["methodology"], "imported");
+        assert_eq!(data[0]["components"].as_object().unwrap().len(), 12);
+        assert_eq!(v["pagination"]["total_items"], data.len());
+    }
+    // Paging: the pager company has one rating; page 2 is empty with the same total.
+    let v = app.ok(&format!("/underwriter-getcompanyscore-history?social_id={PAGER}&page=2"), k).await;
+    assert_eq!((v["data"].as_array().unwrap().len(), &v["pagination"]["total_items"]), (0, &Value::from(1)));
+}
+
+#[tokio::test]
 async fn general_operations() {
     let app = TestApp::spawn().await;
     let k = &app.underwriter;

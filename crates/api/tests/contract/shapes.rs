@@ -372,6 +372,27 @@ pub fn check(path: &str, v: &Value) {
                 fields(s, &[("social_id", T::Str), ("score", T::NumOrNull), ("components", T::Obj)])
             });
         }
+        // Extension (docs/API.md): the score history.
+        "/underwriter-getcompanyscore-history" => {
+            exact(v, &[("social_id", T::Str), ("company_name", T::Str), ("data", T::Arr), ("pagination", T::Obj)]);
+            pagination(&v["pagination"]);
+            each(&v["data"], |r| {
+                exact(
+                    r,
+                    &[
+                        ("scanned_at", T::Str),
+                        ("score", T::Num),
+                        ("grade", T::Str),
+                        ("methodology", T::Str),
+                        ("components", T::Obj),
+                    ],
+                );
+                for (name, score) in r["components"].as_object().into_iter().flatten() {
+                    assert!(COMPONENTS.contains(&name.as_str()), "{name}");
+                    assert!(score.is_null() || score.as_f64().is_some_and(|s| (0.0..=100.0).contains(&s)));
+                }
+            });
+        }
         "/underwriter-getincidentdetail-by-id" => {
             exact(v, &[("incident_id", T::Str), ("data", T::Obj)]);
             exact(
