@@ -7,6 +7,7 @@
 pub mod company;
 pub mod cpe;
 pub mod ids;
+pub mod observatory;
 pub mod page;
 pub mod risk;
 pub mod score;
@@ -17,6 +18,7 @@ pub mod version;
 pub use company::*;
 pub use cpe::{Cpe, CpeError};
 pub use ids::{CveId, Domain, IdError, SocialId};
+pub use observatory::observatory_penalty;
 pub use page::{PAGE_SIZE, Page, PageError, Pagination};
 pub use risk::{Grade, RiskVector, Severity, UnknownValue};
 pub use score::{Score, ScoreError};

@@ -114,5 +114,8 @@ fn print_text(company: &model::Company, last: &model::ScoreSnapshot, r: &rating:
         }
     }
     println!();
-    println!("Method: docs/METHODOLOGY.md, \"Rating\" (component score = 100·exp(−(points/50)/(1 + ln(assets)/2))).");
+    println!(
+        "Method: docs/METHODOLOGY.md, \"Rating\": component score = 100·exp(−(points/50)/(1 + ln(assets)/2)); \
+         web_headers = mean over origins of 100 − the Observatory modifiers."
+    );
 }

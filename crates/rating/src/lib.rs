@@ -164,6 +164,22 @@ pub fn component_score(points: f64, assets: u32) -> f64 {
     round1(100.0 * (-d / n).exp())
 }
 
+/// web_headers the Observatory's way: each origin starts at 100 and loses the
+/// Observatory's modifier for each of its findings (at least 0); the component is the
+/// mean over the origins assessed (origins without findings count 100). An origin is its
+/// host: `http://H/` (the redirect check) and `https://H/` are one site.
+pub fn observatory_component(penalties: &[Penalty], origins: u32) -> f64 {
+    let mut by_host: BTreeMap<String, f64> = BTreeMap::new();
+    for p in penalties {
+        let host = p.asset.split_once("://").map_or(p.asset.as_str(), |(_, rest)| rest);
+        let host = host.split(['/', ':']).next().unwrap_or(host).to_ascii_lowercase();
+        *by_host.entry(host).or_default() += p.points;
+    }
+    let n = f64::from(origins).max(by_host.len() as f64).max(1.0);
+    let lost: f64 = by_host.values().map(|p| p.min(100.0)).sum();
+    round1(100.0 - lost / n)
+}
+
 fn describe(f: &Finding) -> String {
     format!("{} on {}", f.code, f.asset)
 }
@@ -218,6 +234,7 @@ pub fn rate(input: &Input<'_>) -> Rating {
         .map(|&v| {
             let findings = by_vector.get(&v).map(Vec::as_slice).unwrap_or_default();
             let assets = input.assets_checked.get(&v).copied().unwrap_or(0);
+            let web = v == RiskVector::WebHeaders;
             let mut penalties: Vec<Penalty> = findings
                 .iter()
                 .map(|f| Penalty {
@@ -225,7 +242,7 @@ pub fn rate(input: &Input<'_>) -> Rating {
                     asset: f.asset.clone(),
                     severity: f.severity,
                     cve: f.cve.as_ref().map(|c| c.as_str().to_owned()),
-                    points: points_of(f.severity),
+                    points: if web { f64::from(model::observatory_penalty(&f.code)) } else { points_of(f.severity) },
                 })
                 .filter(|p| p.points > 0.0)
                 .collect();
@@ -239,7 +256,8 @@ pub fn rate(input: &Input<'_>) -> Rating {
             // Summed in a fixed order: the same total on every machine.
             let points: f64 = penalties.iter().map(|p| p.points).sum();
             let assessable = assets > 0;
-            let score = assessable.then(|| component_score(points, assets));
+            let score = assessable
+                .then(|| if web { observatory_component(&penalties, assets) } else { component_score(points, assets) });
             ComponentRating {
                 risk_vector: v,
                 score,
@@ -451,6 +469,38 @@ mod tests {
             website_host: other,
         });
         assert!(r.caps.is_empty(), "not the main site: {:?}", r.caps);
+    }
+
+    #[test]
+    fn web_headers_score_the_observatory_way() {
+        let kev = BTreeSet::new();
+        let mut assets = all(1);
+        assets.insert(RiskVector::WebHeaders, 4);
+        let f = |code: &str, asset: &str| finding(RiskVector::WebHeaders, Severity::Medium, code, asset);
+        // www: HSTS missing (20) + no redirect on http:// (20) = 60; api: CORS (50); two clean.
+        let findings = [
+            f("web_headers.hsts_missing", "https://www.a.test/"),
+            f("web_headers.no_https_redirect", "http://www.a.test/"),
+            f("web_headers.cors_wildcard_with_credentials", "https://api.a.test/"),
+            f("web_headers.version_disclosure", "https://www.a.test/"),
+        ];
+        let r = rate(&Input { findings: &findings, assets_checked: &assets, kev: &kev, website_host: None });
+        let w = component(&r, RiskVector::WebHeaders);
+        // (60 + 50 + 100 + 100) / 4 = 77.5
+        assert_eq!(w.score, Some(77.5));
+        assert_eq!(w.penalties.len(), 3, "version disclosure has no Observatory modifier");
+        assert_eq!(w.penalties[0].points, 50.0);
+        // An origin never goes below 0.
+        let many: Vec<Finding> =
+            (0..10).map(|_| f("web_headers.cookie_without_httponly", "https://x.a.test/")).collect();
+        assert_eq!(
+            observatory_component(
+                &rate(&Input { findings: &many, assets_checked: &assets, kev: &kev, website_host: None }).components[5]
+                    .penalties,
+                4
+            ),
+            75.0
+        );
     }
 
     #[test]

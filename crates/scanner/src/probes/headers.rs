@@ -221,23 +221,7 @@ pub fn assess(front: &Front, host: &str) -> Vec<ScanFinding> {
     out
 }
 
-/// The HTTP Observatory's penalty for a finding (its published score modifiers; the
-/// codes it has no modifier for cost nothing). docs/METHODOLOGY.md lists them.
-pub fn observatory_penalty(code: &str) -> u32 {
-    match code {
-        "web_headers.cors_wildcard_with_credentials" => 50,
-        "web_headers.cookie_without_httponly" => 30,
-        "web_headers.csp_missing" => 25,
-        "web_headers.hsts_missing"
-        | "web_headers.no_https_redirect"
-        | "web_headers.frame_protection_missing"
-        | "web_headers.cookie_without_secure"
-        | "web_headers.csp_unsafe_inline" => 20,
-        "web_headers.hsts_short_max_age" | "web_headers.csp_unsafe_eval" => 10,
-        "web_headers.xcto_missing" | "web_headers.sri_missing" | "web_headers.referrer_policy_unsafe" => 5,
-        _ => 0,
-    }
-}
+pub use model::observatory_penalty;
 
 /// An origin's Observatory-style score (100 minus the penalties, at least 0; no
 /// bonuses) and its grade on the Observatory's chart.
