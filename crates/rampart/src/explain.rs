@@ -3,7 +3,7 @@
 //! re-weighting — recomputed with the rating crate from the stored findings and the
 //! assets the last computed rating assessed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use anyhow::{Context, Result, bail};
 use model::{Domain, RiskVector, SocialId};
@@ -36,22 +36,8 @@ pub async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> 
     };
     let assets: BTreeMap<RiskVector, u32> = last.components.iter().map(|(v, c)| (*v, c.assets_checked)).collect();
     let findings = store.open_findings(company.id).await?;
-    let cves: Vec<model::CveId> =
-        findings.iter().filter_map(|f| f.cve.clone()).collect::<BTreeSet<_>>().into_iter().collect();
-    let kev: BTreeSet<String> = if cves.is_empty() {
-        BTreeSet::new()
-    } else {
-        store.served_cves(&cves).await?.into_iter().filter(|c| c.kev.is_some()).map(|c| c.id.to_string()).collect()
-    };
-    let website = company
-        .website
-        .trim()
-        .trim_start_matches("https://")
-        .trim_start_matches("http://")
-        .split(['/', ':'])
-        .next()
-        .map(str::to_ascii_lowercase)
-        .filter(|h| !h.is_empty());
+    let kev = worker::rate::kev_among(store, &findings).await?;
+    let website = worker::rate::website_host(&company.website);
     let rating = rating::rate(&rating::Input {
         findings: &findings,
         assets_checked: &assets,

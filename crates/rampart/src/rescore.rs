@@ -5,7 +5,7 @@
 //! later reopened counts as open from its first sighting). Imported ratings are left as
 //! they are: there is no scan behind them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use anyhow::{Result, bail};
 use model::{Finding, Page, RiskVector, SocialId};
@@ -51,26 +51,14 @@ pub async fn rescore(store: &dyn Store, methodology: &str, company: Option<&str>
         }
         let open = store.open_findings(c.id).await?;
         let closed = store.closed_findings(c.id).await?;
-        let website = website_host(&c.website);
+        let website = worker::rate::website_host(&c.website);
         let mut changed = 0;
         for old in &computed {
             let at = old.scanned_at.0;
             let findings = open_at(&open, &closed, at);
             let assets: BTreeMap<RiskVector, u32> =
                 old.components.iter().map(|(v, x)| (*v, x.assets_checked)).collect();
-            let cves: Vec<model::CveId> =
-                findings.iter().filter_map(|f| f.cve.clone()).collect::<BTreeSet<_>>().into_iter().collect();
-            let kev: BTreeSet<String> = if cves.is_empty() {
-                BTreeSet::new()
-            } else {
-                store
-                    .served_cves(&cves)
-                    .await?
-                    .into_iter()
-                    .filter(|x| x.kev.is_some())
-                    .map(|x| x.id.to_string())
-                    .collect()
-            };
+            let kev = worker::rate::kev_among(store, &findings).await?;
             let r = rating::rate(&rating::Input {
                 findings: &findings,
                 assets_checked: &assets,
@@ -103,15 +91,4 @@ fn open_at(open: &[Finding], closed: &[(Finding, model::OffsetDateTimeText)], at
         .cloned()
         .chain(closed.iter().filter(|(f, when)| f.first_seen.0 <= at && when.0 > at).map(|(f, _)| f.clone()))
         .collect()
-}
-
-fn website_host(website: &str) -> Option<String> {
-    website
-        .trim()
-        .trim_start_matches("https://")
-        .trim_start_matches("http://")
-        .split(['/', ':'])
-        .next()
-        .map(str::to_ascii_lowercase)
-        .filter(|h| !h.is_empty())
 }

@@ -151,15 +151,7 @@ pub async fn process(
     let social_id = SocialId::parse(field("social_id")?).map_err(|e| JobError::Payload(e.to_string()))?;
     let company =
         store.company_by_social_id(&social_id).await?.ok_or_else(|| JobError::UnknownCompany(social_id.to_string()))?;
-    let website_host = company
-        .website
-        .trim()
-        .trim_start_matches("https://")
-        .trim_start_matches("http://")
-        .split(['/', ':'])
-        .next()
-        .map(|h| h.to_ascii_lowercase())
-        .filter(|h| !h.is_empty());
+    let website_host = rate::website_host(&company.website);
     let mut domains: Vec<String> = store.domains(company.id).await?.into_iter().map(|d| d.name.to_string()).collect();
     if let Some(d) = &company.domain
         && !domains.contains(&d.to_string())

@@ -78,6 +78,28 @@ pub fn assets_of(snapshot: &ScoreSnapshot) -> BTreeMap<RiskVector, u32> {
     snapshot.components.iter().map(|(v, c)| (*v, c.assets_checked)).collect()
 }
 
+/// The CVEs of `findings` that CISA KEV lists (exploited in the wild).
+pub async fn kev_among(store: &dyn Store, findings: &[model::Finding]) -> Result<BTreeSet<String>, store::StoreError> {
+    let cves: Vec<model::CveId> =
+        findings.iter().filter_map(|f| f.cve.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    if cves.is_empty() {
+        return Ok(BTreeSet::new());
+    }
+    Ok(store.served_cves(&cves).await?.into_iter().filter(|c| c.kev.is_some()).map(|c| c.id.to_string()).collect())
+}
+
+/// The host of a company's website (`https://www.acme.test/x` → `www.acme.test`).
+pub fn website_host(website: &str) -> Option<String> {
+    website
+        .trim()
+        .trim_start_matches("https://")
+        .trim_start_matches("http://")
+        .split(['/', ':'])
+        .next()
+        .map(str::to_ascii_lowercase)
+        .filter(|h| !h.is_empty())
+}
+
 /// Rates the company from its open findings and records the rating at `now`; returns
 /// the rating (none when nothing at all was assessable).
 pub async fn rate(
@@ -88,13 +110,7 @@ pub async fn rate(
     now: OffsetDateTime,
 ) -> Result<Option<ScoreSnapshot>, store::StoreError> {
     let findings = store.open_findings(company).await?;
-    let cves: Vec<model::CveId> =
-        findings.iter().filter_map(|f| f.cve.clone()).collect::<BTreeSet<_>>().into_iter().collect();
-    let kev: BTreeSet<String> = if cves.is_empty() {
-        BTreeSet::new()
-    } else {
-        store.served_cves(&cves).await?.into_iter().filter(|c| c.kev.is_some()).map(|c| c.id.to_string()).collect()
-    };
+    let kev = kev_among(store, &findings).await?;
     let rating = rating::rate(&rating::Input { findings: &findings, assets_checked: assets, kev: &kev, website_host });
     let Some(snapshot) = rating::snapshot(&rating, OffsetDateTimeText(now)) else { return Ok(None) };
     store.record_rating(company, &snapshot).await?;
