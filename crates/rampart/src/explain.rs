@@ -79,6 +79,18 @@ fn print_text(company: &model::Company, last: &model::ScoreSnapshot, r: &rating:
         println!("Capped at {:.1}: {} ({}).", cap.max_score, cap.reason, cap.findings.join(", "));
     }
     println!();
+    print_components(r);
+    println!();
+    println!(
+        "Method: docs/METHODOLOGY.md, \"Rating\": component score = 100·exp(−(points/50)/(1 + ln(assets)/2)); \
+         web_headers = mean over origins of 100 − the Observatory modifiers."
+    );
+}
+
+/// The twelve components of a rating, each with what it lost and why.
+pub fn print_components(r: &rating::Rating) {
+    let score = |s: Option<f64>| s.map_or_else(|| "—".to_owned(), |s| format!("{s:.1}"));
+    let grade = |g: Option<model::Grade>| g.map_or("—", |g| g.as_str());
     println!("{:<20} {:>6} {:>5} {:>7} {:>7} {:>9}", "COMPONENT", "SCORE", "GRADE", "WEIGHT", "ASSETS", "FINDINGS");
     for c in &r.components {
         println!(
@@ -99,9 +111,4 @@ fn print_text(company: &model::Company, last: &model::ScoreSnapshot, r: &rating:
             println!("    {points:>4} pts  {:<8} {}{cve} on {}", p.severity.as_str(), p.code, p.asset);
         }
     }
-    println!();
-    println!(
-        "Method: docs/METHODOLOGY.md, \"Rating\": component score = 100·exp(−(points/50)/(1 + ln(assets)/2)); \
-         web_headers = mean over origins of 100 − the Observatory modifiers."
-    );
 }

@@ -525,8 +525,17 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
         scan.findings.extend(inventory.findings);
     }
     scan.findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)).then(a.asset.cmp(&b.asset)));
+    let rating = rate(&scan, &ctx, website, db.as_deref()).await?;
     match opts.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&scan)?),
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Report<'a> {
+                #[serde(flatten)]
+                scan: &'a scanner::probes::DomainScan,
+                rating: &'a rating::Rating,
+            }
+            println!("{}", serde_json::to_string_pretty(&Report { scan: &scan, rating: &rating })?)
+        }
         Format::Table => {
             println!("assets of {domain}: {}", scan.assets.len());
             println!("{:<40} {:<11} EVIDENCE", "HOST", "SOURCE");
@@ -549,9 +558,59 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
             }
             println!();
             print(domain.as_str(), "findings", &scan.findings, Format::Table)?;
+            println!();
+            match rating.score {
+                Some(s) => println!(
+                    "rating of {domain} (this domain alone, methodology {}): {s:.1} ({})",
+                    rating.methodology,
+                    rating.grade.map_or("—", |g| g.as_str())
+                ),
+                None => println!("rating of {domain}: nothing was assessable"),
+            }
+            for cap in &rating.caps {
+                println!("capped at {:.1}: {} ({})", cap.max_score, cap.reason, cap.findings.join(", "));
+            }
+            crate::explain::print_components(&rating);
         }
     }
     Ok(())
+}
+
+/// The rating of one domain's scan: each component judged against what the scan
+/// assessed; components left out by `--vectors` are not assessable.
+async fn rate(
+    scan: &scanner::probes::DomainScan,
+    ctx: &Context,
+    website: Option<&str>,
+    db: Option<&dyn store::Store>,
+) -> Result<rating::Rating> {
+    let mut assessed = worker::rate::Assessed::default();
+    assessed.add_scan(scan);
+    assessed.set_software(&scan.software);
+    let mut assets = assessed.per_component();
+    for (v, n) in assets.iter_mut() {
+        if !ctx.wants(*v) {
+            *n = 0;
+        }
+    }
+    let findings = worker::to_findings(scan.findings.clone(), time::OffsetDateTime::now_utc());
+    let kev = match db {
+        Some(store) => worker::rate::kev_among(store, &findings).await?,
+        None => std::collections::BTreeSet::new(),
+    };
+    let website = website.map(str::to_ascii_lowercase);
+    let mut rating = rating::rate(&rating::Input {
+        findings: &findings,
+        assets_checked: &assets,
+        kev: &kev,
+        website_host: website.as_deref(),
+    });
+    for c in &mut rating.components {
+        if !ctx.wants(c.risk_vector) {
+            c.not_assessable = Some("not scanned (--vectors)".to_owned());
+        }
+    }
+    Ok(rating)
 }
 
 fn print(target: &str, what: &str, findings: &[ScanFinding], format: Format) -> Result<()> {

@@ -340,6 +340,16 @@ async fn scan_reports_attributed_assets_and_only_the_vectors_asked_for() {
     };
     assert_eq!(on("spf.softfail_all"), ["scanned.test"]);
     assert_eq!(on("it_standardization.https_unavailable"), ["hidden-portal.scanned.test", "www.scanned.test"]);
+    // The domain's rating: the vectors scanned are judged (spf lost the points of its
+    // low finding on one domain), the others are not assessable and carry no weight.
+    let rating = &report["rating"];
+    let component = |v: &str| rating["components"].as_array().unwrap().iter().find(|c| c["risk_vector"] == v).unwrap();
+    assert_eq!(component("spf")["score"], 94.2, "{rating}");
+    assert_eq!(component("spf")["assets_checked"], 1);
+    assert_eq!(component("dkim")["not_assessable"], "not scanned (--vectors)");
+    assert_eq!(component("dkim")["effective_weight"], 0.0);
+    assert_eq!(rating["methodology"], "2026.11");
+    assert!(rating["score"].as_f64().is_some_and(|s| s < 100.0 && s > 50.0), "{rating}");
 
     let bad = std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))
         .args(["scan", "scanned.test", "--vectors", "spf,nonsense"])

@@ -265,7 +265,8 @@ fn discovered(
 
 use store::asset_under as under;
 
-fn to_findings(found: Vec<ScanFinding>, now: OffsetDateTime) -> Vec<Finding> {
+/// Scan findings as the store keeps them (one per identity), stamped `now`.
+pub fn to_findings(found: Vec<ScanFinding>, now: OffsetDateTime) -> Vec<Finding> {
     // One finding per (risk vector, asset, code, CVE or component): the store's identity.
     let mut seen = std::collections::BTreeSet::new();
     found
