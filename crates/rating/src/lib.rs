@@ -16,6 +16,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod predict;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use model::{ComponentScore, Finding, Grade, OffsetDateTimeText, RiskVector, Score, ScoreSnapshot, Severity};
