@@ -264,15 +264,91 @@ pub async fn get_subdomain_findings(
 async fn prediction(app: &AppState, caller: &Caller, p: &Params, kind: &str) -> Result<Prediction, ApiError> {
     let period = p.period()?;
     let c = super::own_company(app, caller).await?;
-    let data = app.store().prediction(c.id, kind, period).await?;
-    let (data, message) = match data {
-        Some(Value::Array(items)) => (items, None),
-        Some(other) => (vec![other], None),
+    // A prediction stored with the company (an import) is served as it is; otherwise the
+    // model of docs/PREDICTIONS.md computes it.
+    let data = match app.store().prediction(c.id, kind, period).await? {
+        Some(Value::Array(items)) => items,
+        Some(other) => vec![other],
         None => {
-            (Vec::new(), Some(format!("No {} prediction is available for this company yet", kind.replace('_', "-"))))
+            let incidents = app.store().incidents_for_company(c.id).await?;
+            model_prediction(&c, &incidents, kind, period)
         }
     };
-    Ok(Prediction { social_id: c.social_id.to_string(), period, data, message })
+    Ok(Prediction { social_id: c.social_id.to_string(), period, data, message: None })
+}
+
+/// The model's prediction items: one per month for incidents and data loss, one at the
+/// horizon for tail risk; each names its units, horizon, inputs and methodology.
+fn model_prediction(c: &model::Company, incidents: &[model::Incident], kind: &str, period: u32) -> Vec<Value> {
+    use rating::predict;
+    let now = time::OffsetDateTime::now_utc().date();
+    let ages: Vec<f64> = incidents
+        .iter()
+        .filter_map(|i| i.date_detected.map(|d| f64::from((now - d.0).whole_days().max(0) as i32) / 30.44))
+        .collect();
+    let (revenue, basis) = match predict::Profile::from_employees(&c.employees_number) {
+        Some(e) => (e * predict::REVENUE_PER_EMPLOYEE, format!("{} employees × $250,000", e.round())),
+        None => (50.0 * predict::REVENUE_PER_EMPLOYEE, "size unknown: a 50-employee firm assumed".to_owned()),
+    };
+    let profile = predict::Profile {
+        revenue_usd: revenue,
+        revenue_basis: basis,
+        naics: c.naics_code.and_then(|n| u32::try_from(n).ok()),
+        score: c.score.map(|s| s.as_f64()),
+        incident_ages_months: ages,
+    };
+    let f = predict::frequency(&profile);
+    let inputs = serde_json::json!({
+        "score": profile.score,
+        "naics_code": profile.naics,
+        "revenue_usd": profile.revenue_usd,
+        "revenue_basis": profile.revenue_basis,
+        "public_incidents": profile.incident_ages_months.len(),
+        "annual_event_rate": f.lambda,
+        "rate_factors": {"base": f.base, "size": f.size_factor, "industry": f.industry_factor, "score": f.score_factor, "history": f.history_factor},
+    });
+    let method = predict::PREDICTION_METHODOLOGY;
+    match kind {
+        "incident" => predict::incident_prediction(&profile, period)
+            .into_iter()
+            .map(|m| {
+                serde_json::json!({
+                    "month": m.month, "horizon_months": m.month,
+                    "probability": m.probability, "expected_incidents": m.expected_incidents,
+                    "units": "probability of at least one security incident within horizon_months; expected count",
+                    "inputs": inputs, "methodology": method,
+                })
+            })
+            .collect(),
+        "data_loss" => predict::data_loss_prediction(&profile, period)
+            .into_iter()
+            .map(|m| {
+                serde_json::json!({
+                    "month": m.month, "horizon_months": m.month,
+                    "breach_probability": m.breach_probability, "expected_records": m.expected_records,
+                    "units": "probability of at least one data breach within horizon_months; expected records lost",
+                    "inputs": inputs, "methodology": method,
+                })
+            })
+            .collect(),
+        _ => {
+            let seed = u64::try_from(c.id).unwrap_or(0);
+            let t = predict::tail_risk(&profile, period, 100_000, seed);
+            vec![serde_json::json!({
+                "horizon_months": t.months,
+                "probability_of_loss": t.probability_of_loss,
+                "expected_loss_usd": t.expected_loss_usd,
+                "var95_usd": t.var95_usd, "var99_usd": t.var99_usd, "tvar95_usd": t.tvar95_usd,
+                "loss_given_event_p50_usd": t.loss_given_event_p50_usd,
+                "loss_given_event_p95_usd": t.loss_given_event_p95_usd,
+                "exceedance": t.exceedance.iter().map(|(th, p)| serde_json::json!({"threshold_usd": th, "probability": p})).collect::<Vec<_>>(),
+                "cap_per_event_usd": t.cap_per_event_usd,
+                "paths": t.paths, "seed": t.seed,
+                "units": "US dollars of aggregate loss over horizon_months (nominal)",
+                "inputs": inputs, "methodology": method,
+            })]
+        }
+    }
 }
 
 /// Tail-risk (large-loss) estimation over `period` months.
