@@ -14,7 +14,9 @@ use model::{
 use serde::Deserialize;
 use store::{CompanySnapshot, Store, StoreError};
 
+pub mod link;
 pub mod sample;
+pub mod veris;
 
 /// Longest line accepted in an import file.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;

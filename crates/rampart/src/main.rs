@@ -298,6 +298,14 @@ enum ImportWhat {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// VERIS incidents (the VERIS Community Database's JSON; files or directories),
+    /// linked to companies by exact normalised name or their own domain (docs/INCIDENTS.md).
+    Veris {
+        #[command(flatten)]
+        db: DbArg,
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// The CISA Known Exploited Vulnerabilities catalogue (JSON); replaces the stored one.
     Kev {
         #[command(flatten)]
@@ -373,6 +381,22 @@ async fn main() -> Result<()> {
         Command::Keys { action } => keys(action).await,
         Command::Import { what: ImportWhat::Fingerprints { db, dir } } => import_fingerprints(&db.db, &dir).await,
         Command::Import { what: ImportWhat::Eol { db, files } } => import_eol(&db.db, &files).await,
+        Command::Import { what: ImportWhat::Veris { db, paths } } => {
+            let store = open(&db.db).await?;
+            let paths: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
+            let r = intel::link::import_veris(&*store, &paths).await?;
+            for e in &r.errors {
+                eprintln!("skipped: {e}");
+            }
+            for (id, companies) in &r.ambiguous {
+                eprintln!("not linked: {id} matches several companies ({})", companies.join(", "));
+            }
+            eprintln!(
+                "veris: {} file(s) read, {} incident(s) stored, {} linked by name, {} by domain",
+                r.files_read, r.stored, r.linked_by_name, r.linked_by_domain
+            );
+            Ok(())
+        }
         Command::Import { what } => import(what).await,
         Command::Explain { db, company, format } => {
             let store = open(&db.db).await?;
@@ -593,7 +617,7 @@ async fn import(what: ImportWhat) -> Result<()> {
         ImportWhat::Epss { db, file } => (db, "epss", vec![file]),
         ImportWhat::Cwe { db, file } => (db, "cwe", vec![file]),
         ImportWhat::Capec { db, files } => (db, "capec", files),
-        ImportWhat::Fingerprints { .. } | ImportWhat::Eol { .. } => bail!("handled apart"),
+        ImportWhat::Fingerprints { .. } | ImportWhat::Eol { .. } | ImportWhat::Veris { .. } => bail!("handled apart"),
     };
     let store = open(&db.db).await?;
     let started = std::time::Instant::now();

@@ -470,6 +470,17 @@ async fn companies(store: &dyn Store) {
     store.replace_rating(c.id, &again).await.unwrap();
     let history = store.score_history(c.id, 10).await.unwrap();
     assert_eq!((history.len(), &history[0]), (3, &again));
+    // Incidents saved apart (an incident feed): linked, then relinked; unlinked ones
+    // are found by id only.
+    let inc: Incident = serde_json::from_value(serde_json::json!({
+        "incident_id": "VCDB-1", "title": "Breach at Acme", "date_detected": "2024-05-01", "type": "hacking"
+    }))
+    .unwrap();
+    store.save_incident(&inc, Some(c.id), Some(&dom("acme.example")), Some("name:acme")).await.unwrap();
+    assert!(store.incidents_for_company(c.id).await.unwrap().iter().any(|i| i.incident_id == "VCDB-1"));
+    store.save_incident(&inc, None, None, None).await.unwrap();
+    assert!(!store.incidents_for_company(c.id).await.unwrap().iter().any(|i| i.incident_id == "VCDB-1"));
+    assert_eq!(store.incident("VCDB-1").await.unwrap().map(|i| i.title), Some("Breach at Acme".to_owned()));
     let open = store.open_findings(c.id).await.unwrap();
     let paged = store.findings(c.id, FindingFilter::default(), Page::FIRST).await.unwrap();
     assert_eq!(open.len() as u64, paged.total);

@@ -314,6 +314,15 @@ pub trait Store: Send + Sync + 'static {
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>>;
 
     // --- incidents and predictions ------------------------------------------------
+    /// Stores an incident (replacing one with the same id), linked to a company and a
+    /// domain when known, with how the link was made.
+    async fn save_incident(
+        &self,
+        incident: &Incident,
+        company: Option<i64>,
+        domain: Option<&Domain>,
+        linked_by: Option<&str>,
+    ) -> Result<()>;
     async fn incidents_for_company(&self, company: i64) -> Result<Vec<Incident>>;
     async fn incidents_for_domain(&self, domain: &Domain) -> Result<Vec<Incident>>;
     async fn incident(&self, incident_id: &str) -> Result<Option<Incident>>;

@@ -37,6 +37,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (6, "finding_cve", include_str!("../../migrations/sqlite/0006_finding_cve.sql")),
     (7, "software", include_str!("../../migrations/sqlite/0007_software.sql")),
     (8, "rating", include_str!("../../migrations/sqlite/0008_rating.sql")),
+    (9, "incident_links", include_str!("../../migrations/sqlite/0009_incident_links.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -1244,6 +1245,30 @@ impl Store for SqliteStore {
             .await?;
         insert_score(&mut tx, company, rating).await?;
         tx.commit().await?;
+        Ok(())
+    }
+
+    async fn save_incident(
+        &self,
+        incident: &Incident,
+        company: Option<i64>,
+        domain: Option<&Domain>,
+        linked_by: Option<&str>,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO incidents (incident_id, company_id, domain, date_detected, record, linked_by) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (incident_id) DO UPDATE SET company_id = excluded.company_id, \
+             domain = excluded.domain, date_detected = excluded.date_detected, record = excluded.record, \
+             linked_by = excluded.linked_by",
+        )
+        .bind(&incident.incident_id)
+        .bind(company)
+        .bind(domain.map(Domain::as_str))
+        .bind(incident.date_detected.map(|d| model::timefmt::format_date(d.0)))
+        .bind(to_json(incident)?)
+        .bind(linked_by)
+        .execute(&self.write)
+        .await?;
         Ok(())
     }
 
