@@ -113,6 +113,8 @@ pub async fn rate(
     let kev = kev_among(store, &findings).await?;
     let rating = rating::rate(&rating::Input { findings: &findings, assets_checked: assets, kev: &kev, website_host });
     let Some(snapshot) = rating::snapshot(&rating, OffsetDateTimeText(now)) else { return Ok(None) };
-    store.record_rating(company, &snapshot).await?;
+    // Timestamps are whole seconds: a rescan finishing within the second of the last
+    // rating replaces it (the newer state of the findings wins).
+    store.replace_rating(company, &snapshot).await?;
     Ok(Some(snapshot))
 }

