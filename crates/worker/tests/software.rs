@@ -11,26 +11,12 @@ use std::sync::Arc;
 use lab::{Lab, LabFile};
 use model::{CompanyProfile, Domain, DomainAsset, Page, RiskVector, SocialId};
 use scanner::probes::Context;
-use store::{CompanySnapshot, FindingFilter, Store};
+use store::{CompanySnapshot, Store};
 
 fn data_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
     let needed = ["nvd-2.0", "kev/known_exploited_vulnerabilities.json", "endoflife/endoflife_products_all.json"];
     needed.iter().all(|n| dir.join(n).exists()).then_some(dir)
-}
-
-async fn all_findings(store: &dyn Store, company: i64) -> Vec<model::Finding> {
-    let mut out = Vec::new();
-    for n in 1.. {
-        let page = Page::parse(Some(&n.to_string())).unwrap();
-        let p = store.findings(company, FindingFilter::default(), page).await.unwrap();
-        let done = p.items.is_empty() || out.len() + p.items.len() >= p.total as usize;
-        out.extend(p.items);
-        if done {
-            break;
-        }
-    }
-    out
 }
 
 #[tokio::test]
@@ -93,7 +79,7 @@ async fn sbom_and_vulnerability_findings_match_the_lab_ground_truth() {
 
         type Key = (String, String, String, String, Option<String>);
         let mut got: BTreeMap<Key, usize> = BTreeMap::new();
-        for f in all_findings(&*store, c.id).await {
+        for f in store.open_findings(c.id).await.unwrap() {
             let key = (
                 f.risk_vector.as_str().to_owned(),
                 f.asset.clone(),
