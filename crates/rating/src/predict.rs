@@ -1,15 +1,19 @@
 //! Predictions: incident frequency, data loss and tail risk for one company, the
 //! FAIR-style model of docs/PREDICTIONS.md (frequency × magnitude, aggregated by Monte
 //! Carlo). Every parameter below carries its source there; the row numbers refer to the
-//! table of published figures in that document.
+//! table of published figures in ../shared/MODEL-NOTES.md.
 
 use serde::Serialize;
 
-/// The version of the prediction model; every prediction item names it.
-pub const PREDICTION_METHODOLOGY: &str = "2026.11";
+/// The version of the prediction model; every prediction item names it. 2026.11.1 is
+/// the recalibration of docs/PREDICTIONS.md ("Calibration"): negative-binomial counts in
+/// the Monte Carlo, severity by firm size for every event, a one-year-revenue cap.
+pub const PREDICTION_METHODOLOGY: &str = "2026.11.1";
 
-/// Base annual rate of a loss event for a $1B-revenue firm (rows 1 and 3).
-pub const LAMBDA_0: f64 = 0.14;
+/// Base annual rate of a loss event for a $1B-revenue firm: fitted so that the Fortune
+/// 1000 cohort averages 25 % a year (row 1) with the overdispersion below; it keeps the
+/// $5M firm under 2 % (row 1) and the $100M firm in 2.18–12.95 % (row 3).
+pub const LAMBDA_0: f64 = 0.175;
 /// Size elasticity of the rate (rows 1 and 3).
 pub const BETA: f64 = 0.43;
 /// Score effect per point (row 14: F vs A ≈ 4–14×).
@@ -17,8 +21,10 @@ pub const GAMMA: f64 = 0.045;
 /// The cohort's mean score and spread (the score multiplier is normalised over it).
 pub const COHORT_MEAN: f64 = 80.0;
 pub const COHORT_SD: f64 = 12.0;
-/// Overdispersion of the incident count (negative binomial shape).
-pub const OVERDISPERSION_K: f64 = 1.5;
+/// Overdispersion of the event count (negative binomial shape κ, a gamma frailty between
+/// firms): with the 25 % a year of row 1 it gives the "over 60 % of the Fortune 1000 in a
+/// decade" of the same study (IRIS 20/20; a Poisson count would give 86 %).
+pub const OVERDISPERSION_K: f64 = 0.4;
 /// P(a data breach | an incident) (row 12: 35–55 %).
 pub const P_BREACH: f64 = 0.45;
 /// Records per breach: ln R ~ N(μ, σ) with log10 mean 3.5 and log10 sd 1.2 (row 11).
@@ -27,6 +33,21 @@ pub const RECORDS_SIGMA: f64 = 1.2 * std::f64::consts::LN_10;
 /// Revenue per employee used when revenue is unknown (US private-sector average, order
 /// of magnitude).
 pub const REVENUE_PER_EMPLOYEE: f64 = 250_000.0;
+/// The typical (median) loss of one event for a $100B-revenue firm, and its elasticity
+/// to revenue (row 5: $292K at $100B; with 0.18 a firm of $100K revenue typically loses
+/// about a quarter of its revenue, the other end of the same IRIS 20/20 finding).
+pub const LOSS_MEDIAN_AT_100B: f64 = 292_000.0;
+pub const LOSS_SIZE_EXPONENT: f64 = 0.18;
+/// The spread of ln(loss) of one event (row 5: median $200K with 10 % above $20M gives
+/// ln 100 / 1.2816 = 3.59; the Fortune 250's event 95th percentile ≈ $100M gives 3.6).
+pub const LOSS_SIGMA: f64 = 3.6;
+/// Elasticity of a breach's loss to its records (row 9: ln E[L] = 8.19 + 0.424 ln R).
+pub const BREACH_RECORDS_ELASTICITY: f64 = 0.424;
+/// The largest loss one event may cause, as a fraction of annual revenue (an assumption:
+/// row 5's typical event of a very small firm is already about a quarter of its revenue,
+/// so a smaller cap would cut typical events; a loss beyond a year's revenue exceeds what
+/// a firm can bear).
+pub const CAP_REVENUE_FRACTION: f64 = 1.0;
 
 /// What the model knows of the company.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -88,6 +109,53 @@ pub fn industry_factor(naics: Option<u32>) -> f64 {
     }
 }
 
+/// The industry multiplier of one event's loss: √10 ≈ 3.16 for retail (NAICS 44–45) and
+/// information (51), else 1. IRIS 20/20 (the study of rows 1, 4 and 5; its published
+/// summary, not a row of the table) finds that these two sectors "show abnormally high
+/// losses that exceed many other sectors by a factor of 10". The all-sector median of
+/// row 5 already contains them and "many other sectors" is not all of them, so the
+/// multiplier is the geometric middle of 1 and 10 (an assumption).
+pub fn severity_factor(naics: Option<u32>) -> f64 {
+    let Some(code) = naics else { return 1.0 };
+    let mut sector = code;
+    while sector >= 100 {
+        sector /= 10;
+    }
+    match sector {
+        44 | 45 | 51 => 10f64.sqrt(),
+        _ => 1.0,
+    }
+}
+
+/// The median loss of one event that is not a breach, in US dollars:
+/// `$292K · (Revenue / $100B)^0.18 · severity_factor` (row 5).
+pub fn event_loss_median(revenue_usd: f64, naics: Option<u32>) -> f64 {
+    LOSS_MEDIAN_AT_100B * (usable_revenue(revenue_usd) / 1e11).powf(LOSS_SIZE_EXPONENT) * severity_factor(naics)
+}
+
+/// The spread of a breach's ln(loss) once its records are known: the records explain
+/// `b · σ_R` of the event spread `LOSS_SIGMA`, the rest is `√(σ² − b² σ_R²)` ≈ 3.40.
+pub fn breach_residual_sigma() -> f64 {
+    (LOSS_SIGMA * LOSS_SIGMA - (BREACH_RECORDS_ELASTICITY * RECORDS_SIGMA).powi(2)).sqrt()
+}
+
+/// The mean of ln(loss) of a breach of `records` records:
+/// `ln median + b (ln records − μ_R)` (rows 5 and 9): a breach of the median size costs
+/// the typical event of the firm's size.
+pub fn breach_log_loss_mean(revenue_usd: f64, naics: Option<u32>, records: f64) -> f64 {
+    event_loss_median(revenue_usd, naics).ln() + BREACH_RECORDS_ELASTICITY * (records.max(1.0).ln() - RECORDS_MU)
+}
+
+/// P(one breach of `records` records costs at least `threshold` US dollars), before the
+/// cap (compare with row 6).
+pub fn breach_loss_exceedance(revenue_usd: f64, naics: Option<u32>, records: f64, threshold: f64) -> f64 {
+    1.0 - phi((threshold.ln() - breach_log_loss_mean(revenue_usd, naics, records)) / breach_residual_sigma())
+}
+
+fn usable_revenue(revenue_usd: f64) -> f64 {
+    if revenue_usd.is_finite() && revenue_usd > 0.0 { revenue_usd } else { 1e6 }
+}
+
 /// The score multiplier `exp(−γ(s − s̄)) / E[exp(−γ(S − s̄))]`, capped to [0.25, 5]; the
 /// cohort S ~ N(s̄, sd) gives `E = exp(γ² sd² / 2)`.
 pub fn score_factor(score: Option<f64>) -> f64 {
@@ -104,7 +172,7 @@ pub fn history_factor(ages_months: &[f64]) -> f64 {
 }
 
 pub fn frequency(p: &Profile) -> Frequency {
-    let revenue = if p.revenue_usd.is_finite() && p.revenue_usd > 0.0 { p.revenue_usd } else { 1e6 };
+    let revenue = usable_revenue(p.revenue_usd);
     let size_factor = (revenue / 1e9).powf(BETA);
     let industry = industry_factor(p.naics);
     let score = score_factor(p.score);
@@ -117,6 +185,52 @@ pub fn frequency(p: &Profile) -> Frequency {
         history_factor: history,
         lambda: LAMBDA_0 * size_factor * industry * score * history,
     }
+}
+
+/// The approximate revenue of the Fortune 1000 firm of rank `rank` (clamped to 1–1000),
+/// in US dollars: log-linear in ln(rank) between rounded anchors from the 2024 Fortune 500
+/// and Fortune 1000 lists (#1 $648B, #10 $262B, #100 $46B, #500 $7.4B, #1000 $2.4B). An
+/// assumption for the cohort checks of rows 1 and 5, which are statistics over the
+/// Fortune 1000 (or 250), not figures for one firm.
+pub fn fortune_1000_revenue(rank: u32) -> f64 {
+    const ANCHORS: [(f64, f64); 5] = [(1.0, 648e9), (10.0, 262e9), (100.0, 46e9), (500.0, 7.4e9), (1000.0, 2.4e9)];
+    let r = f64::from(rank.clamp(1, 1000));
+    let i = ANCHORS.windows(2).position(|w| r <= w[1].0).unwrap_or(ANCHORS.len() - 2);
+    let ((r0, v0), (r1, v1)) = (ANCHORS[i], ANCHORS[i + 1]);
+    let t = (r.ln() - r0.ln()) / (r1.ln() - r0.ln());
+    (v0.ln() + t * (v1.ln() - v0.ln())).exp()
+}
+
+/// The scores of the rated cohort, N(80, 12²), as a five-point Gauss–Hermite rule:
+/// (score, weight), the weights summing to 1.
+pub const COHORT_SCORES: [(f64, f64); 5] = [
+    (COHORT_MEAN, 8.0 / 15.0),
+    (COHORT_MEAN - 1.355_626_179_974_266 * COHORT_SD, 0.222_075_922_005_612_66),
+    (COHORT_MEAN + 1.355_626_179_974_266 * COHORT_SD, 0.222_075_922_005_612_66),
+    (COHORT_MEAN - 2.856_970_013_872_806 * COHORT_SD, 0.011_257_411_327_720_69),
+    (COHORT_MEAN + 2.856_970_013_872_806 * COHORT_SD, 0.011_257_411_327_720_69),
+];
+
+/// A Fortune cohort for the published checks: each rank of `ranks` with each score of
+/// `COHORT_SCORES` (no industry, no incident history), as (profile, weight) with the
+/// weights summing to 1. A cohort statistic is the weighted sum over it.
+pub fn fortune_cohort(ranks: &[u32]) -> Vec<(Profile, f64)> {
+    let n = ranks.len().max(1) as f64;
+    ranks
+        .iter()
+        .flat_map(|&rank| {
+            COHORT_SCORES.iter().map(move |&(score, w)| {
+                let p = Profile {
+                    revenue_usd: fortune_1000_revenue(rank),
+                    revenue_basis: format!("Fortune rank {rank} (approximate revenue)"),
+                    naics: None,
+                    score: Some(score),
+                    incident_ages_months: Vec::new(),
+                };
+                (p, w / n)
+            })
+        })
+        .collect()
 }
 
 /// One month of the incident prediction.
@@ -170,10 +284,11 @@ pub fn data_loss_prediction(p: &Profile, period: u32) -> Vec<DataLossMonth> {
     let per_breach = truncated_lognormal_mean(RECORDS_MU, RECORDS_SIGMA, records_held(p.revenue_usd));
     (1..=period)
         .map(|m| {
+            // Breaches are the events thinned by π_b: negative binomial with the same κ.
             let breaches = f.lambda * P_BREACH * f64::from(m) / 12.0;
             DataLossMonth {
                 month: m,
-                breach_probability: 1.0 - (-breaches).exp(),
+                breach_probability: 1.0 - (1.0 + breaches / OVERDISPERSION_K).powf(-OVERDISPERSION_K),
                 expected_records: breaches * per_breach,
             }
         })
@@ -197,7 +312,7 @@ pub struct TailRisk {
     pub loss_given_event_p95_usd: f64,
     /// (threshold, P(aggregate loss ≥ threshold)).
     pub exceedance: Vec<(f64, f64)>,
-    /// The largest loss one event may cause: 20 % of revenue.
+    /// The largest loss one event may cause: one year's revenue (`CAP_REVENUE_FRACTION`).
     pub cap_per_event_usd: f64,
 }
 
@@ -205,32 +320,35 @@ pub struct TailRisk {
 pub const THRESHOLDS: [f64; 5] = [1e5, 1e6, 1e7, 1e8, 1e9];
 
 /// Monte Carlo of the aggregate loss over `months` with `paths` paths from `seed`
-/// (results identical for the same inputs).
+/// (results identical for the same inputs). The count of events is negative binomial
+/// (mean λ·months/12, shape κ), the same law as `incident_prediction`; each event is a
+/// breach with probability π_b, its loss lognormal around the firm's typical event
+/// (`event_loss_median`), a breach's shifted by its records; each loss is capped.
 pub fn tail_risk(p: &Profile, months: u32, paths: u32, seed: u64) -> TailRisk {
     let f = frequency(p);
-    let revenue = if p.revenue_usd.is_finite() && p.revenue_usd > 0.0 { p.revenue_usd } else { 1e6 };
-    let cap = 0.2 * revenue;
-    let mean_events = f.lambda * f64::from(months) / 12.0;
+    let revenue = usable_revenue(p.revenue_usd);
+    let cap = CAP_REVENUE_FRACTION * revenue;
+    let counts = NegativeBinomial::new(f.lambda * f64::from(months) / 12.0, OVERDISPERSION_K);
     let held = records_held(revenue);
-    // Other events: ln X ~ N(ln m, 3.5²), m = $292K · (Revenue / $100B)^0.18 (row 5).
-    let ln_m = (292_000.0 * (revenue / 1e11).powf(0.18)).ln();
+    // Any event: ln X ~ N(ln m, σ²); a breach: ln X = ln m + b (ln R − μ_R) + ε (rows 5, 9).
+    let ln_m = event_loss_median(revenue, p.naics).ln();
+    let residual = breach_residual_sigma();
     let mut rng = Rng::new(seed);
     let mut totals = Vec::with_capacity(paths as usize);
     let mut events = Vec::new();
     let mut with_loss = 0u32;
     for _ in 0..paths {
-        let n = rng.poisson(mean_events);
+        let n = counts.sample(rng.uniform());
         let mut total = 0.0;
         for _ in 0..n {
-            let x = if rng.uniform() < P_BREACH {
-                // Breach: records R (truncated at what is held), ln X = 7.68 + 0.758 ln R + ε,
-                // ε widened to σ 1.5 (rows 8 and 5).
+            let ln_x = if rng.uniform() < P_BREACH {
+                // Records R, truncated at what the firm holds (row 11).
                 let r = (RECORDS_MU + RECORDS_SIGMA * rng.normal()).exp().min(held).max(1.0);
-                (7.68 + 0.758 * r.ln() + 1.5 * rng.normal()).exp()
+                ln_m + BREACH_RECORDS_ELASTICITY * (r.ln() - RECORDS_MU) + residual * rng.normal()
             } else {
-                (ln_m + 3.5 * rng.normal()).exp()
+                ln_m + LOSS_SIGMA * rng.normal()
             };
-            let x = x.min(cap);
+            let x = ln_x.exp().min(cap);
             if events.len() < 200_000 {
                 events.push(x);
             }
@@ -244,16 +362,13 @@ pub fn tail_risk(p: &Profile, months: u32, paths: u32, seed: u64) -> TailRisk {
     totals.sort_by(f64::total_cmp);
     events.sort_by(f64::total_cmp);
     let n = totals.len().max(1) as f64;
-    let pct = |v: &[f64], q: f64| -> f64 {
-        if v.is_empty() {
-            return 0.0;
-        }
-        let i = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
-        v.get(i).copied().unwrap_or(0.0)
-    };
+    let index = |len: usize, q: f64| ((q * len as f64).ceil() as usize).clamp(1, len.max(1)) - 1;
+    let pct = |v: &[f64], q: f64| -> f64 { v.get(index(v.len(), q)).copied().unwrap_or(0.0) };
     let var95 = pct(&totals, 0.95);
     let var99 = pct(&totals, 0.99);
-    let tail: Vec<f64> = totals.iter().copied().filter(|t| *t >= var95).collect();
+    // TVaR95: the mean of the worst 5 % of paths (from VaR95's rank up), also when VaR95
+    // is 0 (a mean over every path at or above 0 would be the expected loss).
+    let tail = totals.get(index(totals.len(), 0.95)..).unwrap_or(&[]);
     let tvar95 = if tail.is_empty() { 0.0 } else { tail.iter().sum::<f64>() / tail.len() as f64 };
     TailRisk {
         months,
@@ -283,16 +398,51 @@ pub fn phi(x: f64) -> f64 {
     0.5 * (1.0 + erf)
 }
 
-/// The sampler of the Monte Carlo: PCG-64 (rand_pcg) with Box–Muller normals and
-/// Poisson counts by inversion (the means here are small: a few events at most).
+/// The negative binomial count as a table of its distribution function (the mean is the
+/// same on every path, so one table serves them all): `P(N = 0) = (κ / (κ + μ))^κ`,
+/// `P(N = n + 1) = P(N = n) · (n + κ) / (n + 1) · μ / (κ + μ)`, up to 1 − 10⁻¹²
+/// (or 100,000 events, where the rest of the tail is put).
+struct NegativeBinomial {
+    cdf: Vec<f64>,
+}
+
+impl NegativeBinomial {
+    fn new(mean: f64, kappa: f64) -> NegativeBinomial {
+        if !mean.is_finite() || mean <= 0.0 {
+            return NegativeBinomial { cdf: vec![1.0] };
+        }
+        let q = mean / (kappa + mean);
+        let mut pmf = (kappa / (kappa + mean)).powf(kappa);
+        let mut cdf = vec![pmf];
+        let mut total = pmf;
+        while total < 1.0 - 1e-12 && cdf.len() < 100_000 {
+            let n = (cdf.len() - 1) as f64;
+            pmf *= (n + kappa) / (n + 1.0) * q;
+            total += pmf;
+            cdf.push(total);
+        }
+        NegativeBinomial { cdf }
+    }
+
+    /// The count whose distribution function first reaches `u` (inversion).
+    fn sample(&self, u: f64) -> u32 {
+        let n = self.cdf.partition_point(|c| *c < u).min(self.cdf.len() - 1);
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+}
+
+/// The sampler of the Monte Carlo: PCG-64 (rand_pcg, `Pcg64Mcg`) with Box–Muller normals.
 struct Rng {
     inner: rand_pcg::Pcg64Mcg,
     spare: Option<f64>,
 }
 
 impl Rng {
+    /// The state is expanded from the seed by `SeedableRng::seed_from_u64` (before
+    /// 2026.11.1 it was `seed | 1`, so seeds 2k and 2k + 1 gave the same paths).
     fn new(seed: u64) -> Rng {
-        Rng { inner: rand_pcg::Pcg64Mcg::new(u128::from(seed) | 1), spare: None }
+        use rand_core::SeedableRng as _;
+        Rng { inner: rand_pcg::Pcg64Mcg::seed_from_u64(seed), spare: None }
     }
 
     /// Uniform on (0, 1).
@@ -311,24 +461,6 @@ impl Rng {
         self.spare = Some(r * a.sin());
         r * a.cos()
     }
-
-    fn poisson(&mut self, mean: f64) -> u32 {
-        if mean.is_nan() || mean <= 0.0 {
-            return 0;
-        }
-        if mean > 30.0 {
-            // Normal approximation for large means (not reached by realistic rates).
-            return (mean + mean.sqrt() * self.normal()).round().max(0.0) as u32;
-        }
-        let limit = (-mean).exp();
-        let mut k = 0u32;
-        let mut prod = self.uniform();
-        while prod > limit && k < 1000 {
-            k += 1;
-            prod *= self.uniform();
-        }
-        k
-    }
 }
 
 #[cfg(test)]
@@ -345,19 +477,65 @@ mod tests {
         }
     }
 
+    fn probability_within(p: &Profile, months: u32) -> f64 {
+        incident_prediction(p, months).last().map_or(0.0, |m| m.probability)
+    }
+
     fn annual_probability(p: &Profile) -> f64 {
-        incident_prediction(p, 12).last().map_or(0.0, |m| m.probability)
+        probability_within(p, 12)
+    }
+
+    fn cohort_probability(ranks: &[u32], months: u32) -> f64 {
+        fortune_cohort(ranks).iter().map(|(p, w)| w * probability_within(p, months)).sum()
+    }
+
+    fn exceeds(t: &TailRisk, threshold: f64) -> f64 {
+        t.exceedance.iter().find(|(th, _)| *th == threshold).map_or(0.0, |(_, p)| *p)
+    }
+
+    /// Within `factor` of a published figure, either way.
+    fn within(model: f64, published: f64, factor: f64) -> bool {
+        model >= published / factor && model <= published * factor
     }
 
     #[test]
     fn the_base_rate_reproduces_the_published_size_table() {
-        // Row 1: SMB < 2 %, Fortune 1000 ≈ 25 %; row 3: a $100M firm 2.2–13 %.
+        // Row 1: SMB < 2 %, Fortune 1000 ≈ 25 %, Fortune 250 ≈ 50 % ("slightly less than
+        // one in two"); row 3: a $100M firm 2.18–12.95 %. The Fortune figures are averages
+        // over the cohort (every rank, five scores).
         let smb = annual_probability(&firm(5e6, None));
         let hundred = annual_probability(&firm(1e8, None));
-        let f1000 = annual_probability(&firm(1e10, None));
+        let all: Vec<u32> = (1..=1000).collect();
+        let f1000 = cohort_probability(&all, 12);
+        let f250 = cohort_probability(&all[..250], 12);
         assert!(smb < 0.02, "{smb}");
         assert!((0.0218..0.1295).contains(&hundred), "{hundred}");
-        assert!((0.18..0.35).contains(&f1000), "{f1000}");
+        assert!((0.225..0.275).contains(&f1000), "{f1000}");
+        assert!(within(f250, 0.5, 2.0) && f250 < 0.5, "{f250}");
+    }
+
+    #[test]
+    fn the_overdispersion_reproduces_the_decade_figure() {
+        // IRIS 20/20: over 60 % of the Fortune 1000 had an event in the decade, with 25 %
+        // a year; a Poisson count (κ → ∞) would give 86 %.
+        let all: Vec<u32> = (1..=1000).collect();
+        let decade = cohort_probability(&all, 120);
+        assert!((0.55..0.66).contains(&decade), "{decade}");
+    }
+
+    #[test]
+    fn the_fortune_1000_revenue_grid() {
+        assert!((fortune_1000_revenue(1) / 648e9 - 1.0).abs() < 1e-12);
+        assert!((fortune_1000_revenue(500) / 7.4e9 - 1.0).abs() < 1e-12);
+        assert_eq!(fortune_1000_revenue(5000), fortune_1000_revenue(1000));
+        assert!((1..1000).all(|r| fortune_1000_revenue(r) > fortune_1000_revenue(r + 1)));
+        let cohort = fortune_cohort(&[1, 2, 3]);
+        assert_eq!(cohort.len(), 15);
+        assert!((cohort.iter().map(|(_, w)| w).sum::<f64>() - 1.0).abs() < 1e-12);
+        // The quadrature holds the cohort's mean score and spread.
+        let mean: f64 = COHORT_SCORES.iter().map(|(s, w)| s * w).sum();
+        let var: f64 = COHORT_SCORES.iter().map(|(s, w)| w * (s - mean).powi(2)).sum();
+        assert!((mean - COHORT_MEAN).abs() < 1e-9 && (var.sqrt() - COHORT_SD).abs() < 1e-9);
     }
 
     #[test]
@@ -407,29 +585,92 @@ mod tests {
     }
 
     #[test]
+    fn the_event_loss_follows_the_published_severity() {
+        // Row 5: $292K typical at $100B; about a quarter of revenue at $100K; 10 % of
+        // events above 100× the median ($200K → $20M).
+        assert!((event_loss_median(1e11, None) - 292_000.0).abs() < 1e-6);
+        let tiny = event_loss_median(1e5, None) / 1e5;
+        assert!((0.2..0.3).contains(&tiny), "{tiny}");
+        let above = 1.0 - phi(100f64.ln() / LOSS_SIGMA);
+        assert!((0.095..0.105).contains(&above), "{above}");
+        // Row 6 ($1B firm): a breach of 1k records exceeds $10M with ≈ 6 % (within 2×); one
+        // of 100M records reaches $10M with "better than 50 %".
+        let small = breach_loss_exceedance(1e9, None, 1e3, 1e7);
+        let mega = breach_loss_exceedance(1e9, None, 1e8, 1e7);
+        assert!(within(small, 0.06, 2.0), "{small}");
+        assert!((0.5..0.75).contains(&mega), "{mega}");
+        // The sector multiplier (IRIS 20/20: retail and information ≈ 10× many others).
+        assert!((event_loss_median(5e7, Some(44)) / event_loss_median(5e7, None) - 10f64.sqrt()).abs() < 1e-9);
+        assert_eq!(severity_factor(Some(238_210)), 1.0);
+    }
+
+    #[test]
     fn the_same_seed_gives_the_same_tail() {
         let p = firm(5e7, None);
         assert_eq!(tail_risk(&p, 12, 20_000, 7), tail_risk(&p, 12, 20_000, 7));
         assert_ne!(tail_risk(&p, 12, 20_000, 7), tail_risk(&p, 12, 20_000, 8));
+        assert_ne!(tail_risk(&p, 12, 20_000, 2), tail_risk(&p, 12, 20_000, 3));
     }
 
     #[test]
-    fn the_published_checks() {
-        // Row 15: a $50M-revenue retailer's expected annual loss is of the order of
-        // $428K (an insurer's liability estimate): the same order of magnitude (within
-        // 10×; the model gives less, see docs/PREDICTIONS.md).
+    fn the_monte_carlo_count_is_the_incident_prediction() {
+        // The tail's P(any loss) and the incident prediction use one negative binomial law.
+        for (p, months) in [(firm(1e10, Some(60.0)), 12), (firm(2e8, None), 36), (firm(5e11, Some(90.0)), 6)] {
+            let paths = 100_000;
+            let mc = tail_risk(&p, months, paths, 3).probability_of_loss;
+            let exact = probability_within(&p, months);
+            let se = (exact * (1.0 - exact) / f64::from(paths)).sqrt();
+            assert!((mc - exact).abs() < 4.0 * se, "{mc} vs {exact} ± {se}");
+        }
+        // The table's mean is the requested mean.
+        let nb = NegativeBinomial::new(2.5, OVERDISPERSION_K);
+        let mean: f64 =
+            nb.cdf.iter().enumerate().map(|(n, c)| n as f64 * (c - if n == 0 { 0.0 } else { nb.cdf[n - 1] })).sum();
+        assert!((mean - 2.5).abs() < 1e-6, "{mean}");
+        assert_eq!(NegativeBinomial::new(0.0, OVERDISPERSION_K).sample(0.999), 0);
+    }
+
+    #[test]
+    fn the_tail_measures_are_ordered() {
+        let t = tail_risk(&firm(1e10, None), 12, 50_000, 1);
+        assert!(t.var99_usd >= t.var95_usd && t.tvar95_usd >= t.var95_usd, "{t:?}");
+        assert!(t.exceedance.windows(2).all(|w| w[1].1 <= w[0].1));
+        // When VaR95 is 0, TVaR95 is still the mean of the worst 5 % of paths, 20× the mean
+        // over all paths
+        let small = tail_risk(&firm(5e7, None), 12, 50_000, 1);
+        assert_eq!(small.var95_usd, 0.0);
+        // (the slice starts at VaR95's own rank: 2,501 of 50,000 paths).
+        let ratio = small.tvar95_usd / small.expected_loss_usd;
+        assert!((ratio - 20.0 * 2500.0 / 2501.0).abs() < 1e-6, "{small:?}");
+        assert!(small.loss_given_event_p95_usd <= small.cap_per_event_usd);
+    }
+
+    #[test]
+    fn the_fifty_million_retailer_check() {
+        // Row 15: a $50M-revenue retailer's expected annual (liability) loss is ≈ $428K
+        // (an insurer's figure): within 2×.
         let mut retailer = firm(5e7, None);
         retailer.naics = Some(44);
-        let small = tail_risk(&retailer, 12, 200_000, 1);
-        println!("$50M retailer: {small:?}");
-        assert!((42_800.0..4_280_000.0).contains(&small.expected_loss_usd), "{small:?}");
-        // Row 5: a Fortune 1000 firm ($10B revenue) loses ≥ $100M in a year with ≈ 6 %
-        // probability: the same order of magnitude (0.6–60 %; the model's tail is
-        // lighter, see docs/PREDICTIONS.md).
-        let big = tail_risk(&firm(1e10, None), 12, 200_000, 1);
-        println!("$10B firm: {big:?}");
-        let p100m = big.exceedance.iter().find(|(t, _)| *t == 1e8).map_or(0.0, |(_, p)| *p);
-        assert!((0.006..0.6).contains(&p100m), "{big:?}");
-        assert!(big.var99_usd >= big.var95_usd && big.tvar95_usd >= big.var95_usd);
+        let t = tail_risk(&retailer, 12, 400_000, 1);
+        println!("$50M retailer: {t:?}");
+        assert!(within(t.expected_loss_usd, 428_000.0, 2.0), "{t:?}");
+    }
+
+    #[test]
+    fn the_fortune_1000_tail_check() {
+        // Row 5: 6 % of Fortune 1000 firms lose ≥ $100M in a year (IRIS 20/20), a cohort
+        // statistic: every 20th rank × five scores. The model gives about 2.2 %: within 3×,
+        // not 2×. The published rows do not allow more (docs/PREDICTIONS.md, Validation):
+        // row 7's extreme events (about 5 a year above $100M, all firms) put the observed
+        // rate near 0.5 %.
+        let grid: Vec<u32> = (0..50).map(|i| 10 + 20 * i).collect();
+        let p100m: f64 = fortune_cohort(&grid)
+            .iter()
+            .enumerate()
+            .map(|(i, (p, w))| w * exceeds(&tail_risk(p, 12, 4_000, 1 + i as u64), 1e8))
+            .sum();
+        println!("Fortune 1000 cohort, one-year P(loss ≥ $100M): {p100m}");
+        assert!(within(p100m, 0.06, 3.0), "{p100m}");
+        assert!(p100m > 0.005, "above the observed rate of row 7: {p100m}");
     }
 }

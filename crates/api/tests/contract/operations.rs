@@ -289,7 +289,7 @@ async fn monitor_reads() {
     assert_eq!(v["period"], 6);
     assert!(v.get("message").is_none(), "{v}");
     let tail = &v["data"][0];
-    assert_eq!((tail["horizon_months"].as_u64(), tail["methodology"].as_str()), (Some(6), Some("2026.11")));
+    assert_eq!((tail["horizon_months"].as_u64(), tail["methodology"].as_str()), (Some(6), Some("2026.11.1")));
     assert!(tail["var99_usd"].as_f64().unwrap() >= tail["var95_usd"].as_f64().unwrap());
     assert!(tail["inputs"]["revenue_basis"].is_string() && tail["units"].is_string());
     let again = app.ok("/monitor-get-tail-risk-estimation?period=6", k).await;
