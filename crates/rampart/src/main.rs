@@ -350,6 +350,7 @@ enum ImportWhat {
 
 #[tokio::main]
 async fn main() -> Result<()> {
+    store::tune_allocator();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG")

@@ -14,10 +14,12 @@ use model::{
     NetworkEndpoint, NewApiKey, Page, RiskVector, SbomComponent, ScoreSnapshot, Severity, SocialId,
 };
 
+mod alloc;
 pub mod conformance;
 mod migrate;
 pub mod sqlite;
 
+pub use alloc::tune_allocator;
 pub use sqlite::SqliteStore;
 
 #[derive(Debug, thiserror::Error)]
