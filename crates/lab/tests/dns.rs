@@ -4,6 +4,7 @@
 use hickory_resolver::config::{NameServerConfig, ResolverConfig, ResolverOpts};
 use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::proto::dnssec::rdata::DNSSECRData;
+use hickory_resolver::proto::op::{Message, MessageType, ResponseCode};
 use hickory_resolver::proto::rr::{RData, RecordType};
 use hickory_resolver::{Resolver, TokioResolver};
 use lab::{Lab, LabFile};
@@ -18,6 +19,10 @@ const FILE: &str = r#"{
       "@ TXT \"v=spf1 mx -all\""]},
     {"origin": "sub.secure.test", "dnssec": true},
     {"origin": "rollover.test", "dnssec": true, "dnssec_bogus": true, "records": ["@ MX 10 mail.secure.test."]},
+    {"origin": "flat.test", "records": [
+      "@ MX 10 mail",
+      "a.b.c TXT \"deep\"",
+      "selector1._domainkey TXT \"v=DKIM1; k=rsa; p=MIGf\""]},
     {"origin": "plain.test", "records": [
       "@ MX 10 mail",
       "@ TXT \"v=spf1 include:_spf.plain.test ~all\"",
@@ -245,4 +250,72 @@ async fn zone_records_may_not_point_off_the_machine() {
         let err = Lab::up(&file).await.err().expect("refused");
         assert!(err.to_string().contains("outside 127.0.0.0/8"), "{err}");
     }
+}
+
+/// One raw query over UDP, with or without EDNS (DO set), and the parsed response.
+async fn ask(addr: std::net::SocketAddr, name: &str, kind: RecordType, edns: bool) -> Message {
+    use hickory_resolver::proto::op::{Edns, Query};
+    use hickory_resolver::proto::rr::Name;
+    let mut m = Message::query();
+    m.metadata.id = 4242;
+    m.add_query(Query::query(Name::from_ascii(name).unwrap(), kind));
+    if edns {
+        let mut e = Edns::new();
+        e.set_dnssec_ok(true);
+        e.set_max_payload(1232);
+        m.set_edns(e);
+    }
+    let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    socket.send_to(&m.to_vec().unwrap(), addr).await.unwrap();
+    let mut buf = vec![0; 4096];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(5), socket.recv(&mut buf)).await.unwrap().unwrap();
+    Message::from_vec(&buf[..n]).unwrap()
+}
+
+/// NXDOMAIN for a name absent from a simple zone (unsigned, no wildcard or delegation)
+/// is answered without hickory's zone walk: the answer must be the one hickory gives
+/// (plain.test has a wildcard, so hickory answers there), and names that exist or are
+/// empty non-terminals must not be denied.
+#[tokio::test]
+async fn a_name_missing_from_a_simple_zone_is_denied_as_hickory_denies_it() {
+    let lab = lab_on(16).await;
+    let addr = lab.resolver.expect("the lab runs a DNS server");
+    for edns in [true, false] {
+        let fast = ask(addr, "nothing._domainkey.FLAT.test.", RecordType::TXT, edns).await;
+        let walked = ask(addr, "nothing.plain.test.", RecordType::TXT, edns).await;
+        for (m, zone) in [(&fast, "flat.test."), (&walked, "plain.test.")] {
+            assert_eq!(m.metadata.response_code, ResponseCode::NXDomain, "{m:?}");
+            assert!(m.metadata.authoritative && m.metadata.message_type == MessageType::Response);
+            assert_eq!(m.metadata.id, 4242);
+            assert!(m.answers.is_empty());
+            assert_eq!(m.authorities.len(), 1, "{m:?}");
+            assert_eq!(m.authorities[0].record_type(), RecordType::SOA);
+            assert_eq!(m.authorities[0].name.to_ascii().to_ascii_lowercase(), zone);
+            assert_eq!(m.queries.len(), 1);
+            assert_eq!(m.edns.is_some(), edns);
+            if let Some(e) = &m.edns {
+                assert!(e.flags().dnssec_ok && e.version() == 0);
+            }
+        }
+        assert_eq!(fast.metadata.recursion_available, walked.metadata.recursion_available);
+        assert_eq!(
+            fast.authorities[0].data.to_string(),
+            walked.authorities[0].data.to_string().replace("plain", "flat")
+        );
+    }
+    // Empty non-terminals and names that exist are answered by hickory, whatever the case.
+    for (name, answers) in
+        [("c.flat.test.", 0), ("B.c.flat.test.", 0), ("a.B.C.flat.TEST.", 1), ("selector1._domainkey.flat.test.", 1)]
+    {
+        let m = ask(addr, name, RecordType::TXT, true).await;
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{name}: {m:?}");
+        assert_eq!(m.answers.len(), answers, "{name}: {m:?}");
+    }
+    let mx = ask(addr, "flat.test.", RecordType::MX, false).await;
+    assert_eq!(mx.answers.len(), 1);
+    // A signed zone's denial still carries its NSEC proof.
+    let signed = ask(addr, "nothing.secure.test.", RecordType::TXT, true).await;
+    assert_eq!(signed.metadata.response_code, ResponseCode::NXDomain);
+    assert!(signed.authorities.iter().any(|r| r.record_type() == RecordType::NSEC), "{signed:?}");
+    lab.down().await;
 }

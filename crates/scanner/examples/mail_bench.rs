@@ -1,5 +1,6 @@
 //! The DNS and mail checks (spf, dkim, dmarc, it_standardization) over N lab domains
-//! `bench0.test …`, 64 at a time, through the lab written by `rampart lab up --out DIR`:
+//! `bench0.test …`, 64 at a time (`BENCH_CONCURRENCY`), through the lab written by
+//! `rampart lab up --out DIR`:
 //!
 //!     mail_bench DIR N
 //!
@@ -29,7 +30,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let lab: ScannerFile = serde_json::from_str(&std::fs::read_to_string(dir.join("scanner.json"))?)?;
     let anchors = std::fs::read_to_string(dir.join("trust-anchor.txt"))?;
     let ctx = Arc::new(Context::lab(lab.resolver, lab.port_map, None, &anchors)?);
-    let limit = Arc::new(Semaphore::new(64));
+    let limit =
+        Arc::new(Semaphore::new(std::env::var("BENCH_CONCURRENCY").ok().and_then(|c| c.parse().ok()).unwrap_or(64)));
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..n {
