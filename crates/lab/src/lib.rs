@@ -292,7 +292,7 @@ impl ScannerFile {
 /// A running lab.
 pub struct Lab {
     tasks: JoinSet<()>,
-    dns: Option<hickory_server::Server<dns::LabDns>>,
+    dns: Option<DnsThread>,
     /// Where the DNS server listens (UDP and TCP), when the lab has zones.
     pub resolver: Option<SocketAddr>,
     /// The DNSSEC trust anchors of the lab's signed zones.
@@ -304,6 +304,51 @@ pub struct Lab {
     pub ca_root_der: Option<Vec<u8>>,
     /// Every service: (host name, standard port, where it listens).
     pub endpoints: Vec<(String, u16, SocketAddr)>,
+}
+
+/// The lab's DNS server, on a thread of its own with a single-threaded runtime, as one
+/// authoritative server process would run beside the rest: its requests never wait
+/// behind the web and TLS services, and (with two cores) a scanner under test keeps the
+/// other core to itself instead of trading wake-ups between threads with it. Dropping
+/// `stop` ends it; `done` says the sockets are closed.
+struct DnsThread {
+    stop: tokio::sync::oneshot::Sender<()>,
+    done: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl DnsThread {
+    /// Serves `lab_dns` on the bound sockets from a new thread.
+    fn start(lab_dns: dns::LabDns, udp: std::net::UdpSocket, tcp: std::net::TcpListener) -> std::io::Result<DnsThread> {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (finished, done) = tokio::sync::oneshot::channel::<()>();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        std::thread::Builder::new().name("lab-dns".to_owned()).spawn(move || {
+            runtime.block_on(async move {
+                let sockets = tokio::net::UdpSocket::from_std(udp).and_then(|u| Ok((u, TcpListener::from_std(tcp)?)));
+                match sockets {
+                    Ok((udp, tcp)) => {
+                        let mut server = hickory_server::Server::new(lab_dns);
+                        server.register_socket(udp);
+                        server.register_listener(tcp, CLIENT_TIMEOUT, 64 * 1024);
+                        // A dropped sender (the lab dropped without `down`) stops it too.
+                        let _ = stopped.await;
+                        if let Err(e) = server.shutdown_gracefully().await {
+                            tracing::debug!(error = %e, "lab DNS server shut down");
+                        }
+                    }
+                    Err(e) => tracing::error!(error = %e, "lab DNS sockets"),
+                }
+            });
+            drop(runtime);
+            let _ = finished.send(());
+        })?;
+        Ok(DnsThread { stop, done })
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.done.await;
+    }
 }
 
 /// How long a lab service waits for a client before it closes the connection.
@@ -322,17 +367,23 @@ impl Lab {
             trust_anchors = lab_dns.trust_anchors.clone();
             let addr = SocketAddr::from((config.address, file.lab_port(config.port)));
             let bind = |source| LabError::Bind { host: dns::NS_NAME.to_owned(), addr, source };
-            let udp = tokio::net::UdpSocket::bind(addr).await.map_err(bind)?;
+            let udp = std::net::UdpSocket::bind(addr).map_err(bind)?;
             let addr = udp.local_addr().unwrap_or(addr);
-            let tcp = TcpListener::bind(addr).await.map_err(|source| LabError::Bind {
+            let tcp = std::net::TcpListener::bind(addr).map_err(|source| LabError::Bind {
                 host: dns::NS_NAME.to_owned(),
                 addr,
                 source,
             })?;
-            let mut server = hickory_server::Server::new(lab_dns);
-            server.register_socket(udp);
-            server.register_listener(tcp, CLIENT_TIMEOUT, 64 * 1024);
-            dns_server = Some(server);
+            let start = |udp: std::net::UdpSocket, tcp: std::net::TcpListener| {
+                udp.set_nonblocking(true)?;
+                tcp.set_nonblocking(true)?;
+                DnsThread::start(lab_dns, udp, tcp)
+            };
+            dns_server = Some(start(udp, tcp).map_err(|source| LabError::Bind {
+                host: dns::NS_NAME.to_owned(),
+                addr,
+                source,
+            })?);
             resolver = Some(addr);
         }
         for host in &file.hosts {
@@ -474,10 +525,8 @@ impl Lab {
 
     /// Stops every service; nothing is left listening when this returns.
     pub async fn down(mut self) {
-        if let Some(mut server) = self.dns.take()
-            && let Err(e) = server.shutdown_gracefully().await
-        {
-            tracing::debug!(error = %e, "lab DNS server shut down");
+        if let Some(server) = self.dns.take() {
+            server.stop().await;
         }
         self.tasks.abort_all();
         while self.tasks.join_next().await.is_some() {}

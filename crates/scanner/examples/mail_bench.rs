@@ -19,7 +19,9 @@ struct ScannerFile {
     port_map: std::collections::BTreeMap<u16, u16>,
 }
 
-#[tokio::main]
+// One thread, as checkdmarc runs in one Python thread; on a two-core machine the lab's
+// DNS server (a thread of its own) has the other core.
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let (Some(dir), Some(n)) = (args.get(1), args.get(2).and_then(|n| n.parse::<usize>().ok())) else {
