@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${BENCH_DOMAINS:-1000}
+RUNS=${BENCH_RUNS:-3}
 work=target/bench-mail
 mkdir -p "$work"
 if [ ! -x target/bench-venv/bin/python ] || ! target/bench-venv/bin/python -c 'import checkdmarc' 2>/dev/null; then
@@ -22,5 +23,20 @@ trap 'kill $lab 2>/dev/null || true' EXIT
 for _ in $(seq 600); do [ -f "$work/scanner.json" ] && break; sleep 0.1; done
 head -1 "$work/lab.log"
 resolver=$(python3 -c "import json; print(json.load(open('$work/scanner.json'))['resolver'])")
-./target/release/examples/mail_bench "$work" "$N"
-target/bench-venv/bin/python bench/checkdmarc_bench.py "${resolver%:*}" "${resolver##*:}" "$N"
+# Each tool RUNS times, alternating, over the same lab; the ratio is of the medians.
+: > "$work/runs"
+for run in $(seq "$RUNS"); do
+    ./target/release/examples/mail_bench "$work" "$N" | tee -a "$work/runs"
+    target/bench-venv/bin/python bench/checkdmarc_bench.py "${resolver%:*}" "${resolver##*:}" "$N" | tee -a "$work/runs"
+done
+python3 - "$work/runs" <<'PY'
+import re, statistics, sys
+rate = {"rampart": [], "checkdmarc": []}
+for line in open(sys.argv[1]):
+    m = re.search(r"= ([0-9.]+) domains/s", line)
+    if m:
+        rate["rampart" if line.startswith("rampart") else "checkdmarc"].append(float(m.group(1)))
+r, c = statistics.median(rate["rampart"]), statistics.median(rate["checkdmarc"])
+print(f"median of {len(rate['rampart'])} runs: rampart {r:.0f} domains/s, checkdmarc {c:.1f} domains/s, ratio {r / c:.1f}x "
+      f"(per run: {', '.join(f'{a / b:.1f}x' for a, b in zip(rate['rampart'], rate['checkdmarc']))})")
+PY
