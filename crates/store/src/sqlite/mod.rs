@@ -1,6 +1,6 @@
 //! The embedded backend: one SQLite file in WAL mode.
 //!
-//! Reads go through a pool of connections; every write goes through a single writer
+//! Reads go through a few connections taken first-free-first (`readers`); every write goes through a single writer
 //! connection in an IMMEDIATE transaction, so writers in this process never race for
 //! the lock and writers in other processes wait on the busy timeout.
 
@@ -23,10 +23,13 @@ use sqlx::{Row, Sqlite, Transaction};
 use time::OffsetDateTime;
 
 use crate::migrate::Embedded;
+
+mod readers;
 use crate::{
     CapecRow, CompanyCounts, CompanySnapshot, CveCandidate, CweRow, EpssRow, FindingFilter, HostComponents, KevRow,
     Paged, Result, ScanOutcome, ScanScope, ServedCve, Store, StoreError, StoredCve,
 };
+use readers::Readers;
 
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
@@ -42,10 +45,13 @@ const MIGRATIONS: Embedded = Embedded(&[
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
 const READ_CACHE_KIB: &str = "-16384";
+/// Read connections of a file database: queries run on two cores, and a third and
+/// fourth let a slow read not hold up the rest.
+const READERS: usize = 4;
 
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
-    read: SqlitePool,
+    read: std::sync::Arc<Readers>,
     write: SqlitePool,
 }
 
@@ -67,7 +73,8 @@ impl SqliteStore {
                 .max_lifetime(None)
                 .connect_with(opts)
                 .await?;
-            return Self::init(pool.clone(), pool).await;
+            migrate(&pool).await?;
+            return Ok(Self::new(Readers::Shared(pool.clone()), pool));
         }
         let opts = SqliteConnectOptions::new()
             .filename(path)
@@ -77,23 +84,29 @@ impl SqliteStore {
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
         let write = SqlitePoolOptions::new().max_connections(1).connect_with(opts.clone()).await?;
+        // The migrations run before any reader opens (a reader would hold the old schema).
+        migrate(&write).await?;
         // Each reader keeps up to 16 MiB of pages (SQLite's default is 2 MiB, less than
         // the ~500 pages a 500-record CVE answer touches, so such answers re-read every
-        // page from the OS): 8 readers bound the page caches at 128 MiB.
-        let read =
-            SqlitePoolOptions::new().max_connections(8).connect_with(opts.pragma("cache_size", READ_CACHE_KIB)).await?;
-        Self::init(read, write).await
+        // page from the OS): READERS readers bound the page caches at 64 MiB.
+        let read = Readers::open(&opts.pragma("cache_size", READ_CACHE_KIB), READERS).await?;
+        Ok(Self::new(read, write))
     }
 
-    async fn init(read: SqlitePool, write: SqlitePool) -> Result<Self> {
-        let migrator = sqlx::migrate::Migrator::new(MIGRATIONS).await?;
-        migrator.run(&write).await?;
-        Ok(Self { read, write })
+    fn new(read: Readers, write: SqlitePool) -> Self {
+        Self { read: std::sync::Arc::new(read), write }
     }
 
     async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {
         Ok(self.write.begin_with("BEGIN IMMEDIATE").await?)
     }
+}
+
+/// Applies the embedded migrations that the database has not had yet.
+async fn migrate(write: &SqlitePool) -> Result<()> {
+    let migrator = sqlx::migrate::Migrator::new(MIGRATIONS).await?;
+    migrator.run(write).await?;
+    Ok(())
 }
 
 // --- row decoding -------------------------------------------------------------------
@@ -555,7 +568,7 @@ impl SqliteStore {
         let mut hosts: BTreeMap<i64, Vec<Domain>> = BTreeMap::new();
         for r in sqlx::query("SELECT component_id, host FROM sbom_hosts WHERE component_id IN (SELECT value FROM json_each(?1)) ORDER BY host")
             .bind(&ids_json)
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?
         {
             let h: String = r.try_get("host")?;
@@ -567,7 +580,7 @@ impl SqliteStore {
         let mut cves: BTreeMap<i64, Vec<CveId>> = BTreeMap::new();
         for r in sqlx::query("SELECT component_id, cve_id FROM sbom_cves WHERE component_id IN (SELECT value FROM json_each(?1)) ORDER BY cve_id")
             .bind(&ids_json)
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?
         {
             let c: String = r.try_get("cve_id")?;
@@ -604,7 +617,7 @@ impl SqliteStore {
             let mut components = BTreeMap::new();
             for c in sqlx::query("SELECT risk_vector, score, grade, weight, assets_checked, findings_count, not_assessable FROM component_scores WHERE score_id = ?1")
                 .bind(sid)
-                .fetch_all(&self.read)
+                .fetch_all(&mut *self.read.get().await?)
                 .await?
             {
                 let rv: String = c.try_get("risk_vector")?;
@@ -648,7 +661,7 @@ impl SqliteStore {
         for b in binds {
             cq = cq.bind(*b);
         }
-        let total = count(cq.fetch_one(&self.read).await?);
+        let total = count(cq.fetch_one(&mut *self.read.get().await?).await?);
         let (limit, offset) = page.map_or((-1, 0), |p| (p.limit(), p.offset()));
         let sql = format!("{COMPANY_SELECT} WHERE {where_sql} ORDER BY {order_sql} LIMIT {limit} OFFSET {offset}");
         let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
@@ -658,7 +671,8 @@ impl SqliteStore {
         for b in binds {
             q = q.bind(*b);
         }
-        let items = q.fetch_all(&self.read).await?.iter().map(company_from_row).collect::<Result<_>>()?;
+        let items =
+            q.fetch_all(&mut *self.read.get().await?).await?.iter().map(company_from_row).collect::<Result<_>>()?;
         Ok(Paged { items, total })
     }
 }
@@ -692,7 +706,7 @@ impl Store for SqliteStore {
     async fn company_by_social_id(&self, social_id: &SocialId) -> Result<Option<Company>> {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!("{COMPANY_SELECT} WHERE c.social_id = ?1")))
             .bind(social_id.as_str())
-            .fetch_optional(&self.read)
+            .fetch_optional(&mut *self.read.get().await?)
             .await?;
         row.as_ref().map(company_from_row).transpose()
     }
@@ -704,7 +718,7 @@ impl Store for SqliteStore {
                  ORDER BY (c.domain = ?1) DESC, c.id LIMIT 1"
             )))
             .bind(name)
-            .fetch_optional(&self.read)
+            .fetch_optional(&mut *self.read.get().await?)
             .await?;
             if let Some(row) = row {
                 return company_from_row(&row).map(Some);
@@ -746,7 +760,7 @@ impl Store for SqliteStore {
     async fn domains(&self, company: i64) -> Result<Vec<DomainAsset>> {
         sqlx::query("SELECT name, attribution FROM domains WHERE company_id = ?1 ORDER BY name")
             .bind(company)
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?
             .iter()
             .map(|r| {
@@ -767,7 +781,7 @@ impl Store for SqliteStore {
              (SELECT count(*) FROM sbom_components WHERE company_id = ?1) AS sbom",
         )
         .bind(company)
-        .fetch_one(&self.read)
+        .fetch_one(&mut *self.read.get().await?)
         .await?;
         let mut findings = BTreeMap::new();
         for s in Severity::ALL {
@@ -775,7 +789,7 @@ impl Store for SqliteStore {
         }
         for r in sqlx::query("SELECT severity, count(*) AS n FROM findings WHERE company_id = ?1 AND closed_at IS NULL GROUP BY severity")
             .bind(company)
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?
         {
             let s: String = r.try_get("severity")?;
@@ -833,7 +847,7 @@ impl Store for SqliteStore {
     async fn applications(&self, company: i64, page: Page) -> Result<Paged<Application>> {
         let total: i64 = sqlx::query_scalar("SELECT count(*) FROM applications WHERE company_id = ?1")
             .bind(company)
-            .fetch_one(&self.read)
+            .fetch_one(&mut *self.read.get().await?)
             .await?;
         let items = sqlx::query(
             "SELECT * FROM applications WHERE company_id = ?1 ORDER BY lower(name), host, id LIMIT ?2 OFFSET ?3",
@@ -841,7 +855,7 @@ impl Store for SqliteStore {
         .bind(company)
         .bind(page.limit())
         .bind(page.offset())
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?
         .iter()
         .map(application_from_row)
@@ -852,7 +866,7 @@ impl Store for SqliteStore {
     async fn network_endpoints(&self, company: i64, page: Page) -> Result<Paged<NetworkEndpoint>> {
         let total: i64 = sqlx::query_scalar("SELECT count(*) FROM network_endpoints WHERE company_id = ?1")
             .bind(company)
-            .fetch_one(&self.read)
+            .fetch_one(&mut *self.read.get().await?)
             .await?;
         let items = sqlx::query(
             "SELECT * FROM network_endpoints WHERE company_id = ?1 ORDER BY ip, port, id LIMIT ?2 OFFSET ?3",
@@ -860,7 +874,7 @@ impl Store for SqliteStore {
         .bind(company)
         .bind(page.limit())
         .bind(page.offset())
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?
         .iter()
         .map(endpoint_from_row)
@@ -873,14 +887,14 @@ impl Store for SqliteStore {
         let total: i64 = sqlx::query_scalar("SELECT count(*) FROM sbom_components c WHERE company_id = ?1 AND (?2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id))")
             .bind(company)
             .bind(filter)
-            .fetch_one(&self.read)
+            .fetch_one(&mut *self.read.get().await?)
             .await?;
         let rows = sqlx::query("SELECT * FROM sbom_components c WHERE company_id = ?1 AND (?2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) ORDER BY lower(name), version, id LIMIT ?3 OFFSET ?4")
             .bind(company)
             .bind(filter)
             .bind(page.limit())
             .bind(page.offset())
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?;
         Ok(Paged { items: self.load_sbom(rows).await?, total: count(total) })
     }
@@ -891,7 +905,7 @@ impl Store for SqliteStore {
         let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(DISTINCT h.host) {HOSTS}")))
             .bind(company)
             .bind(domain.as_str())
-            .fetch_one(&self.read)
+            .fetch_one(&mut *self.read.get().await?)
             .await?;
         let hosts: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
             "SELECT DISTINCT h.host {HOSTS} ORDER BY h.host LIMIT ?3 OFFSET ?4"
@@ -900,14 +914,14 @@ impl Store for SqliteStore {
         .bind(domain.as_str())
         .bind(page.limit())
         .bind(page.offset())
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?;
         let mut items = Vec::with_capacity(hosts.len());
         for host in hosts {
             let rows = sqlx::query("SELECT c.* FROM sbom_components c JOIN sbom_hosts h ON h.component_id = c.id WHERE c.company_id = ?1 AND h.host = ?2 ORDER BY lower(c.name), c.version, c.id")
                 .bind(company)
                 .bind(&host)
-                .fetch_all(&self.read)
+                .fetch_all(&mut *self.read.get().await?)
                 .await?;
             items.push(HostComponents { host, components: self.load_sbom(rows).await? });
         }
@@ -923,7 +937,7 @@ impl Store for SqliteStore {
                 .bind(company)
                 .bind(filter.asset)
                 .bind(rv)
-                .fetch_one(&self.read)
+                .fetch_one(&mut *self.read.get().await?)
                 .await?;
         let items = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT * FROM findings WHERE {WHERE} ORDER BY severity_rank DESC, risk_vector, asset, code, id LIMIT ?4 OFFSET ?5"
@@ -933,7 +947,7 @@ impl Store for SqliteStore {
         .bind(rv)
         .bind(page.limit())
         .bind(page.offset())
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?
         .iter()
         .map(finding_from_row)
@@ -1007,7 +1021,7 @@ impl Store for SqliteStore {
             "SELECT * FROM findings WHERE company_id = ?1 AND closed_at IS NOT NULL ORDER BY closed_at DESC, id",
         )
         .bind(company)
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?;
         rows.iter()
             .map(|r| {
@@ -1025,7 +1039,7 @@ impl Store for SqliteStore {
         )
         .bind(company)
         .bind(i64::from(per_vector))
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?
         .iter()
         .map(finding_from_row)
@@ -1166,7 +1180,9 @@ impl Store for SqliteStore {
     }
 
     async fn fingerprints(&self) -> Result<Vec<(String, String)>> {
-        let rows = sqlx::query("SELECT name, rule FROM fingerprints ORDER BY name").fetch_all(&self.read).await?;
+        let rows = sqlx::query("SELECT name, rule FROM fingerprints ORDER BY name")
+            .fetch_all(&mut *self.read.get().await?)
+            .await?;
         rows.iter().map(|r| Ok((r.try_get("name")?, r.try_get("rule")?))).collect()
     }
 
@@ -1189,14 +1205,16 @@ impl Store for SqliteStore {
     }
 
     async fn eol_products(&self) -> Result<Vec<(String, String)>> {
-        let rows = sqlx::query("SELECT name, product FROM eol_products ORDER BY name").fetch_all(&self.read).await?;
+        let rows = sqlx::query("SELECT name, product FROM eol_products ORDER BY name")
+            .fetch_all(&mut *self.read.get().await?)
+            .await?;
         rows.iter().map(|r| Ok((r.try_get("name")?, r.try_get("product")?))).collect()
     }
 
     async fn hosts(&self, company: i64) -> Result<Vec<DiscoveredHost>> {
         sqlx::query("SELECT * FROM hosts WHERE company_id = ?1 ORDER BY name")
             .bind(company)
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?
             .iter()
             .map(host_from_row)
@@ -1212,7 +1230,7 @@ impl Store for SqliteStore {
         )
         .bind(company)
         .bind(host.as_str())
-        .fetch_one(&self.read)
+        .fetch_one(&mut *self.read.get().await?)
         .await?;
         Ok(n > 0)
     }
@@ -1222,7 +1240,7 @@ impl Store for SqliteStore {
             "SELECT * FROM findings WHERE company_id = ?1 AND closed_at IS NULL ORDER BY risk_vector, asset, code, id",
         )
         .bind(company)
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?
         .iter()
         .map(finding_from_row)
@@ -1282,7 +1300,7 @@ impl Store for SqliteStore {
         )
         .bind(company)
         .bind(i64::from(limit))
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?;
         self.load_scores(rows).await
     }
@@ -1292,7 +1310,7 @@ impl Store for SqliteStore {
             "SELECT record FROM incidents WHERE company_id = ?1 ORDER BY date_detected DESC, incident_id",
         )
         .bind(company)
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?
         .iter()
         .map(|r| json(r))
@@ -1306,7 +1324,7 @@ impl Store for SqliteStore {
              ORDER BY date_detected DESC, incident_id",
         )
         .bind(domain.as_str())
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?
         .iter()
         .map(|r| json(r))
@@ -1316,7 +1334,7 @@ impl Store for SqliteStore {
     async fn incident(&self, incident_id: &str) -> Result<Option<Incident>> {
         let rec: Option<String> = sqlx::query_scalar("SELECT record FROM incidents WHERE incident_id = ?1")
             .bind(incident_id)
-            .fetch_optional(&self.read)
+            .fetch_optional(&mut *self.read.get().await?)
             .await?;
         rec.as_deref().map(json).transpose()
     }
@@ -1342,7 +1360,7 @@ impl Store for SqliteStore {
                 .bind(company)
                 .bind(kind)
                 .bind(i64::from(period))
-                .fetch_optional(&self.read)
+                .fetch_optional(&mut *self.read.get().await?)
                 .await?;
         data.as_deref().map(json).transpose()
     }
@@ -1455,7 +1473,7 @@ impl Store for SqliteStore {
              WHERE c.id IN (SELECT value FROM json_each(?1))",
         )
         .bind(to_json(&wanted)?)
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?;
         let mut by_id: std::collections::HashMap<String, CveRecord> =
             std::collections::HashMap::with_capacity(rows.len());
@@ -1489,7 +1507,7 @@ impl Store for SqliteStore {
              LEFT JOIN kev k ON k.cve_id = c.id LEFT JOIN epss e ON e.cve_id = c.id",
         )
         .bind(to_json(&wanted)?)
-        .fetch_one(&self.read)
+        .fetch_one(&mut *self.read.get().await?)
         .await?;
         let joined = joined.unwrap_or_default();
         let mut by_id: std::collections::HashMap<&str, ServedCve> = std::collections::HashMap::with_capacity(ids.len());
@@ -1568,7 +1586,7 @@ impl Store for SqliteStore {
             .bind(i64::from(batch))
             .bind(part)
             .bind(all_configurations)
-            .fetch_one(&self.read)
+            .fetch_one(&mut *self.read.get().await?)
             .await?;
         let joined = joined.unwrap_or_default();
         joined
@@ -1590,7 +1608,7 @@ impl Store for SqliteStore {
     async fn last_cves(&self, limit: u32) -> Result<Vec<CveRecord>> {
         sqlx::query_scalar::<_, String>("SELECT record FROM cves ORDER BY last_modified DESC, id DESC LIMIT ?1")
             .bind(i64::from(limit))
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?
             .iter()
             .map(|r| json(r))
@@ -1598,13 +1616,15 @@ impl Store for SqliteStore {
     }
 
     async fn vendors(&self) -> Result<Vec<String>> {
-        Ok(sqlx::query_scalar("SELECT DISTINCT vendor FROM cpe_products ORDER BY vendor").fetch_all(&self.read).await?)
+        Ok(sqlx::query_scalar("SELECT DISTINCT vendor FROM cpe_products ORDER BY vendor")
+            .fetch_all(&mut *self.read.get().await?)
+            .await?)
     }
 
     async fn products(&self, vendor: &str) -> Result<Vec<String>> {
         Ok(sqlx::query_scalar("SELECT product FROM cpe_products WHERE vendor = ?1 ORDER BY product")
             .bind(vendor)
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?)
     }
 
@@ -1683,7 +1703,7 @@ impl Store for SqliteStore {
              WHERE w.id IN (SELECT value FROM json_each(?1)) ORDER BY w.id, p.id",
         )
         .bind(&wanted)
-        .fetch_all(&self.read)
+        .fetch_all(&mut *self.read.get().await?)
         .await?
         {
             out.entry(format!("CWE-{}", r.try_get::<i64, _>("cwe")?)).or_default().push(json(r.try_get("record")?)?);
@@ -1696,7 +1716,7 @@ impl Store for SqliteStore {
                  WHERE j.value IN (SELECT value FROM json_each(?1)) ORDER BY p.id",
             )
             .bind(to_json(&rest)?)
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?
             {
                 out.entry(r.try_get("cwe")?).or_default().push(json(r.try_get("record")?)?);
@@ -1708,7 +1728,7 @@ impl Store for SqliteStore {
     async fn feed_state(&self, feed: &str) -> Result<Option<String>> {
         Ok(sqlx::query_scalar("SELECT value FROM feed_state WHERE feed = ?1")
             .bind(feed)
-            .fetch_optional(&self.read)
+            .fetch_optional(&mut *self.read.get().await?)
             .await?)
     }
 
@@ -1745,13 +1765,16 @@ impl Store for SqliteStore {
     }
 
     async fn key_by_hash(&self, hash: &str) -> Result<Option<ApiKey>> {
-        let row = sqlx::query("SELECT * FROM api_keys WHERE hash = ?1").bind(hash).fetch_optional(&self.read).await?;
+        let row = sqlx::query("SELECT * FROM api_keys WHERE hash = ?1")
+            .bind(hash)
+            .fetch_optional(&mut *self.read.get().await?)
+            .await?;
         row.as_ref().map(key_from_row).transpose()
     }
 
     async fn keys(&self) -> Result<Vec<ApiKey>> {
         sqlx::query("SELECT * FROM api_keys ORDER BY id")
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?
             .iter()
             .map(key_from_row)
@@ -1782,7 +1805,7 @@ impl Store for SqliteStore {
         let n: Option<i64> = sqlx::query_scalar("SELECT requests FROM usage_counters WHERE key_id = ?1 AND month = ?2")
             .bind(key_id)
             .bind(month)
-            .fetch_optional(&self.read)
+            .fetch_optional(&mut *self.read.get().await?)
             .await?;
         Ok(n.map_or(0, count))
     }
@@ -1861,7 +1884,7 @@ impl Store for SqliteStore {
 
     async fn pending_jobs(&self) -> Result<Vec<Job>> {
         sqlx::query("SELECT * FROM jobs WHERE status IN ('queued', 'running') ORDER BY id")
-            .fetch_all(&self.read)
+            .fetch_all(&mut *self.read.get().await?)
             .await?
             .iter()
             .map(job_from_row)
