@@ -65,12 +65,20 @@ impl Default for Config {
 
 /// Lookups of companies (`searched_by`), counted in memory and written in batches so
 /// that reading a company's score costs no write.
+///
+/// A reader adds the pending count to the stored one; a flush writes a batch and then
+/// takes it off the pending counts, so a read that straddles a flush could count a
+/// batch twice or not at all. `flushes` is odd while a flush is under way and moves on
+/// with each one: a reader that sees it odd or changed reads again ([`Lookups::read`]).
 #[derive(Default)]
-pub struct Lookups(Mutex<HashMap<i64, i64>>);
+pub struct Lookups {
+    pending: Mutex<HashMap<i64, i64>>,
+    flushes: std::sync::atomic::AtomicU64,
+}
 
 impl Lookups {
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<i64, i64>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn record(&self, company: i64) {
@@ -82,22 +90,50 @@ impl Lookups {
         self.map().get(&company).copied().unwrap_or(0)
     }
 
+    fn generation(&self) -> u64 {
+        self.flushes.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Runs `read` (which reads stored counts and adds [`Lookups::pending`]) until no
+    /// flush overlapped it, at most four times.
+    pub async fn read<T, F, Fut>(&self, mut read: F) -> T
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = T>,
+    {
+        let mut tries = 0;
+        loop {
+            let before = self.generation();
+            let value = read().await;
+            tries += 1;
+            if (before.is_multiple_of(2) && self.generation() == before) || tries == 4 {
+                return value;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+
     pub async fn flush(&self, store: &dyn Store) -> Result<(), store::StoreError> {
+        use std::sync::atomic::Ordering::SeqCst;
         let batch: Vec<(i64, i64)> = self.map().iter().map(|(k, v)| (*k, *v)).collect();
         if batch.is_empty() {
             return Ok(());
         }
-        store.add_lookups(&batch).await?;
-        let mut map = self.map();
-        for (id, n) in batch {
-            if let Some(v) = map.get_mut(&id) {
-                *v -= n;
-                if *v == 0 {
-                    map.remove(&id);
+        self.flushes.fetch_add(1, SeqCst);
+        let written = store.add_lookups(&batch).await;
+        if written.is_ok() {
+            let mut map = self.map();
+            for (id, n) in batch {
+                if let Some(v) = map.get_mut(&id) {
+                    *v -= n;
+                    if *v == 0 {
+                        map.remove(&id);
+                    }
                 }
             }
         }
-        Ok(())
+        self.flushes.fetch_add(1, SeqCst);
+        written
     }
 }
 

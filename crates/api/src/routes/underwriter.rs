@@ -42,8 +42,17 @@ pub(crate) async fn company_info(
     c: &Company,
     with_subsidiaries: bool,
 ) -> Result<CompanyInfo, ApiError> {
-    // Read afresh: `searched_by` moves with every lookup.
-    let fresh = app.store().company_by_social_id(&c.social_id).await?;
+    // Read afresh: `searched_by` moves with every lookup (and not across a flush of
+    // the pending lookups, which would count a batch twice or not at all).
+    let fresh = app
+        .lookups()
+        .read(|| async {
+            let fresh = app.store().company_by_social_id(&c.social_id).await?;
+            let searched_by = super::searched_by(app, fresh.as_ref().unwrap_or(c));
+            Ok::<_, ApiError>((fresh, searched_by))
+        })
+        .await;
+    let (fresh, searched_by) = fresh?;
     let c = fresh.as_ref().unwrap_or(c);
     let counts = app.store().counts(c.id).await?;
     let subs = if with_subsidiaries {
@@ -51,7 +60,7 @@ pub(crate) async fn company_info(
     } else {
         None
     };
-    Ok(CompanyInfo::new(c, super::searched_by(app, c), counts.ip_addresses, subs))
+    Ok(CompanyInfo::new(c, searched_by, counts.ip_addresses, subs))
 }
 
 pub(crate) async fn applications(app: &AppState, c: Company, page: Page) -> Result<ApplicationsAssets, ApiError> {
