@@ -754,6 +754,21 @@ async fn cves(store: &dyn Store) {
     store.set_feed_state("nvd", "2026-01-01T00:00:00Z").await.unwrap();
     store.set_feed_state("nvd", "2026-02-01T00:00:00Z").await.unwrap();
     assert_eq!(store.feed_state("nvd").await.unwrap().as_deref(), Some("2026-02-01T00:00:00Z"));
+
+    // One record twice in a batch (feeds overlap): the newest is kept, whichever comes
+    // first, and counts once; the index rows are the newest record's.
+    const NO_RANGE: [Option<&str>; 4] = [None; 4];
+    for (id, newest_first) in [("CVE-2019-0003", false), ("CVE-2019-0004", true)] {
+        let old = stored(id, "2019-01-01T00:00:00", vec![row("nginx", "nginx", "1.0", Some("k10"), NO_RANGE)]);
+        let new = stored(id, "2019-06-01T00:00:00", vec![row("nginx", "nginx", "2.0", Some("k20"), NO_RANGE)]);
+        let twice = if newest_first { [new, old] } else { [old, new] };
+        assert_eq!(store.upsert_cves(&twice).await.unwrap(), 1, "{id}");
+        let got = store.cve(&CveId::parse(id).unwrap()).await.unwrap().unwrap();
+        assert_eq!(got.modified, OffsetDateTimeText(parse_datetime("2019-06-01T00:00:00").unwrap()), "{id}");
+    }
+    let by = |key: &'static str| store.cve_candidates(None, "nginx", "nginx", Some(key), false, None, 10);
+    assert_eq!(by("k20").await.unwrap().len(), 2);
+    assert!(by("k10").await.unwrap().is_empty(), "the older records' rows are not kept");
 }
 
 async fn keys_and_usage(store: &dyn Store) {

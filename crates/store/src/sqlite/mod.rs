@@ -45,6 +45,8 @@ const MIGRATIONS: Embedded = Embedded(&[
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
 const READ_CACHE_KIB: &str = "-16384";
+/// The page cache of the writer connection, in KiB.
+const WRITE_CACHE_KIB: &str = "-65536";
 /// Read connections of a file database: queries run on two cores, and a third and
 /// fourth let a slow read not hold up the rest.
 const READERS: usize = 4;
@@ -83,7 +85,13 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
-        let write = SqlitePoolOptions::new().max_connections(1).connect_with(opts.clone()).await?;
+        // The writer keeps up to 64 MiB of pages: an import inserts into indexes spread
+        // over the whole file, and with SQLite's 2 MiB it re-read their pages from the OS
+        // for every batch.
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(opts.clone().pragma("cache_size", WRITE_CACHE_KIB))
+            .await?;
         // The migrations run before any reader opens (a reader would hold the old schema).
         migrate(&write).await?;
         // Each reader keeps up to 16 MiB of pages (SQLite's default is 2 MiB, less than
@@ -1366,87 +1374,124 @@ impl Store for SqliteStore {
     }
 
     async fn upsert_cves(&self, cves: &[StoredCve]) -> Result<usize> {
-        let mut tx = self.begin().await?;
-        let mut written = 0;
-        let mut products: std::collections::BTreeSet<(&str, &str)> = std::collections::BTreeSet::new();
-        for c in cves {
-            let r = &c.record;
-            let last = rfc3339_micros(r.last_modified.unwrap_or(r.modified).0);
-            let done = sqlx::query(
-                "INSERT INTO cves (id, published, last_modified, record, configurations, needs_eval, cwe) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
-                 ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
-                 record = excluded.record, configurations = excluded.configurations, needs_eval = excluded.needs_eval, \
-                 cwe = excluded.cwe \
-                 WHERE excluded.last_modified > cves.last_modified",
-            )
-            .bind(r.id.as_str())
-            .bind(rfc3339_micros(r.published.0))
-            .bind(&last)
-            .bind(to_json(r)?)
-            .bind(&c.configurations)
-            .bind(c.needs_eval)
-            .bind(&r.cwe)
-            .execute(&mut *tx)
-            .await?;
-            if done.rows_affected() == 0 {
-                continue;
-            }
-            written += 1;
-            sqlx::query("INSERT OR REPLACE INTO cve_served (id, cwe, served) VALUES (?1, ?2, ?3)")
-                .bind(r.id.as_str())
-                .bind(&r.cwe)
-                .bind(&c.served)
-                .execute(&mut *tx)
-                .await?;
-            sqlx::query("DELETE FROM cve_cpe_matches WHERE cve_id = ?1").bind(r.id.as_str()).execute(&mut *tx).await?;
-            sqlx::query("DELETE FROM cve_product_index WHERE cve_id = ?1")
-                .bind(r.id.as_str())
-                .execute(&mut *tx)
-                .await?;
-            for p in &c.products {
-                sqlx::query(
-                    "INSERT OR IGNORE INTO cve_product_index (vendor, product, last_modified, cve_id, parts, applies) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .bind(&p.vendor)
-                .bind(&p.product)
-                .bind(&last)
-                .bind(r.id.as_str())
-                .bind(&p.parts)
-                .bind(p.applies_any_version)
-                .execute(&mut *tx)
-                .await?;
-            }
-            // Multi-row inserts: one statement per 80 rows (12 parameters each).
-            for chunk in c.matches.chunks(80) {
-                let mut q = sqlx::QueryBuilder::<Sqlite>::new(
-                    "INSERT OR IGNORE INTO cve_cpe_matches (cve_id, part, vendor, product, version, version_key, \
-                     start_incl, start_excl, end_incl, end_excl, vulnerable, criteria) ",
-                );
-                let key = |k: &Option<String>| k.clone().unwrap_or_default();
-                q.push_values(chunk, |mut b, m| {
-                    b.push_bind(r.id.as_str())
-                        .push_bind(&m.part)
-                        .push_bind(&m.vendor)
-                        .push_bind(&m.product)
-                        .push_bind(&m.version)
-                        .push_bind(key(&m.version_key))
-                        .push_bind(key(&m.start_incl))
-                        .push_bind(key(&m.start_excl))
-                        .push_bind(key(&m.end_incl))
-                        .push_bind(key(&m.end_excl))
-                        .push_bind(m.vulnerable)
-                        .push_bind(&m.criteria);
-                });
-                q.build().execute(&mut *tx).await?;
-            }
-            for m in &c.matches {
-                products.insert((m.vendor.as_str(), m.product.as_str()));
+        // A batch is written with a few multi-row statements, not a handful per record:
+        // every statement is a round trip to sqlx's worker thread, and at six a record
+        // the import spent more time switching threads than in SQLite.
+        //
+        // A record given twice in the batch counts once: the newest, the first of equals
+        // (as one upsert after the other would keep it).
+        let mut chosen: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(cves.len());
+        let last: Vec<String> =
+            cves.iter().map(|c| rfc3339_micros(c.record.last_modified.unwrap_or(c.record.modified).0)).collect();
+        for (i, c) in cves.iter().enumerate() {
+            let id = c.record.id.as_str();
+            match chosen.get(id) {
+                Some(&j) if last[j] >= last[i] => {}
+                _ => {
+                    chosen.insert(id, i);
+                }
             }
         }
+        let mut order: Vec<usize> = chosen.into_values().collect();
+        order.sort_unstable();
+        let records: Vec<String> = order.iter().map(|&i| to_json(&cves[i].record)).collect::<Result<_>>()?;
+
+        let mut tx = self.begin().await?;
+        // The records that are new or newer than the stored ones.
+        let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for (chunk, json) in order.chunks(1000).zip(records.chunks(1000)) {
+            let mut q = sqlx::QueryBuilder::<Sqlite>::new(
+                "INSERT INTO cves (id, published, last_modified, record, configurations, needs_eval, cwe) ",
+            );
+            q.push_values(chunk.iter().zip(json), |mut b, (&i, record)| {
+                let (c, r) = (&cves[i], &cves[i].record);
+                b.push_bind(r.id.as_str())
+                    .push_bind(rfc3339_micros(r.published.0))
+                    .push_bind(&last[i])
+                    .push_bind(record)
+                    .push_bind(&c.configurations)
+                    .push_bind(c.needs_eval)
+                    .push_bind(&r.cwe);
+            });
+            q.push(
+                " ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
+                 record = excluded.record, configurations = excluded.configurations, needs_eval = excluded.needs_eval, \
+                 cwe = excluded.cwe WHERE excluded.last_modified > cves.last_modified RETURNING id",
+            );
+            let ids: Vec<String> = q.build_query_scalar().fetch_all(&mut *tx).await?;
+            written.extend(ids);
+        }
+        let fresh: Vec<usize> = order.into_iter().filter(|&i| written.contains(cves[i].record.id.as_str())).collect();
+        if fresh.is_empty() {
+            tx.commit().await?;
+            return Ok(0);
+        }
+        let ids = to_json(&fresh.iter().map(|&i| cves[i].record.id.as_str()).collect::<Vec<_>>())?;
+        sqlx::query("DELETE FROM cve_cpe_matches WHERE cve_id IN (SELECT value FROM json_each(?1))")
+            .bind(&ids)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM cve_product_index WHERE cve_id IN (SELECT value FROM json_each(?1))")
+            .bind(&ids)
+            .execute(&mut *tx)
+            .await?;
+        for chunk in fresh.chunks(1000) {
+            let mut q = sqlx::QueryBuilder::<Sqlite>::new("INSERT OR REPLACE INTO cve_served (id, cwe, served) ");
+            q.push_values(chunk, |mut b, &i| {
+                let c = &cves[i];
+                b.push_bind(c.record.id.as_str()).push_bind(&c.record.cwe).push_bind(&c.served);
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+        let index: Vec<(&str, &str, &crate::ProductRow)> = fresh
+            .iter()
+            .flat_map(|&i| {
+                let (id, at) = (cves[i].record.id.as_str(), last[i].as_str());
+                cves[i].products.iter().map(move |p| (id, at, p))
+            })
+            .collect();
+        for chunk in index.chunks(2000) {
+            let mut q = sqlx::QueryBuilder::<Sqlite>::new(
+                "INSERT OR IGNORE INTO cve_product_index (vendor, product, last_modified, cve_id, parts, applies) ",
+            );
+            q.push_values(chunk, |mut b, (id, at, p)| {
+                b.push_bind(&p.vendor)
+                    .push_bind(&p.product)
+                    .push_bind(*at)
+                    .push_bind(*id)
+                    .push_bind(&p.parts)
+                    .push_bind(p.applies_any_version);
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+        let matches: Vec<(&str, &crate::CpeMatchRow)> =
+            fresh.iter().flat_map(|&i| cves[i].matches.iter().map(move |m| (cves[i].record.id.as_str(), m))).collect();
+        for chunk in matches.chunks(2000) {
+            let mut q = sqlx::QueryBuilder::<Sqlite>::new(
+                "INSERT OR IGNORE INTO cve_cpe_matches (cve_id, part, vendor, product, version, version_key, \
+                 start_incl, start_excl, end_incl, end_excl, vulnerable, criteria) ",
+            );
+            let key = |k: &Option<String>| k.clone().unwrap_or_default();
+            q.push_values(chunk, |mut b, (id, m)| {
+                b.push_bind(*id)
+                    .push_bind(&m.part)
+                    .push_bind(&m.vendor)
+                    .push_bind(&m.product)
+                    .push_bind(&m.version)
+                    .push_bind(key(&m.version_key))
+                    .push_bind(key(&m.start_incl))
+                    .push_bind(key(&m.start_excl))
+                    .push_bind(key(&m.end_incl))
+                    .push_bind(key(&m.end_excl))
+                    .push_bind(m.vulnerable)
+                    .push_bind(&m.criteria);
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+        let products: std::collections::BTreeSet<(&str, &str)> =
+            matches.iter().map(|(_, m)| (m.vendor.as_str(), m.product.as_str())).collect();
         let products: Vec<(&str, &str)> = products.into_iter().collect();
-        for chunk in products.chunks(400) {
+        for chunk in products.chunks(2000) {
             let mut q = sqlx::QueryBuilder::<Sqlite>::new("INSERT INTO cpe_products (vendor, product) ");
             q.push_values(chunk, |mut b, (v, p)| {
                 b.push_bind(*v).push_bind(*p);
@@ -1455,7 +1500,7 @@ impl Store for SqliteStore {
             q.build().execute(&mut *tx).await?;
         }
         tx.commit().await?;
-        Ok(written)
+        Ok(fresh.len())
     }
 
     async fn cve(&self, id: &CveId) -> Result<Option<CveRecord>> {
