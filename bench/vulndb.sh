@@ -16,6 +16,10 @@ bin=./target/release
 
 import() { # name db files...
     local name=$1 db=$2; shift 2
+    if [ -n "${BENCH_REUSE:-}" ] && [ -f "$db" ]; then
+        echo "$name: reusing $db (BENCH_REUSE)"
+        return
+    fi
     rm -f "$db" "$db-wal" "$db-shm"
     /usr/bin/time -f "%M" -o "$work/rss" $bin/rampart import nvd --db "sqlite://$db" "$@" 2>"$work/import.log"
     printf '%-28s %s; peak RSS %d MB\n' "$name" "$(tail -1 "$work/import.log")" "$(( $(cat "$work/rss") / 1024 ))"
