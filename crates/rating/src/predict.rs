@@ -91,15 +91,20 @@ pub struct Frequency {
     pub lambda: f64,
 }
 
-/// The industry multiplier by NAICS sector (row 4: government, information, finance and
-/// education highest; construction, agriculture and mining lowest; the published
-/// multipliers were not retrieved, so the spread is a documented assumption).
-pub fn industry_factor(naics: Option<u32>) -> f64 {
-    let Some(code) = naics else { return 1.0 };
+/// The two-digit NAICS sector of a code of any length (333998 → 33).
+fn naics_sector(code: u32) -> u32 {
     let mut sector = code;
     while sector >= 100 {
         sector /= 10;
     }
+    sector
+}
+
+/// The industry multiplier by NAICS sector (row 4: government, information, finance and
+/// education highest; construction, agriculture and mining lowest; the published
+/// multipliers were not retrieved, so the spread is a documented assumption).
+pub fn industry_factor(naics: Option<u32>) -> f64 {
+    let Some(sector) = naics.map(naics_sector) else { return 1.0 };
     match sector {
         92 | 51 | 52 | 61 => 2.0,
         62 => 1.5,
@@ -116,11 +121,7 @@ pub fn industry_factor(naics: Option<u32>) -> f64 {
 /// row 5 already contains them and "many other sectors" is not all of them, so the
 /// multiplier is the geometric middle of 1 and 10 (an assumption).
 pub fn severity_factor(naics: Option<u32>) -> f64 {
-    let Some(code) = naics else { return 1.0 };
-    let mut sector = code;
-    while sector >= 100 {
-        sector /= 10;
-    }
+    let Some(sector) = naics.map(naics_sector) else { return 1.0 };
     match sector {
         44 | 45 | 51 => 10f64.sqrt(),
         _ => 1.0,

@@ -1,8 +1,9 @@
 //! The embedded backend: one SQLite file in WAL mode.
 //!
-//! Reads go through a few connections taken first-free-first (`readers`); every write goes through a single writer
-//! connection in an IMMEDIATE transaction, so writers in this process never race for
-//! the lock and writers in other processes wait on the busy timeout.
+//! Reads go through a few connections taken first-free-first (`readers`); every write
+//! goes through a single writer connection in an IMMEDIATE transaction, so writers in
+//! this process never race for the lock and writers in other processes wait on the busy
+//! timeout.
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -23,13 +24,13 @@ use sqlx::{Row, Sqlite, Transaction};
 use time::OffsetDateTime;
 
 use crate::migrate::Embedded;
-
-mod readers;
 use crate::{
     CapecRow, CompanyCounts, CompanySnapshot, CveCandidate, CweRow, EpssRow, FindingFilter, HostComponents, KevRow,
     Paged, Result, ScanOutcome, ScanScope, ServedCve, Store, StoreError, StoredCve,
 };
 use readers::Readers;
+
+mod readers;
 
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
