@@ -354,6 +354,49 @@ pub struct CveRecord {
     pub percentile: Option<f64>,
 }
 
+impl CveRecord {
+    /// Whether the record's served form (the cve-search list form that
+    /// `vulndb::render::list_form` writes, without `capec`, `kev`, `epss` and
+    /// `percentile`) reads back, by [`CveRecord::from_served_form`], as exactly this
+    /// record. The store then keeps only the served form.
+    pub fn served_form_reproduces(&self) -> bool {
+        let whole_micros = |t: &OffsetDateTimeText| t.0.nanosecond().is_multiple_of(1000);
+        let utc = |t: &OffsetDateTimeText| t.0.offset().is_utc();
+        let times = [Some(&self.published), Some(&self.modified), self.last_modified.as_ref(), self.cvss_time.as_ref()];
+        self.capec.is_empty()
+            && self.kev.is_none()
+            && self.epss.is_none()
+            && self.percentile.is_none()
+            && self.last_modified.is_some()
+            && times.into_iter().flatten().all(|t| whole_micros(t) && utc(t))
+            && self.access.as_ref().is_none_or(|a| *a != CvssAccess::default())
+            && self.impact.as_ref().is_none_or(|a| *a != CvssImpact::default())
+            && self.impact3.as_ref().is_none_or(|a| *a != CvssImpact::default())
+            && self.exploitability3.as_ref().is_none_or(|a| *a != CvssExploitability3::default())
+            && self.vulnerable_configuration_cpe_2_2.iter().all(|e| e.title == e.id)
+            && self.vulnerable_configuration.iter().all(|e| !e.title.is_empty())
+    }
+
+    /// Reads a record back from its served form: the served form writes absent CVSS
+    /// details as objects of empty strings, which read back as absent.
+    pub fn from_served_form(json: &str) -> Result<CveRecord, serde_json::Error> {
+        let mut r: CveRecord = serde_json::from_str(json)?;
+        if r.access.as_ref().is_some_and(|a| *a == CvssAccess::default()) {
+            r.access = None;
+        }
+        if r.impact.as_ref().is_some_and(|a| *a == CvssImpact::default()) {
+            r.impact = None;
+        }
+        if r.impact3.as_ref().is_some_and(|a| *a == CvssImpact::default()) {
+            r.impact3 = None;
+        }
+        if r.exploitability3.as_ref().is_some_and(|a| *a == CvssExploitability3::default()) {
+            r.exploitability3 = None;
+        }
+        Ok(r)
+    }
+}
+
 fn unknown_cwe() -> String {
     "Unknown".to_owned()
 }

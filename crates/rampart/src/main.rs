@@ -623,7 +623,12 @@ async fn import(what: ImportWhat) -> Result<()> {
     let store = open(&db.db).await?;
     let started = std::time::Instant::now();
     let (mut read, mut written) = (0usize, 0usize);
-    for file in &files {
+    if kind == "nvd" {
+        // One reader for all the files keeps the writer busy across file boundaries.
+        let done = vi::nvd_files(&*store, &files).await?;
+        (read, written) = (done.read, done.written);
+    }
+    for file in files.iter().filter(|_| kind != "nvd") {
         let (r, w) = if kind == "companies" {
             let reader = std::io::BufReader::new(
                 std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?,
@@ -633,7 +638,6 @@ async fn import(what: ImportWhat) -> Result<()> {
         } else {
             let done = match kind {
                 "cves" => vi::cve_search_file(&*store, file).await?,
-                "nvd" => vi::nvd_file(&*store, file).await?,
                 "kev" => vi::kev_file(&*store, file).await?,
                 "epss" => vi::epss_file(&*store, file).await?,
                 "cwe" => vi::cwe_file(&*store, file).await?,

@@ -617,8 +617,10 @@ fn row(vendor: &str, product: &str, version: &str, key: Option<&str>, range: [Op
 
 fn stored(id: &str, modified: &str, matches: Vec<CpeMatchRow>) -> StoredCve {
     let products: Vec<String> = matches.iter().map(|m| m.criteria.clone()).collect();
+    let record = cve(id, modified, &products.iter().map(String::as_str).collect::<Vec<_>>());
     StoredCve {
-        record: cve(id, modified, &products.iter().map(String::as_str).collect::<Vec<_>>()),
+        record_json: Some(serde_json::to_string(&record).unwrap()),
+        record,
         configurations: "[]".into(),
         needs_eval: false,
         served: format!("{{\"id\":\"{id}\"}}"),
@@ -710,6 +712,22 @@ async fn cves(store: &dyn Store) {
 
     let last = store.last_cves(2).await.unwrap();
     assert_eq!(last.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["CVE-2014-0160", "CVE-2021-44228"]);
+
+    // A record kept only in its served form reads back from it, alone and in lists, and
+    // does not match a non-vulnerable entry.
+    let mut lean = stored("CVE-2025-0001", "2025-06-01T00:00:00.250000", vec![]);
+    lean.record.access = Some(model::CvssAccess { vector: "NETWORK".into(), ..Default::default() });
+    lean.record.cvss = Some(7.5);
+    assert!(lean.record.served_form_reproduces());
+    lean.served = serde_json::to_string(&lean.record).unwrap();
+    lean.record_json = None;
+    let mut platform = row("acme", "router", "1.0", Some("k10"), NONE);
+    platform.vulnerable = false;
+    lean.matches = vec![platform];
+    assert_eq!(store.upsert_cves(std::slice::from_ref(&lean)).await.unwrap(), 1);
+    assert_eq!(store.cve(&id("CVE-2025-0001")).await.unwrap().as_ref(), Some(&lean.record));
+    assert_eq!(store.last_cves(1).await.unwrap(), [lean.record.clone()]);
+    assert!(store.cve_candidates(None, "acme", "router", Some("k10"), false, None, 10).await.unwrap().is_empty());
 
     // Side feeds are joined at read time.
     store

@@ -79,6 +79,10 @@ pub struct CpeMatchRow {
 #[derive(Debug, Clone)]
 pub struct StoredCve {
     pub record: CveRecord,
+    /// The record as JSON when its served form does not reproduce it
+    /// ([`CveRecord::served_form_reproduces`]); `None` keeps only the served form, from
+    /// which the record is read back. NVD records need no copy of their own.
+    pub record_json: Option<String>,
     pub configurations: String,
     /// Whether a match needs the configurations evaluated, or the index rows suffice.
     pub needs_eval: bool,
@@ -335,6 +339,12 @@ pub trait Store: Send + Sync + 'static {
     /// Inserts or replaces records in one transaction; a record never replaces a newer
     /// one (by last-modified). Returns how many were written.
     async fn upsert_cves(&self, cves: &[StoredCve]) -> Result<usize>;
+    /// After a bulk write: folds what the backend logged on the side (SQLite's
+    /// write-ahead log) into the database, so that readers and the next writer start
+    /// from a compact file.
+    async fn settle(&self) -> Result<()> {
+        Ok(())
+    }
     /// A record, with its KEV entry and EPSS figures when known.
     async fn cve(&self, id: &CveId) -> Result<Option<CveRecord>>;
     /// Records in the order asked for (unknown ids are left out), with KEV and EPSS.

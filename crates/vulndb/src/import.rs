@@ -10,7 +10,7 @@ use store::{CapecRow, CweRow, EpssRow, KevRow, Store, StoreError, StoredCve};
 
 use crate::FeedError;
 use crate::nvd::read_nvd;
-use crate::store_rows::{from_cve_search, stored};
+use crate::store_rows::{from_cve_search, into_stored, stored};
 
 /// Records per transaction.
 pub const BATCH: usize = 1000;
@@ -41,23 +41,34 @@ fn open(path: &Path) -> Result<crate::FeedReader, FeedError> {
 /// Imports an NVD file (2.0 or 1.1, plain or gzipped), streaming: a reader thread
 /// parses while this task writes batches.
 pub async fn nvd_file(store: &dyn Store, path: &Path) -> Result<Imported, ImportError> {
-    let reader = open(path)?;
-    let what = path.display().to_string();
+    nvd_files(store, &[path.to_path_buf()]).await
+}
+
+/// Imports NVD files in order. One reader thread parses them one after the other while
+/// this task writes, so the writer does not wait at each file's start, nor the reader
+/// at its end. A batch never spans two files: when a file fails, the files before it
+/// are committed whole, and none of the failed batch is.
+pub async fn nvd_files(store: &dyn Store, paths: &[std::path::PathBuf]) -> Result<Imported, ImportError> {
+    let paths = paths.to_vec();
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<StoredCve>>(2);
     let parser = tokio::task::spawn_blocking(move || {
-        let mut batch = Vec::with_capacity(BATCH);
-        let n = read_nvd(reader, &what, |cve| {
-            batch.push(stored(&cve));
-            if batch.len() >= BATCH {
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                tx.blocking_send(full).map_err(|_| FeedError::format(&what, "-", "the writer stopped"))?;
+        let mut read = 0;
+        for path in &paths {
+            let what = path.display().to_string();
+            let mut batch = Vec::with_capacity(BATCH);
+            read += read_nvd(open(path)?, &what, |cve| {
+                batch.push(into_stored(cve));
+                if batch.len() >= BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    tx.blocking_send(full).map_err(|_| FeedError::format(&what, "-", "the writer stopped"))?;
+                }
+                Ok(())
+            })?;
+            if !batch.is_empty() && tx.blocking_send(batch).is_err() {
+                break;
             }
-            Ok(())
-        })?;
-        if !batch.is_empty() {
-            let _ = tx.blocking_send(batch);
         }
-        Ok::<usize, FeedError>(n)
+        Ok::<usize, FeedError>(read)
     });
     let mut written = 0;
     let mut write_error = None;
@@ -75,7 +86,9 @@ pub async fn nvd_file(store: &dyn Store, path: &Path) -> Result<Imported, Import
     if let Some(e) = write_error {
         return Err(e.into());
     }
-    Ok(Imported { read: read??, written })
+    let read = read??;
+    store.settle().await?;
+    Ok(Imported { read, written })
 }
 
 /// Imports cve-search JSON Lines records (one per line; `#` comments and blank lines

@@ -15,11 +15,12 @@ pub mod matching;
 pub mod nvd;
 pub mod render;
 pub mod search;
+pub mod split;
 mod store_rows;
 /// The version order lives in `model` (the scanner compares versions too).
 pub use model::version;
 
-pub use store_rows::{from_cve_search, stored};
+pub use store_rows::{from_cve_search, into_stored, stored};
 
 /// A feed file that cannot be read as what it claims to be.
 #[derive(Debug, thiserror::Error)]

@@ -132,6 +132,33 @@ pub fn attr_matches(source: &str, target: &str) -> bool {
     source == target
 }
 
+/// The part, vendor and product of a name in canonical form (what [`Cpe`] writes: lower
+/// case, `:` inside a value escaped), read without parsing the whole name; `None` for a
+/// name in any other form, which is then parsed.
+fn head(criteria: &str) -> Option<[&str; 3]> {
+    let rest = criteria.strip_prefix("cpe:2.3:")?;
+    let bytes = rest.as_bytes();
+    let mut out = [""; 3];
+    let (mut start, mut n, mut i) = (0, 0, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b':' => {
+                out[n] = &rest[start..i];
+                n += 1;
+                if n == 3 {
+                    return Some(out);
+                }
+                start = i + 1;
+            }
+            b if b.is_ascii_uppercase() || !b.is_ascii() => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 impl CpeMatch {
     pub fn has_range(&self) -> bool {
         self.version_start_including.is_some()
@@ -142,6 +169,19 @@ impl CpeMatch {
 
     /// Whether this entry covers the name `target`.
     pub fn matches(&self, target: &Cpe) -> bool {
+        // Most entries of a configuration name other products: tell from the head of
+        // the name before parsing it whole.
+        if let Some(head) = head(&self.criteria) {
+            let t = target.attrs();
+            if !head.iter().zip(t).all(|(c, t)| attr_matches(c, t)) {
+                return false;
+            }
+        }
+        self.matches_parsed(target)
+    }
+
+    /// [`CpeMatch::matches`] by parsing the whole name.
+    fn matches_parsed(&self, target: &Cpe) -> bool {
         let Ok(criteria) = Cpe::parse(&self.criteria) else { return false };
         let (c, t) = (criteria.attrs(), target.attrs());
         for i in 0..11 {
@@ -378,6 +418,30 @@ mod tests {
             prop_assert!(attr_matches("*", &s));
             let (pattern, value) = (format!("{s}*"), format!("{s}tail"));
             prop_assert!(glob(&pattern, &value));
+        }
+
+        #[test]
+        fn the_head_of_a_canonical_name_is_its_first_attributes(
+            part in "[aoh*]", vendor in "[a-z0-9_.!:\\\\*?-]{1,10}", product in "[a-z0-9_.!:*?-]{1,10}", version in "[a-z0-9.:-]{0,6}"
+        ) {
+            let raw = format!("cpe:2.3:{part}:{}:{}:{}", vendor.replace(':', "\\:"), product.replace(':', "\\:"), version.replace(':', "\\:"));
+            if let Ok(cpe) = Cpe::parse(&raw) {
+                let canonical = cpe.to_string();
+                let h = head(&canonical).expect("a canonical name has a head");
+                prop_assert_eq!(h.to_vec(), cpe.attrs()[..3].iter().map(String::as_str).collect::<Vec<_>>());
+            }
+        }
+
+        #[test]
+        fn reading_the_head_first_never_changes_a_match(
+            c in "cpe:2.3:[aoh*]:[a-c*?-]{1,3}:[a-c*?-]{1,3}:[0-9.*-]{1,4}",
+            t in "cpe:2.3:[aoh*]:[a-c*?-]{1,3}:[a-c*?-]{1,3}:[0-9.*-]{1,4}",
+        ) {
+            if let (Ok(c), Ok(t)) = (Cpe::parse(&c), Cpe::parse(&t)) {
+                let m = CpeMatch { vulnerable: true, criteria: c.to_string(), version_start_including: None,
+                    version_start_excluding: None, version_end_including: None, version_end_excluding: None };
+                prop_assert_eq!(m.matches(&t), m.matches_parsed(&t));
+            }
         }
 
         #[test]

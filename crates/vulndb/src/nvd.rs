@@ -9,18 +9,18 @@
 //! weakness, else `Unknown`.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::io::Read;
+use std::io::BufRead;
 
 use model::{
     Cpe, CpeEntry, CveId, CveRecord, CvssAccess, CvssExploitability3, CvssImpact, OffsetDateTimeText,
     timefmt::parse_datetime,
 };
-use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 
 use crate::FeedError;
 use crate::matching::{Configuration, CpeMatch, Node, Operator};
+use crate::split::{SplitError, Splitter};
 
 /// A CVE as imported: the record to serve and the configurations to match.
 #[derive(Debug, Clone, PartialEq)]
@@ -613,98 +613,119 @@ fn from_11(item: Item11) -> Result<ImportedCve, String> {
 
 // --- streaming -----------------------------------------------------------------------------
 
+/// The largest record (or other top-level value) read: NVD's largest records, with
+/// thousands of configuration entries, are a few MiB.
+const MAX_VALUE: usize = 64 << 20;
+
 /// Calls `each` for every record of an NVD file (2.0 feed or API page, a single 2.0
 /// `cve` object, or a 1.1 feed), in file order, without holding the file in memory.
 /// `each` may stop the read by returning an error. A record that is not a valid CVE is
-/// an error naming its position.
-pub fn read_nvd<R: Read>(
+/// an error naming its position (line and column in the file) and its index.
+///
+/// The file's structure is walked by [`crate::split`]; each record's bytes are then
+/// parsed as a slice, which is several times faster than parsing the stream.
+pub fn read_nvd<R: BufRead>(
     reader: R,
     what: &str,
     mut each: impl FnMut(ImportedCve) -> Result<(), FeedError>,
 ) -> Result<usize, FeedError> {
-    let mut de = serde_json::Deserializer::from_reader(reader);
+    let syntax = |e: SplitError| match e {
+        SplitError::Io(source) => FeedError::Io { what: what.to_owned(), source },
+        SplitError::Syntax { at, message } => FeedError::format(what, at.to_string(), message),
+    };
+    let mut s = Splitter::new(reader);
     let mut count = 0usize;
-    let mut failure: Option<FeedError> = None;
-    let result = FileSeed { each: &mut each, count: &mut count, failure: &mut failure, what }.deserialize(&mut de);
-    if let Some(f) = failure {
-        return Err(f);
+    let mut value = Vec::new();
+    // The members of a bare 2.0 `cve` object, as an object of their own.
+    let mut bare = vec![b'{'];
+    s.expect(b'{', "an NVD CVE file (a JSON object)").map_err(syntax)?;
+    if s.peek().map_err(syntax)? == Some(b'}') {
+        s.expect(b'}', "`}`").map_err(syntax)?;
+    } else {
+        loop {
+            value.clear();
+            let at = s.position();
+            s.value(&mut value, MAX_VALUE).map_err(syntax)?;
+            let key: String = serde_json::from_slice(&value)
+                .map_err(|e| FeedError::format(what, at.to_string(), format!("expected a member name: {e}")))?;
+            s.expect(b':', "`:`").map_err(syntax)?;
+            match key.as_str() {
+                "vulnerabilities" | "CVE_Items" => items(&mut s, what, key == "CVE_Items", &mut count, &mut each)
+                    .map_err(|e| match e {
+                        Stop::Split(e) => syntax(e),
+                        Stop::Feed(f) => f,
+                    })?,
+                _ => {
+                    let at = s.position();
+                    value.clear();
+                    s.value(&mut value, MAX_VALUE).map_err(syntax)?;
+                    if let Err(e) = serde_json::from_slice::<IgnoredAny>(&value) {
+                        return Err(FeedError::format(what, at.inner(e.line(), e.column()).to_string(), message(&e)));
+                    }
+                    if matches!(
+                        key.as_str(),
+                        "id" | "sourceIdentifier"
+                            | "published"
+                            | "lastModified"
+                            | "descriptions"
+                            | "metrics"
+                            | "weaknesses"
+                            | "configurations"
+                            | "references"
+                    ) {
+                        if bare.len() > 1 {
+                            bare.push(b',');
+                        }
+                        serde_json::to_writer(&mut bare, &key)
+                            .map_err(|e| FeedError::format(what, "-", e.to_string()))?;
+                        bare.push(b':');
+                        bare.extend_from_slice(&value);
+                    }
+                }
+            }
+            if s.either(b',', b'}', "`,` or `}`").map_err(syntax)? == b'}' {
+                break;
+            }
+        }
     }
-    result.map_err(|e| FeedError::format(what, format!("line {} column {}", e.line(), e.column()), e.to_string()))?;
-    de.end().map_err(|e| FeedError::format(what, format!("line {} column {}", e.line(), e.column()), e.to_string()))?;
+    if let Some(b) = s.peek().map_err(syntax)? {
+        return Err(FeedError::format(
+            what,
+            s.position().to_string(),
+            format!("trailing characters after the file's object (`{}`)", char::from(b).escape_default()),
+        ));
+    }
+    if bare.len() > 1 {
+        bare.push(b'}');
+        let cve: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_slice(&bare).map_err(|e| FeedError::format(what, "record 1", message(&e)))?;
+        if cve.contains_key("id") {
+            let cve: Cve20 = serde_json::from_value(serde_json::Value::Object(cve))
+                .map_err(|e| FeedError::format(what, "record 1", e.to_string()))?;
+            let record = from_20(cve).map_err(|m| FeedError::format(what, "record 1", m))?;
+            each(record)?;
+            count += 1;
+        }
+    }
     Ok(count)
 }
 
-type Each<'a> = &'a mut dyn FnMut(ImportedCve) -> Result<(), FeedError>;
-
-struct FileSeed<'a> {
-    each: Each<'a>,
-    count: &'a mut usize,
-    failure: &'a mut Option<FeedError>,
-    what: &'a str,
+/// serde_json's message without the position it appends (which is relative to the
+/// value, not the file).
+fn message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    text.strip_suffix(&suffix).map(str::to_owned).unwrap_or(text)
 }
 
-impl<'a> FileSeed<'a> {
-    fn emit<E: serde::de::Error>(&mut self, imported: Result<ImportedCve, String>) -> Result<(), E> {
-        let n = *self.count + 1;
-        let record = imported.map_err(|m| E::custom(format!("record {n}: {m}")))?;
-        if let Err(f) = (self.each)(record) {
-            *self.failure = Some(f);
-            return Err(E::custom("stopped"));
-        }
-        *self.count = n;
-        Ok(())
-    }
+enum Stop {
+    Split(SplitError),
+    Feed(FeedError),
 }
 
-impl<'de> DeserializeSeed<'de> for FileSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FileSeed<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "an NVD CVE file ({})", self.what)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-        // A bare 2.0 `cve` object is read whole (it is one record); feeds and pages are
-        // read element by element.
-        let mut bare: serde_json::Map<String, serde_json::Value> = serde_json::Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "vulnerabilities" => map.next_value_seed(ItemsSeed { file: &mut self, legacy: false })?,
-                "CVE_Items" => map.next_value_seed(ItemsSeed { file: &mut self, legacy: true })?,
-                "id" | "sourceIdentifier" | "published" | "lastModified" | "descriptions" | "metrics"
-                | "weaknesses" | "configurations" | "references" => {
-                    bare.insert(key, map.next_value()?);
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        if bare.contains_key("id") {
-            let cve: Cve20 =
-                serde_json::from_value(serde_json::Value::Object(bare)).map_err(serde::de::Error::custom)?;
-            self.emit(from_20(cve))?;
-        }
-        Ok(())
-    }
-}
-
-struct ItemsSeed<'a, 'b> {
-    file: &'a mut FileSeed<'b>,
-    legacy: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for ItemsSeed<'_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
+impl From<SplitError> for Stop {
+    fn from(e: SplitError) -> Self {
+        Stop::Split(e)
     }
 }
 
@@ -713,23 +734,46 @@ struct Wrapper20 {
     cve: Cve20,
 }
 
-impl<'de> Visitor<'de> for ItemsSeed<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of CVE records")
+/// The elements of a record array, parsed one by one.
+fn items<R: BufRead>(
+    s: &mut Splitter<R>,
+    what: &str,
+    legacy: bool,
+    count: &mut usize,
+    each: &mut impl FnMut(ImportedCve) -> Result<(), FeedError>,
+) -> Result<(), Stop> {
+    s.expect(b'[', "an array of CVE records")?;
+    if s.peek()? == Some(b']') {
+        s.expect(b']', "`]`")?;
+        return Ok(());
     }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        if self.legacy {
-            while let Some(item) = seq.next_element::<Item11>()? {
-                self.file.emit(from_11(item))?;
-            }
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        let n = *count + 1;
+        let at = s.position();
+        s.value(&mut bytes, MAX_VALUE)?;
+        let parsed = if legacy {
+            serde_json::from_slice::<Item11>(&bytes).map(from_11)
         } else {
-            while let Some(item) = seq.next_element::<Wrapper20>()? {
-                self.file.emit(from_20(item.cve))?;
+            serde_json::from_slice::<Wrapper20>(&bytes).map(|w| from_20(w.cve))
+        };
+        let imported = match parsed {
+            Ok(Ok(imported)) => imported,
+            Ok(Err(m)) => return Err(Stop::Feed(FeedError::format(what, at.to_string(), format!("record {n}: {m}")))),
+            Err(e) => {
+                let at = at.inner(e.line(), e.column());
+                return Err(Stop::Feed(FeedError::format(
+                    what,
+                    at.to_string(),
+                    format!("record {n}: {}", message(&e)),
+                )));
             }
+        };
+        each(imported).map_err(Stop::Feed)?;
+        *count = n;
+        if s.either(b',', b']', "`,` or `]`")? == b']' {
+            return Ok(());
         }
-        Ok(())
     }
 }

@@ -18,11 +18,10 @@ fn is_concrete(v: &str) -> bool {
     v != "*" && v != "-" && !v.chars().any(|c| c == '*' || c == '?')
 }
 
-fn row(m: &CpeMatch) -> Option<CpeMatchRow> {
-    let cpe = Cpe::parse(&m.criteria).ok()?;
+fn row(m: &CpeMatch, cpe: &Cpe) -> CpeMatchRow {
     let version = cpe.version().to_owned();
     let version_key = is_concrete(&version).then(|| Version::parse(&Cpe::unquote(&version)).key().to_owned());
-    Some(CpeMatchRow {
+    CpeMatchRow {
         part: cpe.part().to_owned(),
         vendor: cpe.vendor().to_owned(),
         product: cpe.product().to_owned(),
@@ -34,33 +33,41 @@ fn row(m: &CpeMatch) -> Option<CpeMatchRow> {
         end_excl: key(&m.version_end_excluding),
         vulnerable: m.vulnerable,
         criteria: m.criteria.clone(),
-    })
+    }
+}
+
+/// Every `cpeMatch` of the configurations with its name parsed (once).
+type Entries<'a> = Vec<(&'a CpeMatch, Option<Cpe>)>;
+
+fn entries(configurations: &[Configuration]) -> Entries<'_> {
+    configurations
+        .iter()
+        .flat_map(|c| c.nodes.iter())
+        .flat_map(|n| n.matches.iter())
+        .map(|m| (m, Cpe::parse(&m.criteria).ok()))
+        .collect()
 }
 
 /// Whether the index rows alone decide a plain query (vendor, product, version): no
 /// AND of several parts, no negation, no NA or pattern versions.
-fn needs_eval(configurations: &[Configuration]) -> bool {
+fn needs_eval(configurations: &[Configuration], entries: &Entries<'_>) -> bool {
     configurations.iter().any(|c| {
         c.negate
             || (c.operator == Operator::And && c.nodes.len() > 1)
-            || c.nodes.iter().any(|n| {
-                n.negate
-                    || (n.operator == Operator::And && n.matches.len() > 1)
-                    || n.matches.iter().any(|m| {
-                        Cpe::parse(&m.criteria).map_or(true, |c| !is_concrete(c.version()) && c.version() != "*")
-                    })
-            })
-    })
+            || c.nodes.iter().any(|n| n.negate || (n.operator == Operator::And && n.matches.len() > 1))
+    }) || entries.iter().any(|(_, c)| c.as_ref().is_none_or(|c| !is_concrete(c.version()) && c.version() != "*"))
 }
 
 /// The products with vulnerable entries, and whether the CVE applies to each when it
-/// is asked about without a version.
-fn products(configurations: &[Configuration]) -> Vec<ProductRow> {
-    let mut by_product: BTreeMap<(String, String), String> = BTreeMap::new();
-    for m in configurations.iter().flat_map(|c| c.nodes.iter()).flat_map(|n| n.matches.iter()).filter(|m| m.vulnerable)
-    {
-        let Ok(cpe) = Cpe::parse(&m.criteria) else { continue };
-        let parts = by_product.entry((cpe.vendor().to_owned(), cpe.product().to_owned())).or_default();
+/// is asked about without a version. Without AND, negation or odd versions
+/// (`needs_eval` false) every vulnerable entry matches a name that leaves the version
+/// open, so the CVE applies to each of its products; otherwise the configurations are
+/// evaluated.
+fn products(configurations: &[Configuration], entries: &Entries<'_>, needs_eval: bool) -> Vec<ProductRow> {
+    let mut by_product: BTreeMap<(&str, &str), String> = BTreeMap::new();
+    for (_, cpe) in entries.iter().filter(|(m, _)| m.vulnerable) {
+        let Some(cpe) = cpe else { continue };
+        let parts = by_product.entry((cpe.vendor(), cpe.product())).or_default();
         if !parts.contains(cpe.part()) {
             parts.push_str(cpe.part());
         }
@@ -68,25 +75,37 @@ fn products(configurations: &[Configuration]) -> Vec<ProductRow> {
     by_product
         .into_iter()
         .map(|((vendor, product), parts)| {
-            let applies_any_version = parts.chars().any(|part| {
-                Cpe::parse(&format!("cpe:2.3:{part}:{vendor}:{product}"))
-                    .is_ok_and(|probe| crate::matching::cve_applies(configurations, &probe))
-            });
-            ProductRow { vendor, product, parts, applies_any_version }
+            let applies_any_version = !needs_eval
+                || parts.chars().any(|part| {
+                    Cpe::parse(&format!("cpe:2.3:{part}:{vendor}:{product}"))
+                        .is_ok_and(|probe| crate::matching::cve_applies(configurations, &probe))
+                });
+            ProductRow { vendor: vendor.to_owned(), product: product.to_owned(), parts, applies_any_version }
         })
         .collect()
 }
 
 /// The store's form of an imported CVE.
 pub fn stored(cve: &ImportedCve) -> StoredCve {
-    let matches =
-        cve.configurations.iter().flat_map(|c| c.nodes.iter()).flat_map(|n| n.matches.iter()).filter_map(row).collect();
+    into_stored(cve.clone())
+}
+
+/// [`stored`], taking the record.
+pub fn into_stored(cve: ImportedCve) -> StoredCve {
+    let entries = entries(&cve.configurations);
+    let matches = entries.iter().filter_map(|(m, c)| Some(row(m, c.as_ref()?))).collect();
+    let needs_eval = needs_eval(&cve.configurations, &entries);
+    let products = products(&cve.configurations, &entries, needs_eval);
+    drop(entries);
+    let record_json =
+        (!cve.record.served_form_reproduces()).then(|| serde_json::to_string(&cve.record).unwrap_or_default());
     StoredCve {
-        record: cve.record.clone(),
         configurations: serde_json::to_string(&cve.configurations).unwrap_or_else(|_| "[]".to_owned()),
-        needs_eval: needs_eval(&cve.configurations),
+        needs_eval,
         served: crate::render::list_form(&cve.record),
-        products: products(&cve.configurations),
+        record: cve.record,
+        record_json,
+        products,
         matches,
     }
 }
@@ -137,12 +156,13 @@ mod tests {
             version_end_including: None,
             version_end_excluding: Some("2.3.1".into()),
         };
-        let r = row(&m).unwrap();
+        let r = row(&m, &Cpe::parse(&m.criteria).unwrap());
         assert_eq!((r.vendor.as_str(), r.product.as_str(), r.version.as_str()), ("apache", "log4j", "*"));
         assert!(r.version_key.is_none());
         let probe = Version::parse("2.1").key().to_owned();
         assert!(r.start_incl.as_deref().unwrap() <= probe.as_str() && probe.as_str() < r.end_excl.as_deref().unwrap());
-        let exact = row(&CpeMatch { criteria: "cpe:2.3:a:openssl:openssl:1.0.1f:*:*:*:*:*:*:*".into(), ..m }).unwrap();
+        let exact = CpeMatch { criteria: "cpe:2.3:a:openssl:openssl:1.0.1f:*:*:*:*:*:*:*".into(), ..m };
+        let exact = row(&exact, &Cpe::parse(&exact.criteria).unwrap());
         assert_eq!(exact.version_key.as_deref(), Some(Version::parse("1.0.1f").key()));
     }
 }

@@ -167,3 +167,52 @@ fn real_ranges_table() {
         assert_eq!(applies(&c, cpe), *want, "{id} {cpe}");
     }
 }
+
+/// Real records of both feed formats: the 2.0 samples and two legacy files.
+fn real_records(data: &Path) -> Vec<ImportedCve> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(data.join("nvd-2.0")).unwrap() {
+        all.extend(read_all(&entry.unwrap().path()));
+    }
+    for name in ["nvdcve-1.1-2003.json.gz", "nvdcve-1.1-recent.json.gz"] {
+        all.extend(read_all(&data.join("nvd-1.1").join(name)));
+    }
+    all
+}
+
+#[test]
+fn nvd_records_read_back_from_their_served_form() {
+    let Some(data) = data() else { return };
+    let records = real_records(&data);
+    let mut reproduced = 0;
+    for c in &records {
+        let stored = vulndb::stored(c);
+        if c.record.served_form_reproduces() {
+            reproduced += 1;
+            assert!(stored.record_json.is_none(), "{}", c.record.id);
+            let back = model::CveRecord::from_served_form(&stored.served).unwrap();
+            assert_eq!(back, c.record, "{}", c.record.id);
+        } else {
+            assert!(stored.record_json.is_some(), "{}", c.record.id);
+        }
+    }
+    assert!(records.len() > 1000 && reproduced == records.len(), "{reproduced} of {}", records.len());
+}
+
+#[test]
+fn a_product_applies_without_a_version_as_evaluation_says() {
+    let Some(data) = data() else { return };
+    let mut shortcut = 0;
+    for c in real_records(&data) {
+        let stored = vulndb::stored(&c);
+        for p in &stored.products {
+            let evaluated = p.parts.chars().any(|part| {
+                let probe = Cpe::parse(&format!("cpe:2.3:{part}:{}:{}", p.vendor, p.product)).unwrap();
+                cve_applies(&c.configurations, &probe)
+            });
+            assert_eq!(p.applies_any_version, evaluated, "{} {}:{}", c.record.id, p.vendor, p.product);
+            shortcut += usize::from(!stored.needs_eval);
+        }
+    }
+    assert!(shortcut > 100, "the records without evaluation were tested ({shortcut})");
+}
