@@ -48,7 +48,7 @@ const MIGRATIONS: Embedded = Embedded(&[
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
 const READ_CACHE_KIB: &str = "-16384";
 /// The page cache of the writer connection, in KiB: an import inserts into indexes
-/// spread over the whole file, and re-read their pages from the OS with less.
+/// spread over the whole file, and with less it re-read their pages from the OS.
 const WRITE_CACHE_KIB: &str = "-262144";
 /// Pages the write-ahead log grows to before it is copied into the database (SQLite's
 /// default is 1 000, 4 MiB). A CVE import dirties pages all over its indexes in every
@@ -95,8 +95,9 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
-        // The writer keeps up to 256 MiB of pages (64 MiB took the real NVD import from
-        // 3 930 to 3 480 records/s) and checkpoints rarely (WAL_CHECKPOINT_PAGES).
+        // The writer keeps up to 256 MiB of pages (with 64 MiB the real NVD import ran at
+        // 3 480 records/s, with 256 MiB at 3 930) and checkpoints rarely
+        // (WAL_CHECKPOINT_PAGES).
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .connect_with(
