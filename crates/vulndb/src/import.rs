@@ -10,7 +10,7 @@ use store::{CapecRow, CweRow, EpssRow, KevRow, Store, StoreError, StoredCve};
 
 use crate::FeedError;
 use crate::nvd::read_nvd;
-use crate::store_rows::{from_cve_search, into_stored, stored};
+use crate::store_rows::{from_cve_search, into_stored};
 
 /// Records per transaction.
 pub const BATCH: usize = 1000;
@@ -117,7 +117,7 @@ pub async fn cve_search_jsonl<R: BufRead>(
         }
         let record: CveRecord =
             serde_json::from_str(text).map_err(|e| FeedError::format(what, format!("line {n}"), e.to_string()))?;
-        batch.push(stored(&from_cve_search(record)));
+        batch.push(into_stored(from_cve_search(record)));
         result.read += 1;
         if batch.len() >= BATCH {
             result.written += store.upsert_cves(&std::mem::take(&mut batch)).await?;

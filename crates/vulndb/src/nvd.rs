@@ -629,15 +629,13 @@ pub fn read_nvd<R: BufRead>(
     what: &str,
     mut each: impl FnMut(ImportedCve) -> Result<(), FeedError>,
 ) -> Result<usize, FeedError> {
-    let syntax = |e: SplitError| match e {
-        SplitError::Io(source) => FeedError::Io { what: what.to_owned(), source },
-        SplitError::Syntax { at, message } => FeedError::format(what, at.to_string(), message),
-    };
+    let syntax = |e| split_error(what, e);
     let mut s = Splitter::new(reader);
     let mut count = 0usize;
     let mut value = Vec::new();
     // The members of a bare 2.0 `cve` object, as an object of their own.
     let mut bare = vec![b'{'];
+    let mut bare_id = false;
     s.expect(b'{', "an NVD CVE file (a JSON object)").map_err(syntax)?;
     if s.peek().map_err(syntax)? == Some(b'}') {
         s.expect(b'}', "`}`").map_err(syntax)?;
@@ -650,11 +648,7 @@ pub fn read_nvd<R: BufRead>(
                 .map_err(|e| FeedError::format(what, at.to_string(), format!("expected a member name: {e}")))?;
             s.expect(b':', "`:`").map_err(syntax)?;
             match key.as_str() {
-                "vulnerabilities" | "CVE_Items" => items(&mut s, what, key == "CVE_Items", &mut count, &mut each)
-                    .map_err(|e| match e {
-                        Stop::Split(e) => syntax(e),
-                        Stop::Feed(f) => f,
-                    })?,
+                "vulnerabilities" | "CVE_Items" => items(&mut s, what, key == "CVE_Items", &mut count, &mut each)?,
                 _ => {
                     let at = s.position();
                     value.clear();
@@ -673,6 +667,7 @@ pub fn read_nvd<R: BufRead>(
                             | "configurations"
                             | "references"
                     ) {
+                        bare_id |= key == "id";
                         if bare.len() > 1 {
                             bare.push(b',');
                         }
@@ -695,19 +690,21 @@ pub fn read_nvd<R: BufRead>(
             format!("trailing characters after the file's object (`{}`)", char::from(b).escape_default()),
         ));
     }
-    if bare.len() > 1 {
+    if bare_id {
         bare.push(b'}');
-        let cve: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(&bare).map_err(|e| FeedError::format(what, "record 1", message(&e)))?;
-        if cve.contains_key("id") {
-            let cve: Cve20 = serde_json::from_value(serde_json::Value::Object(cve))
-                .map_err(|e| FeedError::format(what, "record 1", e.to_string()))?;
-            let record = from_20(cve).map_err(|m| FeedError::format(what, "record 1", m))?;
-            each(record)?;
-            count += 1;
-        }
+        let cve: Cve20 = serde_json::from_slice(&bare).map_err(|e| FeedError::format(what, "record 1", message(&e)))?;
+        let record = from_20(cve).map_err(|m| FeedError::format(what, "record 1", m))?;
+        each(record)?;
+        count += 1;
     }
     Ok(count)
+}
+
+fn split_error(what: &str, e: SplitError) -> FeedError {
+    match e {
+        SplitError::Io(source) => FeedError::Io { what: what.to_owned(), source },
+        SplitError::Syntax { at, message } => FeedError::format(what, at.to_string(), message),
+    }
 }
 
 /// serde_json's message without the position it appends (which is relative to the
@@ -716,17 +713,6 @@ fn message(e: &serde_json::Error) -> String {
     let text = e.to_string();
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     text.strip_suffix(&suffix).map(str::to_owned).unwrap_or(text)
-}
-
-enum Stop {
-    Split(SplitError),
-    Feed(FeedError),
-}
-
-impl From<SplitError> for Stop {
-    fn from(e: SplitError) -> Self {
-        Stop::Split(e)
-    }
 }
 
 #[derive(Deserialize)]
@@ -741,10 +727,11 @@ fn items<R: BufRead>(
     legacy: bool,
     count: &mut usize,
     each: &mut impl FnMut(ImportedCve) -> Result<(), FeedError>,
-) -> Result<(), Stop> {
-    s.expect(b'[', "an array of CVE records")?;
-    if s.peek()? == Some(b']') {
-        s.expect(b']', "`]`")?;
+) -> Result<(), FeedError> {
+    let syntax = |e| split_error(what, e);
+    s.expect(b'[', "an array of CVE records").map_err(syntax)?;
+    if s.peek().map_err(syntax)? == Some(b']') {
+        s.expect(b']', "`]`").map_err(syntax)?;
         return Ok(());
     }
     let mut bytes = Vec::new();
@@ -752,7 +739,7 @@ fn items<R: BufRead>(
         bytes.clear();
         let n = *count + 1;
         let at = s.position();
-        s.value(&mut bytes, MAX_VALUE)?;
+        s.value(&mut bytes, MAX_VALUE).map_err(syntax)?;
         let parsed = if legacy {
             serde_json::from_slice::<Item11>(&bytes).map(from_11)
         } else {
@@ -760,19 +747,15 @@ fn items<R: BufRead>(
         };
         let imported = match parsed {
             Ok(Ok(imported)) => imported,
-            Ok(Err(m)) => return Err(Stop::Feed(FeedError::format(what, at.to_string(), format!("record {n}: {m}")))),
+            Ok(Err(m)) => return Err(FeedError::format(what, at.to_string(), format!("record {n}: {m}"))),
             Err(e) => {
                 let at = at.inner(e.line(), e.column());
-                return Err(Stop::Feed(FeedError::format(
-                    what,
-                    at.to_string(),
-                    format!("record {n}: {}", message(&e)),
-                )));
+                return Err(FeedError::format(what, at.to_string(), format!("record {n}: {}", message(&e))));
             }
         };
-        each(imported).map_err(Stop::Feed)?;
+        each(imported)?;
         *count = n;
-        if s.either(b',', b']', "`,` or `]`")? == b']' {
+        if s.either(b',', b']', "`,` or `]`").map_err(syntax)? == b']' {
             return Ok(());
         }
     }

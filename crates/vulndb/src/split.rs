@@ -84,15 +84,7 @@ impl<R: BufRead> Splitter<R> {
 
     /// Consumes `byte` (after whitespace), or fails saying what was expected.
     pub fn expect(&mut self, byte: u8, what: &str) -> Result<(), SplitError> {
-        match self.peek()? {
-            Some(b) if b == byte => {
-                self.reader.consume(1);
-                self.at.column += 1;
-                Ok(())
-            }
-            Some(b) => self.error(format!("expected {what}, found `{}`", char::from(b).escape_default())),
-            None => self.error(format!("unexpected end of file, expected {what}")),
-        }
+        self.either(byte, byte, what).map(drop)
     }
 
     /// Consumes one of `a` or `b` (after whitespace) and returns it.
