@@ -43,15 +43,27 @@ $bin/examples/search_bench "sqlite://$work/synth.db" 100 \
     "cpe:2.3:a:vendor40:product1:2.0.1"
 
 key=$($bin/rampart keys create --db "sqlite://$work/synth.db" --name bench --per-minute 0 --monthly 0 2>/dev/null)
-# Cold: every answer computed (answer reuse off). Warm: answers reused for 60 s.
-for mode in cold warm; do
-    secs=0
+# Cold: every answer computed (answer reuse off), its records from the in-memory record
+# cache (after the first request). Uncached: the same with no record cache, every record
+# read from SQLite. Warm: answers reused for 60 s.
+for mode in cold uncached warm; do
+    secs=0 mib=64
     [ "$mode" = warm ] && secs=60
+    [ "$mode" = uncached ] && mib=0
     echo "== HTTP, $mode (wrk -t1 -d${SECS}s, 1 and 8 connections) over the synthetic 300k database"
-    RAMPART_LOG=warn $bin/rampart serve --db "sqlite://$work/synth.db" --listen 127.0.0.1:18096 --cve-cache-secs $secs &
+    RAMPART_LOG=warn $bin/rampart serve --db "sqlite://$work/synth.db" --listen 127.0.0.1:18096 \
+        --cve-cache-secs $secs --served-cache-mib $mib &
     pid=$!
     trap 'kill $pid 2>/dev/null || true' EXIT
     sleep 1
+    if [ "$mode" = cold ]; then
+        # The first request of a product reads its records from SQLite into the cache.
+        firsts=$(for v in 0 1 2 3 4 5 6 7 8 9; do
+            curl -s -o /dev/null -w '%{time_total}\n' -H "apikey: $key" \
+                "http://127.0.0.1:18096/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor$v:product0:*"
+        done | sort -n | awk '{printf "%.2f ", $1 * 1000}')
+        echo "first request of each of 10 products (500 records each, none in memory yet), ms: $firsts"
+    fi
     for path in \
         "vulnerability-describe-cve-id?cve_id=CVE-2001-1000001" \
         "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor40:product1:2.0.1" \

@@ -41,6 +41,9 @@ enum Command {
         /// Seconds a CVE search answer is reused (0: never).
         #[arg(long, env = "RAMPART_CVE_CACHE_SECS", default_value_t = 60)]
         cve_cache_secs: u64,
+        /// MiB of CVE records kept in memory for the CVE searches (0: none).
+        #[arg(long, env = "RAMPART_SERVED_CACHE_MIB", default_value_t = 64)]
+        served_cache_mib: usize,
         /// Scan jobs run in this process at once (0: none; run `rampart worker` apart).
         #[arg(long, env = "RAMPART_WORKERS", default_value_t = 0)]
         workers: usize,
@@ -360,8 +363,10 @@ async fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { db, listen, cve_cache_secs, workers, net } => {
-            let store = open(&db.db).await?;
+        Command::Serve { db, listen, cve_cache_secs, served_cache_mib, workers, net } => {
+            let options = store::Options { served_cache_bytes: served_cache_mib.saturating_mul(1 << 20) };
+            let store =
+                store::open_with(&db.db, &options).await.with_context(|| format!("opening database {}", db.db))?;
             let config =
                 api::Config { cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs), ..Default::default() };
             if workers > 0 {

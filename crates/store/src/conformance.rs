@@ -13,9 +13,22 @@ use model::{
 };
 
 use crate::{
-    CapecRow, CompanySnapshot, CpeMatchRow, CveCandidate, CweRow, EpssRow, FindingFilter, KevRow, ProductRow, Store,
-    StoredCve,
+    CandidateQuery, CapecRow, CompanySnapshot, CpeMatchRow, CveCandidate, CweRow, EpssRow, FindingFilter, KevRow,
+    ProductRow, Store, StoredCve,
 };
+
+/// A candidate query without served forms.
+fn cq<'a>(
+    part: Option<&'a str>,
+    vendor: &'a str,
+    product: &'a str,
+    version_key: Option<&'a str>,
+    all_configurations: bool,
+    after: Option<&'a (String, CveId)>,
+    batch: u32,
+) -> CandidateQuery<'a> {
+    CandidateQuery { part, vendor, product, version_key, all_configurations, after, batch, served: false }
+}
 
 fn at(s: &str) -> OffsetDateTimeText {
     OffsetDateTimeText(parse_datetime(s).expect("test timestamp"))
@@ -106,11 +119,40 @@ pub async fn run_all(store: Arc<dyn Store>) {
     companies(&*store).await;
     subsidiaries_and_search(&*store).await;
     cves(&*store).await;
+    served_forms_follow_their_record(&*store, &*store).await;
     keys_and_usage(&*store).await;
     jobs(&*store).await;
     scans(&*store).await;
     discovery(&*store).await;
     software(&*store).await;
+}
+
+/// Served forms read with the candidates follow the stored record: after `writer`
+/// stores a newer version, `reader` (the same store, or one another process opened on
+/// the same database) serves the new form, however often it served the old one.
+pub async fn served_forms_follow_their_record(writer: &dyn Store, reader: &dyn Store) {
+    const NO_RANGE: [Option<&str>; 4] = [None; 4];
+    let version = |modified: &str, served: &str| {
+        let mut c = stored("CVE-2026-0001", modified, vec![row("acme", "widget", "1.0", Some("k10"), NO_RANGE)]);
+        c.served = served.into();
+        c
+    };
+    let q = CandidateQuery { served: true, ..cq(None, "acme", "widget", Some("k10"), false, None, 10) };
+    let forms =
+        |c: Vec<CveCandidate>| c.iter().map(|c| c.served.as_ref().map(|s| s.json.to_string())).collect::<Vec<_>>();
+    let first = r#"{"id":"CVE-2026-0001","v":1}"#;
+    assert_eq!(writer.upsert_cves(&[version("2026-01-01T00:00:00", first)]).await.unwrap(), 1);
+    for _ in 0..2 {
+        assert_eq!(forms(reader.cve_candidates(&q).await.unwrap()), [Some(first.to_owned())]);
+    }
+    let second = r#"{"id":"CVE-2026-0001","v":2}"#;
+    assert_eq!(writer.upsert_cves(&[version("2026-02-01T00:00:00", second)]).await.unwrap(), 1);
+    for _ in 0..2 {
+        assert_eq!(forms(reader.cve_candidates(&q).await.unwrap()), [Some(second.to_owned())]);
+    }
+    // An older version is not written, and the newer form stays.
+    assert_eq!(writer.upsert_cves(&[version("2026-01-15T00:00:00", first)]).await.unwrap(), 0);
+    assert_eq!(forms(reader.cve_candidates(&q).await.unwrap()), [Some(second.to_owned())]);
 }
 
 /// Findings of one code on one host stay apart by CVE or component; a scan's software
@@ -676,37 +718,37 @@ async fn cves(store: &dyn Store) {
     // Candidates: by product, by exact version key, by range of keys, newest first.
     let ids = |c: Vec<CveCandidate>| c.into_iter().map(|c| c.id.to_string()).collect::<Vec<_>>();
     assert_eq!(
-        ids(store.cve_candidates(None, "apache", "log4j", Some("k210"), false, None, 10).await.unwrap()),
+        ids(store.cve_candidates(&cq(None, "apache", "log4j", Some("k210"), false, None, 10)).await.unwrap()),
         ["CVE-2021-44228"]
     );
     assert!(
-        store.cve_candidates(None, "apache", "log4j", Some("k216"), false, None, 10).await.unwrap().is_empty(),
+        store.cve_candidates(&cq(None, "apache", "log4j", Some("k216"), false, None, 10)).await.unwrap().is_empty(),
         "past the range end"
     );
     assert!(
-        store.cve_candidates(None, "apache", "log4j", Some("k199"), false, None, 10).await.unwrap().is_empty(),
+        store.cve_candidates(&cq(None, "apache", "log4j", Some("k199"), false, None, 10)).await.unwrap().is_empty(),
         "before the range"
     );
     assert_eq!(
-        ids(store.cve_candidates(None, "apache", "http_server", Some("k241"), false, None, 10).await.unwrap()),
+        ids(store.cve_candidates(&cq(None, "apache", "http_server", Some("k241"), false, None, 10)).await.unwrap()),
         ["CVE-2020-0002", "CVE-2020-0001"],
         "an exact version and an open criteria; ties by id, descending"
     );
     assert_eq!(
-        ids(store.cve_candidates(None, "apache", "http_server", Some("k300"), false, None, 10).await.unwrap()),
+        ids(store.cve_candidates(&cq(None, "apache", "http_server", Some("k300"), false, None, 10)).await.unwrap()),
         ["CVE-2020-0001"]
     );
-    let first = store.cve_candidates(None, "apache", "http_server", None, false, None, 1).await.unwrap();
+    let first = store.cve_candidates(&cq(None, "apache", "http_server", None, false, None, 1)).await.unwrap();
     assert!(first[0].configurations.is_none(), "not needed for evaluation, not asked for");
-    let with = store.cve_candidates(Some("a"), "apache", "http_server", None, true, None, 1).await.unwrap();
+    let with = store.cve_candidates(&cq(Some("a"), "apache", "http_server", None, true, None, 1)).await.unwrap();
     assert_eq!(with[0].configurations.as_deref(), Some("[]"));
     assert!(
-        store.cve_candidates(Some("o"), "apache", "http_server", None, false, None, 1).await.unwrap().is_empty(),
+        store.cve_candidates(&cq(Some("o"), "apache", "http_server", None, false, None, 1)).await.unwrap().is_empty(),
         "part"
     );
-    let after = (first[0].last_modified.clone(), first[0].id.clone());
+    let after = (first[0].last_modified.to_string(), first[0].id.clone());
     assert_eq!(
-        ids(store.cve_candidates(None, "apache", "http_server", None, false, Some(&after), 10).await.unwrap()),
+        ids(store.cve_candidates(&cq(None, "apache", "http_server", None, false, Some(&after), 10)).await.unwrap()),
         ["CVE-2020-0001"]
     );
 
@@ -727,7 +769,7 @@ async fn cves(store: &dyn Store) {
     assert_eq!(store.upsert_cves(std::slice::from_ref(&lean)).await.unwrap(), 1);
     assert_eq!(store.cve(&id("CVE-2025-0001")).await.unwrap().as_ref(), Some(&lean.record));
     assert_eq!(store.last_cves(1).await.unwrap(), [lean.record.clone()]);
-    assert!(store.cve_candidates(None, "acme", "router", Some("k10"), false, None, 10).await.unwrap().is_empty());
+    assert!(store.cve_candidates(&cq(None, "acme", "router", Some("k10"), false, None, 10)).await.unwrap().is_empty());
 
     // Side feeds are joined at read time.
     store
@@ -748,6 +790,32 @@ async fn cves(store: &dyn Store) {
     let served = store.served_cves(&[id("CVE-2021-44228")]).await.unwrap();
     assert_eq!((served[0].kev.as_deref(), served[0].epss), (Some("{\"dateAdded\":\"2021-12-10\"}"), Some(0.97)));
     assert!(store.cve(&id("CVE-2014-0160")).await.unwrap().unwrap().kev.is_none());
+    // Candidates come with the same served forms when asked, by version and by product.
+    for (key, want) in [(Some("k210"), &["CVE-2021-44228"][..]), (None, &["CVE-2021-44228"][..])] {
+        let q = CandidateQuery { served: true, ..cq(None, "apache", "log4j", key, false, None, 10) };
+        let got = store.cve_candidates(&q).await.unwrap();
+        assert_eq!(ids(got.clone()), want);
+        let s = got[0].served.as_ref().expect("served form asked for");
+        assert_eq!(
+            (s.id.as_str(), s.json.as_str(), s.cwe.as_str(), s.kev.as_deref(), s.epss, s.percentile),
+            (
+                "CVE-2021-44228",
+                "{\"id\":\"CVE-2021-44228\"}",
+                "Unknown",
+                Some("{\"dateAdded\":\"2021-12-10\"}"),
+                Some(0.97),
+                Some(0.999)
+            )
+        );
+    }
+    let q = CandidateQuery { served: true, ..cq(None, "apache", "http_server", Some("k241"), false, None, 10) };
+    let got = store.cve_candidates(&q).await.unwrap();
+    assert_eq!(ids(got.clone()), ["CVE-2020-0002", "CVE-2020-0001"], "newest first, then by id");
+    assert_eq!(
+        got.iter().map(|c| c.served.as_ref().map(|s| s.json.to_string())).collect::<Vec<_>>(),
+        [Some("{\"id\":\"CVE-2020-0002\"}".to_owned()), Some("{\"id\":\"CVE-2020-0001\"}".to_owned())]
+    );
+    assert!(got.iter().all(|c| c.served.as_ref().is_some_and(|s| s.kev.is_none() && s.epss.is_none())));
 
     store.save_cwe(&[CweRow { id: 79, name: "XSS".into(), capec_ids: vec![63, 588] }]).await.unwrap();
     store
@@ -784,9 +852,12 @@ async fn cves(store: &dyn Store) {
         let got = store.cve(&CveId::parse(id).unwrap()).await.unwrap().unwrap();
         assert_eq!(got.modified, OffsetDateTimeText(parse_datetime("2019-06-01T00:00:00").unwrap()), "{id}");
     }
-    let by = |key: &'static str| store.cve_candidates(None, "nginx", "nginx", Some(key), false, None, 10);
-    assert_eq!(by("k20").await.unwrap().len(), 2);
-    assert!(by("k10").await.unwrap().is_empty(), "the older records' rows are not kept");
+    let (k20, k10) = (
+        cq(None, "nginx", "nginx", Some("k20"), false, None, 10),
+        cq(None, "nginx", "nginx", Some("k10"), false, None, 10),
+    );
+    assert_eq!(store.cve_candidates(&k20).await.unwrap().len(), 2);
+    assert!(store.cve_candidates(&k10).await.unwrap().is_empty(), "the older records' rows are not kept");
 }
 
 async fn keys_and_usage(store: &dyn Store) {

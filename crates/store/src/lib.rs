@@ -17,9 +17,11 @@ use model::{
 mod alloc;
 pub mod conformance;
 mod migrate;
+mod shared;
 pub mod sqlite;
 
 pub use alloc::tune_allocator;
+pub use shared::SharedStr;
 pub use sqlite::SqliteStore;
 
 #[derive(Debug, thiserror::Error)]
@@ -94,13 +96,33 @@ pub struct StoredCve {
     pub matches: Vec<CpeMatchRow>,
 }
 
+/// What [`Store::cve_candidates`] looks for: CVEs with a vulnerable entry for `part`
+/// (any when `None`), `vendor` and `product` that may cover `version_key` (all of them
+/// when `None`), newest first, after `after` (last-modified, id) when given, at most
+/// `batch`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CandidateQuery<'a> {
+    pub part: Option<&'a str>,
+    pub vendor: &'a str,
+    pub product: &'a str,
+    pub version_key: Option<&'a str>,
+    /// Configurations with every candidate, not only those that need evaluating.
+    pub all_configurations: bool,
+    pub after: Option<&'a (String, CveId)>,
+    pub batch: u32,
+    /// Each candidate's served form with it, read in the same query.
+    pub served: bool,
+}
+
 /// A CVE that may match a name, with what is needed to decide.
 #[derive(Debug, Clone)]
 pub struct CveCandidate {
     pub id: CveId,
-    pub last_modified: String,
+    pub last_modified: SharedStr,
     /// The configurations, when they must be evaluated (or were asked for).
-    pub configurations: Option<String>,
+    pub configurations: Option<SharedStr>,
+    /// The served form, when asked for ([`CandidateQuery::served`]).
+    pub served: Option<ServedCve>,
 }
 
 /// A product a CVE has vulnerable entries for.
@@ -119,11 +141,11 @@ pub struct ProductRow {
 #[derive(Debug, Clone)]
 pub struct ServedCve {
     pub id: CveId,
-    pub cwe: String,
+    pub cwe: SharedStr,
     /// The served JSON object.
-    pub json: String,
+    pub json: SharedStr,
     /// The KEV entry (JSON object), when listed.
-    pub kev: Option<String>,
+    pub kev: Option<SharedStr>,
     pub epss: Option<f64>,
     pub percentile: Option<f64>,
 }
@@ -351,21 +373,9 @@ pub trait Store: Send + Sync + 'static {
     async fn cves(&self, ids: &[CveId]) -> Result<Vec<CveRecord>>;
     /// The served forms of records, in the order asked for (unknown ids left out).
     async fn served_cves(&self, ids: &[CveId]) -> Result<Vec<ServedCve>>;
-    /// CVEs with a vulnerable entry for `part` (any when `None`), `vendor` and
-    /// `product` that may cover `version_key` (all of them when `None`), newest first,
-    /// after `after` (last-modified, id) when given. Configurations come with the
+    /// The CVEs `query` describes, newest first. Configurations come with the
     /// candidates that need evaluating, or with all when `all_configurations`.
-    #[allow(clippy::too_many_arguments)]
-    async fn cve_candidates(
-        &self,
-        part: Option<&str>,
-        vendor: &str,
-        product: &str,
-        version_key: Option<&str>,
-        all_configurations: bool,
-        after: Option<&(String, CveId)>,
-        batch: u32,
-    ) -> Result<Vec<CveCandidate>>;
+    async fn cve_candidates(&self, query: &CandidateQuery<'_>) -> Result<Vec<CveCandidate>>;
     async fn last_cves(&self, limit: u32) -> Result<Vec<CveRecord>>;
     async fn vendors(&self) -> Result<Vec<String>>;
     async fn products(&self, vendor: &str) -> Result<Vec<String>>;
@@ -410,10 +420,30 @@ pub trait Store: Send + Sync + 'static {
     async fn pending_jobs(&self) -> Result<Vec<Job>>;
 }
 
+/// How a store is opened.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Bytes of CVE served forms kept in memory (least recently used out first; 0: none):
+    /// a get-cve-from-cpe-id answer reads its records from there before the database.
+    pub served_cache_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        // About 27 000 records of the real corpus.
+        Options { served_cache_bytes: 64 << 20 }
+    }
+}
+
 /// Opens the store a URL names: `sqlite://PATH`, `sqlite::memory:`, or a plain path.
 pub async fn open(url: &str) -> Result<std::sync::Arc<dyn Store>> {
+    open_with(url, &Options::default()).await
+}
+
+/// [`open`] with `options`.
+pub async fn open_with(url: &str, options: &Options) -> Result<std::sync::Arc<dyn Store>> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Err(StoreError::UnsupportedUrl(url.to_owned()));
     }
-    Ok(std::sync::Arc::new(SqliteStore::open(url).await?))
+    Ok(std::sync::Arc::new(SqliteStore::open_with(url, options).await?))
 }

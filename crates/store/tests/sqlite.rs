@@ -15,6 +15,16 @@ async fn sqlite_file_passes_conformance() {
     assert_eq!(again.keys().await.unwrap().len(), 1);
 }
 
+/// Another process's writes: the reader's served forms in memory do not outlive the
+/// record they were read for.
+#[tokio::test]
+async fn served_forms_follow_a_record_written_by_another_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("rampart.db").display());
+    let (writer, reader) = (SqliteStore::open(&url).await.unwrap(), SqliteStore::open(&url).await.unwrap());
+    conformance::served_forms_follow_their_record(&writer, &reader).await;
+}
+
 #[tokio::test]
 async fn sqlite_memory_passes_conformance() {
     conformance::run_all(Arc::new(SqliteStore::open("sqlite::memory:").await.unwrap())).await;

@@ -6,9 +6,9 @@
 //! with a vulnerable entry for the product. Newest first (last-modified).
 
 use model::{Cpe, CveId};
-use store::{Store, StoreError};
+use store::{CandidateQuery, CveCandidate, ServedCve, Store, StoreError};
 
-use crate::matching::{Configuration, explain};
+use crate::matching::{Configuration, cve_applies, explain};
 use crate::version::Version;
 
 /// Candidates fetched per round trip.
@@ -25,13 +25,44 @@ pub enum SearchError {
 
 /// The ids of the CVEs that apply to `cpe`, at most `limit`, newest first.
 pub async fn cve_ids_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<CveId>, SearchError> {
-    Ok(cves_for_cpe(store, cpe, limit).await?.into_iter().map(|(id, _)| id).collect())
+    Ok(walk(store, cpe, limit, false, applies(cpe)).await?.into_iter().map(|(c, ())| c.id).collect())
+}
+
+/// [`cve_ids_for_cpe`] with each record's served form ([`store::ServedCve`]), read in the
+/// same queries as the candidates: the records of a get-cve-from-cpe-id answer.
+pub async fn served_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<ServedCve>, SearchError> {
+    Ok(walk(store, cpe, limit, true, applies(cpe)).await?.into_iter().filter_map(|(c, ())| c.served).collect())
+}
+
+/// The decision of [`walk`] when only whether a candidate applies matters.
+fn applies(cpe: &Cpe) -> impl FnMut(&CveCandidate, Option<&[Configuration]>) -> Option<()> + '_ {
+    |_, configurations| configurations.is_none_or(|c| cve_applies(c, cpe)).then_some(())
 }
 
 /// [`cve_ids_for_cpe`] with the reason of each match: the vulnerable configuration entry
 /// that covers `cpe` (criteria and version range), or the index entry when the record
 /// carries no configurations.
 pub async fn cves_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<(CveId, String)>, SearchError> {
+    let (vendor, product) = (cpe.vendor(), cpe.product());
+    let found = walk(store, cpe, limit, false, |c, configurations| match configurations {
+        None => Some(format!("the vulnerable products of {} list {vendor}:{product}", c.id)),
+        Some(configurations) => explain(configurations, cpe),
+    })
+    .await?;
+    Ok(found.into_iter().map(|(c, why)| (c.id, why)).collect())
+}
+
+/// The candidates that apply to `cpe`, at most `limit`, newest first, each with what
+/// `decide` makes of it: it is given the candidate and its configurations (`None` when
+/// the index rows have decided already) and returns `None` for a candidate that does
+/// not apply. With `served`, each candidate comes with its served form.
+async fn walk<T>(
+    store: &dyn Store,
+    cpe: &Cpe,
+    limit: u32,
+    served: bool,
+    mut decide: impl FnMut(&CveCandidate, Option<&[Configuration]>) -> Option<T>,
+) -> Result<Vec<(CveCandidate, T)>, SearchError> {
     let (Some(vendor), Some(product)) = (Cpe::specific(cpe.vendor()), Cpe::specific(cpe.product())) else {
         return Err(SearchError::Unspecific);
     };
@@ -51,24 +82,36 @@ pub async fn cves_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Ve
         // Most candidates match: ask for little more than is still wanted.
         let remaining = limit - out.len() as u32;
         let want = remaining.saturating_add(remaining / 8 + 16).min(BATCH);
-        let batch =
-            store.cve_candidates(part, vendor, product, key.as_deref(), evaluate_all, after.as_ref(), want).await?;
+        let query = CandidateQuery {
+            part,
+            vendor,
+            product,
+            version_key: key.as_deref(),
+            all_configurations: evaluate_all,
+            after: after.as_ref(),
+            batch: want,
+            served,
+        };
+        let batch = store.cve_candidates(&query).await?;
         let done = (batch.len() as u32) < want;
-        for c in &batch {
-            // Without configurations the index rows have decided already.
-            let why = match &c.configurations {
-                None => Some(format!("the vulnerable products of {} list {}:{}", c.id, vendor, product)),
-                Some(json) => explain(&serde_json::from_str::<Vec<Configuration>>(json).unwrap_or_default(), cpe),
+        let next = batch.last().map(|last| (last.last_modified.to_string(), last.id.clone()));
+        for c in batch {
+            let decided = match &c.configurations {
+                None => decide(&c, None),
+                Some(json) => {
+                    let configurations = serde_json::from_str::<Vec<Configuration>>(json).unwrap_or_default();
+                    decide(&c, Some(&configurations))
+                }
             };
-            if let Some(why) = why {
-                out.push((c.id.clone(), why));
+            if let Some(d) = decided {
+                out.push((c, d));
                 if out.len() as u32 >= limit {
                     break;
                 }
             }
         }
-        match batch.last() {
-            Some(last) if !done => after = Some((last.last_modified.clone(), last.id.clone())),
+        match next {
+            Some(next) if !done => after = Some(next),
             _ => break,
         }
     }

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -25,12 +26,14 @@ use time::OffsetDateTime;
 
 use crate::migrate::Embedded;
 use crate::{
-    CapecRow, CompanyCounts, CompanySnapshot, CveCandidate, CweRow, EpssRow, FindingFilter, HostComponents, KevRow,
-    Paged, Result, ScanOutcome, ScanScope, ServedCve, Store, StoreError, StoredCve,
+    CandidateQuery, CapecRow, CompanyCounts, CompanySnapshot, CveCandidate, CweRow, EpssRow, FindingFilter,
+    HostComponents, KevRow, Paged, Result, ScanOutcome, ScanScope, ServedCve, SharedStr, Store, StoreError, StoredCve,
 };
 use readers::Readers;
+use served_cache::ServedCache;
 
 mod readers;
+mod served_cache;
 
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
@@ -66,12 +69,18 @@ const READERS: usize = 4;
 pub struct SqliteStore {
     read: std::sync::Arc<Readers>,
     write: SqlitePool,
+    served: std::sync::Arc<ServedCache>,
 }
 
 impl SqliteStore {
     /// Opens (creating if needed) the database `url` names — `sqlite://PATH`,
     /// `sqlite:PATH`, a plain path, or `sqlite::memory:` — and applies migrations.
     pub async fn open(url: &str) -> Result<Self> {
+        Self::open_with(url, &crate::Options::default()).await
+    }
+
+    /// [`SqliteStore::open`] with `options`.
+    pub async fn open_with(url: &str, options: &crate::Options) -> Result<Self> {
         let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
         if path.is_empty() {
             return Err(StoreError::UnsupportedUrl(url.to_owned()));
@@ -87,7 +96,7 @@ impl SqliteStore {
                 .connect_with(opts)
                 .await?;
             migrate(&pool).await?;
-            return Ok(Self::new(Readers::Shared(pool.clone()), pool));
+            return Ok(Self::new(Readers::Shared(pool.clone()), pool, options));
         }
         let opts = SqliteConnectOptions::new()
             .filename(path)
@@ -111,11 +120,30 @@ impl SqliteStore {
         // the ~500 pages a 500-record CVE answer touches, so such answers re-read every
         // page from the OS): READERS readers bound the page caches at 64 MiB.
         let read = Readers::open(&opts.pragma("cache_size", READ_CACHE_KIB), READERS).await?;
-        Ok(Self::new(read, write))
+        Ok(Self::new(read, write, options))
     }
 
-    fn new(read: Readers, write: SqlitePool) -> Self {
-        Self { read: std::sync::Arc::new(read), write }
+    /// The CWE and served form of each record of `ids` (those stored), by id: one row
+    /// for the whole answer (see `answer_rows`).
+    async fn served_forms(&self, ids: &[&str]) -> Result<std::collections::HashMap<String, (SharedStr, SharedStr)>> {
+        let joined: Option<String> = sqlx::query_scalar(
+            "SELECT group_concat(concat(s.id, char(31), s.cwe, char(31), s.served), char(30)) \
+             FROM json_each(?1) j JOIN cve_served s ON s.id = j.value",
+        )
+        .bind(to_json(&ids)?)
+        .fetch_one(&mut *self.read.get().await?)
+        .await?;
+        let forms = answer_rows(joined, |text, row| {
+            let mut f = row.splitn(3, '\u{1f}');
+            let id = field(&mut f, row)?.to_owned();
+            Ok((id, (shared(text, field(&mut f, row)?)?, shared(text, field(&mut f, row)?)?)))
+        })?;
+        Ok(forms.into_iter().collect())
+    }
+
+    fn new(read: Readers, write: SqlitePool, options: &crate::Options) -> Self {
+        let served = std::sync::Arc::new(ServedCache::new(options.served_cache_bytes));
+        Self { read: std::sync::Arc::new(read), write, served }
     }
 
     async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {
@@ -265,6 +293,47 @@ async fn insert_component(tx: &mut Transaction<'_, Sqlite>, company: i64, c: &Sb
 
 fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
     StoreError::Corrupt(format!("{what}: {value:?}"))
+}
+
+/// Reads the records of an answer that came as one row. A few hundred rows crossing
+/// sqlx's worker channel one by one cost several times what SQLite spends finding them,
+/// so SQLite joins them into one string: fields split by US (0x1f), records by RS
+/// (0x1e), which JSON text never holds unescaped. `each` reads one record; the pieces
+/// it keeps share the one string ([`SharedStr`]) instead of copying it.
+fn answer_rows<T>(joined: Option<String>, mut each: impl FnMut(&Arc<String>, &str) -> Result<T>) -> Result<Vec<T>> {
+    let text = Arc::new(joined.unwrap_or_default());
+    text.split('\u{1e}').filter(|r| !r.is_empty()).map(|row| each(&text, row)).collect()
+}
+
+/// `piece` of `text`, shared with it.
+fn shared(text: &Arc<String>, piece: &str) -> Result<SharedStr> {
+    SharedStr::within(text, piece).ok_or_else(|| corrupt("answer row", piece.get(..40).unwrap_or(piece)))
+}
+
+/// The next field of an answer row.
+fn field<'a>(fields: &mut impl Iterator<Item = &'a str>, row: &str) -> Result<&'a str> {
+    fields.next().ok_or_else(|| corrupt("answer row", row.get(..60).unwrap_or(row)))
+}
+
+/// The next field of an answer row, a CVE id.
+fn cve_id_field<'a>(fields: &mut impl Iterator<Item = &'a str>, row: &str) -> Result<CveId> {
+    let id = field(fields, row)?;
+    CveId::parse(id).map_err(|_| corrupt("cve id", id))
+}
+
+/// The KEV entry, EPSS score and percentile of a record: the next three fields of an
+/// answer row, each '' when absent.
+fn side_feeds<'a>(
+    text: &Arc<String>,
+    fields: &mut impl Iterator<Item = &'a str>,
+    row: &str,
+) -> Result<(Option<SharedStr>, Option<f64>, Option<f64>)> {
+    let number = |s: &str| -> Result<Option<f64>> {
+        if s.is_empty() { Ok(None) } else { s.parse().map(Some).map_err(|_| corrupt("epss", s)) }
+    };
+    let kev = field(fields, row)?;
+    let kev = if kev.is_empty() { None } else { Some(shared(text, kev)?) };
+    Ok((kev, number(field(fields, row)?)?, number(field(fields, row)?)?))
 }
 
 /// RFC 3339 UTC with microseconds: CVE timestamps keep their fraction, and the fixed
@@ -1525,6 +1594,7 @@ impl Store for SqliteStore {
             q.build().execute(&mut *tx).await?;
         }
         tx.commit().await?;
+        self.served.forget(fresh.iter().map(|&i| &cves[i].record.id));
         Ok(fresh.len())
     }
 
@@ -1572,51 +1642,30 @@ impl Store for SqliteStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        // One row for the whole answer: SQLite joins the records into one string
-        // (fields split by US, records by RS, which JSON text never holds unescaped), so
-        // the rows do not cross sqlx's worker channel one by one.
+        // One row for the whole answer (see `answer_rows`).
         let wanted: Vec<&str> = ids.iter().map(CveId::as_str).collect();
         let joined: Option<String> = sqlx::query_scalar(
-            "SELECT group_concat(c.id || char(31) || c.cwe || char(31) || coalesce(k.entry, '') || char(31) \
-             || coalesce(e.epss, '') || char(31) || coalesce(e.percentile, '') || char(31) || c.served, char(30)) \
-             FROM json_each(?1) j JOIN cve_served c ON c.id = j.value \
-             LEFT JOIN kev k ON k.cve_id = c.id LEFT JOIN epss e ON e.cve_id = c.id",
+            "SELECT group_concat(concat(s.id, char(31), k.entry, char(31), e.epss, char(31), e.percentile, char(31), \
+             s.cwe, char(31), s.served), char(30)) \
+             FROM json_each(?1) j JOIN cve_served s ON s.id = j.value \
+             LEFT JOIN kev k ON k.cve_id = s.id LEFT JOIN epss e ON e.cve_id = s.id",
         )
         .bind(to_json(&wanted)?)
         .fetch_one(&mut *self.read.get().await?)
         .await?;
-        let joined = joined.unwrap_or_default();
-        let mut by_id: std::collections::HashMap<&str, ServedCve> = std::collections::HashMap::with_capacity(ids.len());
-        for record in joined.split('\u{1e}').filter(|r| !r.is_empty()) {
-            let mut f = record.splitn(6, '\u{1f}');
-            let mut next = || f.next().ok_or_else(|| corrupt("served record", record.get(..40).unwrap_or(record)));
-            let (id, cwe, kev, epss, percentile, json) = (next()?, next()?, next()?, next()?, next()?, next()?);
-            let number = |s: &str| -> Result<Option<f64>> {
-                if s.is_empty() { Ok(None) } else { s.parse().map(Some).map_err(|_| corrupt("epss", s)) }
-            };
-            let served = ServedCve {
-                id: CveId::parse(id).map_err(|_| corrupt("cve id", id))?,
-                cwe: cwe.to_owned(),
-                json: json.to_owned(),
-                kev: (!kev.is_empty()).then(|| kev.to_owned()),
-                epss: number(epss)?,
-                percentile: number(percentile)?,
-            };
-            by_id.insert(id, served);
-        }
-        Ok(ids.iter().filter_map(|id| by_id.remove(id.as_str())).collect())
+        let served = answer_rows(joined, |text, row| {
+            let mut f = row.splitn(6, '\u{1f}');
+            let id = cve_id_field(&mut f, row)?;
+            let (kev, epss, percentile) = side_feeds(text, &mut f, row)?;
+            let (cwe, json) = (shared(text, field(&mut f, row)?)?, shared(text, field(&mut f, row)?)?);
+            Ok(ServedCve { id, cwe, json, kev, epss, percentile })
+        })?;
+        let mut by_id: std::collections::HashMap<CveId, ServedCve> =
+            served.into_iter().map(|s| (s.id.clone(), s)).collect();
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
     }
 
-    async fn cve_candidates(
-        &self,
-        part: Option<&str>,
-        vendor: &str,
-        product: &str,
-        version_key: Option<&str>,
-        all_configurations: bool,
-        after: Option<&(String, CveId)>,
-        batch: u32,
-    ) -> Result<Vec<CveCandidate>> {
+    async fn cve_candidates(&self, q: &CandidateQuery<'_>) -> Result<Vec<CveCandidate>> {
         // Two seeks: the rows naming this exact version, and the rows without a version
         // whose range holds it ('' stands for an absent bound).
         const EXACT_OR_RANGE: &str = "SELECT cve_id FROM cve_cpe_matches WHERE vendor = ?1 AND product = ?2 \
@@ -1625,7 +1674,7 @@ impl Store for SqliteStore {
              AND version_key = '' AND (?7 IS NULL OR part = ?7) \
              AND (start_incl = '' OR start_incl <= ?3) AND (start_excl = '' OR start_excl < ?3) \
              AND (end_incl = '' OR end_incl >= ?3) AND (end_excl = '' OR end_excl > ?3)";
-        let sql = if version_key.is_some() {
+        let sql = if q.version_key.is_some() {
             format!(
                 "SELECT c.id, c.last_modified, CASE WHEN c.needs_eval OR ?8 THEN c.configurations END AS configurations \
                  FROM cves c WHERE c.id IN ({EXACT_OR_RANGE}) AND (?4 IS NULL OR (c.last_modified, c.id) < (?4, ?5)) \
@@ -1643,42 +1692,72 @@ impl Store for SqliteStore {
              ORDER BY p.last_modified DESC, p.cve_id DESC LIMIT ?6"
                 .to_owned()
         };
-        // One row for the whole batch, as for the served forms: a batch is up to a
-        // thousand rows, and each row crossing sqlx's worker channel on its own cost
-        // several times what SQLite spends finding them. Fields are split by US, rows by
-        // RS (JSON text never holds either unescaped); configurations carry a flag byte so
-        // an absent one ('0') differs from an empty one.
-        let sql = format!(
-            "SELECT group_concat(id || char(31) || last_modified || char(31) || \
-             CASE WHEN configurations IS NULL THEN '0' ELSE '1' || configurations END, char(30) \
-             ORDER BY last_modified DESC, id DESC) FROM ({sql})"
-        );
+        // One row for the whole batch (see `answer_rows`), its records in no particular
+        // order: they are sorted here. Configurations carry a flag byte so that an absent
+        // one ('0') differs from an empty one.
+        let candidate =
+            "c.id, char(31), c.last_modified, char(31), iif(c.configurations IS NULL, '0', '1'), c.configurations";
+        let sql = if q.served {
+            // The side feeds come with the candidates; the served forms from memory, or
+            // from a second query for those not kept (`ServedCache`).
+            format!(
+                "SELECT group_concat(concat({candidate}, char(31), k.entry, char(31), e.epss, char(31), e.percentile), \
+                 char(30)) FROM ({sql}) c LEFT JOIN kev k ON k.cve_id = c.id LEFT JOIN epss e ON e.cve_id = c.id"
+            )
+        } else {
+            format!("SELECT group_concat(concat({candidate}), char(30)) FROM ({sql}) c")
+        };
         let joined: Option<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-            .bind(vendor)
-            .bind(product)
-            .bind(version_key)
-            .bind(after.map(|a| a.0.as_str()))
-            .bind(after.map(|a| a.1.as_str()))
-            .bind(i64::from(batch))
-            .bind(part)
-            .bind(all_configurations)
+            .bind(q.vendor)
+            .bind(q.product)
+            .bind(q.version_key)
+            .bind(q.after.map(|a| a.0.as_str()))
+            .bind(q.after.map(|a| a.1.as_str()))
+            .bind(i64::from(q.batch))
+            .bind(q.part)
+            .bind(q.all_configurations)
             .fetch_one(&mut *self.read.get().await?)
             .await?;
-        let joined = joined.unwrap_or_default();
-        joined
-            .split('\u{1e}')
-            .filter(|r| !r.is_empty())
-            .map(|row| {
-                let mut f = row.splitn(3, '\u{1f}');
-                let mut next = || f.next().ok_or_else(|| corrupt("cve candidate", row.get(..40).unwrap_or(row)));
-                let (id, last_modified, configurations) = (next()?, next()?, next()?);
-                Ok(CveCandidate {
-                    id: CveId::parse(id).map_err(|_| corrupt("cve id", id))?,
-                    last_modified: last_modified.to_owned(),
-                    configurations: configurations.strip_prefix('1').map(str::to_owned),
-                })
+        type SideFeeds = (Option<SharedStr>, Option<f64>, Option<f64>);
+        let mut rows: Vec<(CveCandidate, Option<SideFeeds>)> = answer_rows(joined, |text, row| {
+            let mut f = row.splitn(if q.served { 6 } else { 3 }, '\u{1f}');
+            let id = cve_id_field(&mut f, row)?;
+            let last_modified = shared(text, field(&mut f, row)?)?;
+            let configurations = match field(&mut f, row)?.strip_prefix('1') {
+                Some(c) => Some(shared(text, c)?),
+                None => None,
+            };
+            let side = if q.served { Some(side_feeds(text, &mut f, row)?) } else { None };
+            Ok((CveCandidate { id, last_modified, configurations, served: None }, side))
+        })?;
+        rows.sort_unstable_by(|(a, _), (b, _)| {
+            (b.last_modified.as_str(), b.id.as_str()).cmp(&(a.last_modified.as_str(), a.id.as_str()))
+        });
+        if !q.served {
+            return Ok(rows.into_iter().map(|(c, _)| c).collect());
+        }
+        let mut forms = self.served.get_many(rows.iter().map(|(c, _)| (&c.id, c.last_modified.as_str())));
+        let missing: Vec<&str> =
+            rows.iter().zip(&forms).filter(|(_, f)| f.is_none()).map(|((c, _), _)| c.id.as_str()).collect();
+        if !missing.is_empty() {
+            let mut read = self.served_forms(&missing).await?;
+            for ((c, _), form) in rows.iter().zip(forms.iter_mut()).filter(|(_, f)| f.is_none()) {
+                if let Some((cwe, json)) = read.remove(c.id.as_str()) {
+                    self.served.insert(&c.id, &c.last_modified, &cwe, &json);
+                    *form = Some((cwe, json));
+                }
+            }
+        }
+        Ok(rows
+            .into_iter()
+            .zip(forms)
+            .map(|((mut c, side), form)| {
+                if let (Some((cwe, json)), Some((kev, epss, percentile))) = (form, side) {
+                    c.served = Some(ServedCve { id: c.id.clone(), cwe, json, kev, epss, percentile });
+                }
+                c
             })
-            .collect()
+            .collect())
     }
 
     async fn last_cves(&self, limit: u32) -> Result<Vec<CveRecord>> {
