@@ -29,3 +29,15 @@ async fn served_forms_follow_a_record_written_by_another_store() {
 async fn sqlite_memory_passes_conformance() {
     conformance::run_all(Arc::new(SqliteStore::open("sqlite::memory:").await.unwrap())).await;
 }
+
+/// A new database file gets the store's page size (a served form and more to a page).
+#[tokio::test]
+async fn a_new_database_has_8_kib_pages() {
+    use sqlx::Connection as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rampart.db");
+    drop(SqliteStore::open(&format!("sqlite://{}", path.display())).await.unwrap());
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+    let size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(size, 8192);
+}
