@@ -120,11 +120,41 @@ pub async fn run_all(store: Arc<dyn Store>) {
     subsidiaries_and_search(&*store).await;
     cves(&*store).await;
     served_forms_follow_their_record(&*store, &*store).await;
+    cve_batches(&*store).await;
     keys_and_usage(&*store).await;
     jobs(&*store).await;
     scans(&*store).await;
     discovery(&*store).await;
     software(&*store).await;
+}
+
+/// Batches written several to a transaction end as one `upsert_cves` after the other
+/// would leave them: a record given again in a later batch counts once, the newest kept.
+async fn cve_batches(store: &dyn Store) {
+    const NO_RANGE: [Option<&str>; 4] = [None; 4];
+    let at = |id: &str, modified: &str, version: &str| {
+        stored(id, modified, vec![row("batchco", "gadget", version, Some(version), NO_RANGE)])
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::channel(8);
+    let batches = vec![
+        vec![at("CVE-2027-0001", "2027-01-01T00:00:00", "k1"), at("CVE-2027-0002", "2027-01-01T00:00:00", "k1")],
+        vec![at("CVE-2027-0001", "2027-02-01T00:00:00", "k2")],
+        vec![at("CVE-2027-0002", "2026-12-01T00:00:00", "k0"), at("CVE-2027-0003", "2027-01-01T00:00:00", "k1")],
+    ];
+    for b in batches {
+        tx.send(b).await.unwrap();
+    }
+    drop(tx);
+    assert_eq!(store.upsert_cve_batches(&mut rx, 2).await.unwrap(), 4, "three records, one of them twice");
+    let found = |key: &'static str| async move {
+        let q = cq(None, "batchco", "gadget", Some(key), false, None, 10);
+        let mut ids: Vec<String> = store.cve_candidates(&q).await.unwrap().iter().map(|c| c.id.to_string()).collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(found("k1").await, ["CVE-2027-0002", "CVE-2027-0003"]);
+    assert_eq!(found("k2").await, ["CVE-2027-0001"], "the newer version's rows");
+    assert!(found("k0").await.is_empty(), "an older version is not written");
 }
 
 /// Served forms read with the candidates follow the stored record: after `writer`

@@ -361,6 +361,23 @@ pub trait Store: Send + Sync + 'static {
     /// Inserts or replaces records in one transaction; a record never replaces a newer
     /// one (by last-modified). Returns how many were written.
     async fn upsert_cves(&self, cves: &[StoredCve]) -> Result<usize>;
+    /// Writes the batches `batches` yields as [`Store::upsert_cves`] would, `per_commit`
+    /// batches to a transaction (a bulk import: pages that several batches change are
+    /// written once per transaction, not once per batch). A batch that fails rolls back
+    /// the batches of its transaction, so nothing of it is committed; the batches of
+    /// earlier transactions stay. Returns how many records were written.
+    async fn upsert_cve_batches(
+        &self,
+        batches: &mut tokio::sync::mpsc::Receiver<Vec<StoredCve>>,
+        per_commit: usize,
+    ) -> Result<usize> {
+        let _ = per_commit;
+        let mut written = 0;
+        while let Some(batch) = batches.recv().await {
+            written += self.upsert_cves(&batch).await?;
+        }
+        Ok(written)
+    }
     /// After a bulk write: folds what the backend logged on the side (SQLite's
     /// write-ahead log) into the database, so that readers and the next writer start
     /// from a compact file.

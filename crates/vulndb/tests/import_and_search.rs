@@ -109,3 +109,30 @@ async fn a_corrupt_feed_names_the_file_and_commits_no_partial_batch() {
         "the failed batch wrote nothing"
     );
 }
+
+#[tokio::test]
+async fn the_files_before_a_corrupt_one_are_committed_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let record = |id: &str| {
+        format!(
+            r#"{{"cve":{{"id":"{id}","published":"2020-01-01T00:00:00.000","lastModified":"2020-01-02T00:00:00.000","descriptions":[{{"lang":"en","value":"x"}}]}}}}"#
+        )
+    };
+    let good = dir.path().join("good.json");
+    let many: Vec<String> = (1..=2500).map(|n| record(&format!("CVE-2020-{n:05}"))).collect();
+    std::fs::write(&good, format!("{{\"vulnerabilities\": [{}]}}", many.join(","))).unwrap();
+    let broken = dir.path().join("broken.json");
+    std::fs::write(
+        &broken,
+        format!("{{\"vulnerabilities\": [{}, {{\"cve\": {{\"id\": \"CVE-2021-0002\", \"publ", record("CVE-2021-0001")),
+    )
+    .unwrap();
+    let err = import::nvd_files(&*store, &[good, broken]).await.unwrap_err().to_string();
+    assert!(err.contains("broken.json"), "{err}");
+    for n in [1, 1000, 1001, 2500] {
+        let id = CveId::parse(&format!("CVE-2020-{n:05}")).unwrap();
+        assert!(store.cve(&id).await.unwrap().is_some(), "{id} of the good file");
+    }
+    assert!(store.cve(&CveId::parse("CVE-2021-0001").unwrap()).await.unwrap().is_none(), "the failed batch");
+}

@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::sync::Arc;
+
 use std::time::Duration;
+use tokio::sync::mpsc::Receiver;
 
 use async_trait::async_trait;
 use model::ComponentScore;
@@ -299,6 +301,136 @@ async fn insert_component(tx: &mut Transaction<'_, Sqlite>, company: i64, c: &Sb
 
 fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
     StoreError::Corrupt(format!("{what}: {value:?}"))
+}
+
+/// Writes a batch of CVE records in `tx` (see [`Store::upsert_cves`]) and returns the ids
+/// of those written: new, or newer than the stored record.
+async fn write_cves(tx: &mut Transaction<'static, Sqlite>, cves: &[StoredCve]) -> Result<Vec<CveId>> {
+    // A batch is written with a few multi-row statements, not a handful per record:
+    // every statement is a round trip to sqlx's worker thread, and at six a record
+    // the import spent more time switching threads than in SQLite.
+    //
+    // A record given twice in the batch counts once: the newest, the first of equals
+    // (as one upsert after the other would keep it).
+    let mut chosen: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(cves.len());
+    let last: Vec<String> =
+        cves.iter().map(|c| rfc3339_micros(c.record.last_modified.unwrap_or(c.record.modified).0)).collect();
+    for (i, c) in cves.iter().enumerate() {
+        let id = c.record.id.as_str();
+        match chosen.get(id) {
+            Some(&j) if last[j] >= last[i] => {}
+            _ => {
+                chosen.insert(id, i);
+            }
+        }
+    }
+    let mut order: Vec<usize> = chosen.into_values().collect();
+    order.sort_unstable();
+    // NVD records keep only their served form (the record reads back from it).
+    let records: Vec<&str> = order.iter().map(|&i| cves[i].record_json.as_deref().unwrap_or_default()).collect();
+
+    // The records that are new or newer than the stored ones.
+    let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for (chunk, json) in order.chunks(1000).zip(records.chunks(1000)) {
+        let mut q = sqlx::QueryBuilder::<Sqlite>::new(
+            "INSERT INTO cves (id, published, last_modified, record, configurations, needs_eval, cwe) ",
+        );
+        q.push_values(chunk.iter().zip(json), |mut b, (&i, record)| {
+            let (c, r) = (&cves[i], &cves[i].record);
+            b.push_bind(r.id.as_str())
+                .push_bind(rfc3339_micros(r.published.0))
+                .push_bind(&last[i])
+                .push_bind(*record)
+                .push_bind(&c.configurations)
+                .push_bind(c.needs_eval)
+                .push_bind(&r.cwe);
+        });
+        q.push(
+            " ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
+             record = excluded.record, configurations = excluded.configurations, needs_eval = excluded.needs_eval, \
+             cwe = excluded.cwe WHERE excluded.last_modified > cves.last_modified RETURNING id",
+        );
+        let ids: Vec<String> = q.build_query_scalar().fetch_all(&mut **tx).await?;
+        written.extend(ids);
+    }
+    let fresh: Vec<usize> = order.into_iter().filter(|&i| written.contains(cves[i].record.id.as_str())).collect();
+    if fresh.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = to_json(&fresh.iter().map(|&i| cves[i].record.id.as_str()).collect::<Vec<_>>())?;
+    sqlx::query("DELETE FROM cve_cpe_matches WHERE cve_id IN (SELECT value FROM json_each(?1))")
+        .bind(&ids)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("DELETE FROM cve_product_index WHERE cve_id IN (SELECT value FROM json_each(?1))")
+        .bind(&ids)
+        .execute(&mut **tx)
+        .await?;
+    for chunk in fresh.chunks(1000) {
+        let mut q = sqlx::QueryBuilder::<Sqlite>::new("INSERT OR REPLACE INTO cve_served (id, cwe, served) ");
+        q.push_values(chunk, |mut b, &i| {
+            let c = &cves[i];
+            b.push_bind(c.record.id.as_str()).push_bind(&c.record.cwe).push_bind(&c.served);
+        });
+        q.build().execute(&mut **tx).await?;
+    }
+    let index: Vec<(&str, &str, &crate::ProductRow)> = fresh
+        .iter()
+        .flat_map(|&i| {
+            let (id, at) = (cves[i].record.id.as_str(), last[i].as_str());
+            cves[i].products.iter().map(move |p| (id, at, p))
+        })
+        .collect();
+    for chunk in index.chunks(2000) {
+        let mut q = sqlx::QueryBuilder::<Sqlite>::new(
+            "INSERT OR IGNORE INTO cve_product_index (vendor, product, last_modified, cve_id, parts, applies) ",
+        );
+        q.push_values(chunk, |mut b, (id, at, p)| {
+            b.push_bind(&p.vendor)
+                .push_bind(&p.product)
+                .push_bind(*at)
+                .push_bind(*id)
+                .push_bind(&p.parts)
+                .push_bind(p.applies_any_version);
+        });
+        q.build().execute(&mut **tx).await?;
+    }
+    // Lookups read the vulnerable entries only.
+    let matches: Vec<(&str, &crate::CpeMatchRow)> = fresh
+        .iter()
+        .flat_map(|&i| cves[i].matches.iter().filter(|m| m.vulnerable).map(move |m| (cves[i].record.id.as_str(), m)))
+        .collect();
+    for chunk in matches.chunks(2000) {
+        let mut q = sqlx::QueryBuilder::<Sqlite>::new(
+            "INSERT OR IGNORE INTO cve_cpe_matches (cve_id, part, vendor, product, version_key, \
+             start_incl, start_excl, end_incl, end_excl) ",
+        );
+        let key = |k: &Option<String>| k.clone().unwrap_or_default();
+        q.push_values(chunk, |mut b, (id, m)| {
+            b.push_bind(*id)
+                .push_bind(&m.part)
+                .push_bind(&m.vendor)
+                .push_bind(&m.product)
+                .push_bind(key(&m.version_key))
+                .push_bind(key(&m.start_incl))
+                .push_bind(key(&m.start_excl))
+                .push_bind(key(&m.end_incl))
+                .push_bind(key(&m.end_excl));
+        });
+        q.build().execute(&mut **tx).await?;
+    }
+    let products: std::collections::BTreeSet<(&str, &str)> =
+        matches.iter().map(|(_, m)| (m.vendor.as_str(), m.product.as_str())).collect();
+    let products: Vec<(&str, &str)> = products.into_iter().collect();
+    for chunk in products.chunks(2000) {
+        let mut q = sqlx::QueryBuilder::<Sqlite>::new("INSERT INTO cpe_products (vendor, product) ");
+        q.push_values(chunk, |mut b, (v, p)| {
+            b.push_bind(*v).push_bind(*p);
+        });
+        q.push(" ON CONFLICT DO NOTHING");
+        q.build().execute(&mut **tx).await?;
+    }
+    Ok(fresh.iter().map(|&i| cves[i].record.id.clone()).collect())
 }
 
 /// Reads the records of an answer that came as one row. A few hundred rows crossing
@@ -1471,137 +1603,39 @@ impl Store for SqliteStore {
     }
 
     async fn upsert_cves(&self, cves: &[StoredCve]) -> Result<usize> {
-        // A batch is written with a few multi-row statements, not a handful per record:
-        // every statement is a round trip to sqlx's worker thread, and at six a record
-        // the import spent more time switching threads than in SQLite.
-        //
-        // A record given twice in the batch counts once: the newest, the first of equals
-        // (as one upsert after the other would keep it).
-        let mut chosen: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(cves.len());
-        let last: Vec<String> =
-            cves.iter().map(|c| rfc3339_micros(c.record.last_modified.unwrap_or(c.record.modified).0)).collect();
-        for (i, c) in cves.iter().enumerate() {
-            let id = c.record.id.as_str();
-            match chosen.get(id) {
-                Some(&j) if last[j] >= last[i] => {}
-                _ => {
-                    chosen.insert(id, i);
-                }
+        let mut tx = self.begin().await?;
+        let written = write_cves(&mut tx, cves).await?;
+        tx.commit().await?;
+        self.served.forget(written.iter());
+        Ok(written.len())
+    }
+
+    async fn upsert_cve_batches(&self, batches: &mut Receiver<Vec<StoredCve>>, per_commit: usize) -> Result<usize> {
+        let (mut committed, mut pending, mut in_tx) = (0, Vec::new(), 0);
+        let mut tx = None;
+        while let Some(batch) = batches.recv().await {
+            let open = match &mut tx {
+                Some(open) => open,
+                None => tx.insert(self.begin().await?),
+            };
+            pending.extend(write_cves(open, &batch).await?);
+            in_tx += 1;
+            if in_tx >= per_commit.max(1)
+                && let Some(open) = tx.take()
+            {
+                open.commit().await?;
+                committed += pending.len();
+                self.served.forget(pending.iter());
+                pending.clear();
+                in_tx = 0;
             }
         }
-        let mut order: Vec<usize> = chosen.into_values().collect();
-        order.sort_unstable();
-        // NVD records keep only their served form (the record reads back from it).
-        let records: Vec<&str> = order.iter().map(|&i| cves[i].record_json.as_deref().unwrap_or_default()).collect();
-
-        let mut tx = self.begin().await?;
-        // The records that are new or newer than the stored ones.
-        let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
-        for (chunk, json) in order.chunks(1000).zip(records.chunks(1000)) {
-            let mut q = sqlx::QueryBuilder::<Sqlite>::new(
-                "INSERT INTO cves (id, published, last_modified, record, configurations, needs_eval, cwe) ",
-            );
-            q.push_values(chunk.iter().zip(json), |mut b, (&i, record)| {
-                let (c, r) = (&cves[i], &cves[i].record);
-                b.push_bind(r.id.as_str())
-                    .push_bind(rfc3339_micros(r.published.0))
-                    .push_bind(&last[i])
-                    .push_bind(*record)
-                    .push_bind(&c.configurations)
-                    .push_bind(c.needs_eval)
-                    .push_bind(&r.cwe);
-            });
-            q.push(
-                " ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
-                 record = excluded.record, configurations = excluded.configurations, needs_eval = excluded.needs_eval, \
-                 cwe = excluded.cwe WHERE excluded.last_modified > cves.last_modified RETURNING id",
-            );
-            let ids: Vec<String> = q.build_query_scalar().fetch_all(&mut *tx).await?;
-            written.extend(ids);
+        if let Some(open) = tx {
+            open.commit().await?;
+            committed += pending.len();
+            self.served.forget(pending.iter());
         }
-        let fresh: Vec<usize> = order.into_iter().filter(|&i| written.contains(cves[i].record.id.as_str())).collect();
-        if fresh.is_empty() {
-            tx.commit().await?;
-            return Ok(0);
-        }
-        let ids = to_json(&fresh.iter().map(|&i| cves[i].record.id.as_str()).collect::<Vec<_>>())?;
-        sqlx::query("DELETE FROM cve_cpe_matches WHERE cve_id IN (SELECT value FROM json_each(?1))")
-            .bind(&ids)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM cve_product_index WHERE cve_id IN (SELECT value FROM json_each(?1))")
-            .bind(&ids)
-            .execute(&mut *tx)
-            .await?;
-        for chunk in fresh.chunks(1000) {
-            let mut q = sqlx::QueryBuilder::<Sqlite>::new("INSERT OR REPLACE INTO cve_served (id, cwe, served) ");
-            q.push_values(chunk, |mut b, &i| {
-                let c = &cves[i];
-                b.push_bind(c.record.id.as_str()).push_bind(&c.record.cwe).push_bind(&c.served);
-            });
-            q.build().execute(&mut *tx).await?;
-        }
-        let index: Vec<(&str, &str, &crate::ProductRow)> = fresh
-            .iter()
-            .flat_map(|&i| {
-                let (id, at) = (cves[i].record.id.as_str(), last[i].as_str());
-                cves[i].products.iter().map(move |p| (id, at, p))
-            })
-            .collect();
-        for chunk in index.chunks(2000) {
-            let mut q = sqlx::QueryBuilder::<Sqlite>::new(
-                "INSERT OR IGNORE INTO cve_product_index (vendor, product, last_modified, cve_id, parts, applies) ",
-            );
-            q.push_values(chunk, |mut b, (id, at, p)| {
-                b.push_bind(&p.vendor)
-                    .push_bind(&p.product)
-                    .push_bind(*at)
-                    .push_bind(*id)
-                    .push_bind(&p.parts)
-                    .push_bind(p.applies_any_version);
-            });
-            q.build().execute(&mut *tx).await?;
-        }
-        // Lookups read the vulnerable entries only.
-        let matches: Vec<(&str, &crate::CpeMatchRow)> = fresh
-            .iter()
-            .flat_map(|&i| {
-                cves[i].matches.iter().filter(|m| m.vulnerable).map(move |m| (cves[i].record.id.as_str(), m))
-            })
-            .collect();
-        for chunk in matches.chunks(2000) {
-            let mut q = sqlx::QueryBuilder::<Sqlite>::new(
-                "INSERT OR IGNORE INTO cve_cpe_matches (cve_id, part, vendor, product, version_key, \
-                 start_incl, start_excl, end_incl, end_excl) ",
-            );
-            let key = |k: &Option<String>| k.clone().unwrap_or_default();
-            q.push_values(chunk, |mut b, (id, m)| {
-                b.push_bind(*id)
-                    .push_bind(&m.part)
-                    .push_bind(&m.vendor)
-                    .push_bind(&m.product)
-                    .push_bind(key(&m.version_key))
-                    .push_bind(key(&m.start_incl))
-                    .push_bind(key(&m.start_excl))
-                    .push_bind(key(&m.end_incl))
-                    .push_bind(key(&m.end_excl));
-            });
-            q.build().execute(&mut *tx).await?;
-        }
-        let products: std::collections::BTreeSet<(&str, &str)> =
-            matches.iter().map(|(_, m)| (m.vendor.as_str(), m.product.as_str())).collect();
-        let products: Vec<(&str, &str)> = products.into_iter().collect();
-        for chunk in products.chunks(2000) {
-            let mut q = sqlx::QueryBuilder::<Sqlite>::new("INSERT INTO cpe_products (vendor, product) ");
-            q.push_values(chunk, |mut b, (v, p)| {
-                b.push_bind(*v).push_bind(*p);
-            });
-            q.push(" ON CONFLICT DO NOTHING");
-            q.build().execute(&mut *tx).await?;
-        }
-        tx.commit().await?;
-        self.served.forget(fresh.iter().map(|&i| &cves[i].record.id));
-        Ok(fresh.len())
+        Ok(committed)
     }
 
     async fn settle(&self) -> Result<()> {
