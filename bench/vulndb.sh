@@ -64,6 +64,13 @@ for mode in cold uncached warm; do
         done | sort -n | awk '{printf "%.2f ", $1 * 1000}')
         echo "first request of each of 10 products (500 records each, none in memory yet), ms: $firsts"
     fi
+    if [ "$mode" != warm ]; then
+        # The ten hot products in turn (bench/rotate.lua): no answer asked twice in a row.
+        out=$(wrk -t1 -c1 -d"${SECS}s" --latency -s bench/rotate.lua -H "apikey: $key" "http://127.0.0.1:18096")
+        printf '%-78s c=1 %10s req/s  p50 %8s  p90 %8s  p99 %8s\n' "get-cve-from-cpe-id, vendor0..9:product0:* in turn (500 results each)" \
+            "$(echo "$out" | awk '/Requests\/sec/ {print $2}')" "$(echo "$out" | awk '$1=="50%" {print $2}')" \
+            "$(echo "$out" | awk '$1=="90%" {print $2}')" "$(echo "$out" | awk '$1=="99%" {print $2}')"
+    fi
     for path in \
         "vulnerability-describe-cve-id?cve_id=CVE-2001-1000001" \
         "vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:vendor40:product1:2.0.1" \
