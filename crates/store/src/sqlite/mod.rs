@@ -8,9 +8,7 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::sync::Arc;
-
 use std::time::Duration;
-use tokio::sync::mpsc::Receiver;
 
 use async_trait::async_trait;
 use model::ComponentScore;
@@ -25,6 +23,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Row, Sqlite, Transaction};
 use time::OffsetDateTime;
+use tokio::sync::mpsc::Receiver;
 
 use crate::migrate::Embedded;
 use crate::{
