@@ -130,22 +130,12 @@ impl SqliteStore {
         Ok(Self::new(read, write, options))
     }
 
-    /// The CWE and served form of each record of `ids` (those stored), by id: one row
-    /// for the whole answer (see `answer_rows`).
-    async fn served_forms(&self, ids: &[&str]) -> Result<std::collections::HashMap<String, (SharedStr, SharedStr)>> {
-        let joined: Option<String> = sqlx::query_scalar(
-            "SELECT group_concat(concat(s.id, char(31), s.cwe, char(31), s.served), char(30)) \
-             FROM json_each(?1) j JOIN cve_served s ON s.id = j.value",
-        )
-        .bind(to_json(&ids)?)
-        .fetch_one(&mut *self.read.get().await?)
-        .await?;
-        let forms = answer_rows(joined, |text, row| {
-            let mut f = row.splitn(3, '\u{1f}');
-            let id = field(&mut f, row)?.to_owned();
-            Ok((id, (shared(text, field(&mut f, row)?)?, shared(text, field(&mut f, row)?)?)))
-        })?;
-        Ok(forms.into_iter().collect())
+    /// Commits CVE writes and drops the served forms kept for the records `written`;
+    /// returns how many there were.
+    async fn commit_cves(&self, tx: Transaction<'static, Sqlite>, written: Vec<CveId>) -> Result<usize> {
+        tx.commit().await?;
+        self.served.forget(written.iter());
+        Ok(written.len())
     }
 
     fn new(read: Readers, write: SqlitePool, options: &crate::Options) -> Self {
@@ -1604,9 +1594,7 @@ impl Store for SqliteStore {
     async fn upsert_cves(&self, cves: &[StoredCve]) -> Result<usize> {
         let mut tx = self.begin().await?;
         let written = write_cves(&mut tx, cves).await?;
-        tx.commit().await?;
-        self.served.forget(written.iter());
-        Ok(written.len())
+        self.commit_cves(tx, written).await
     }
 
     async fn upsert_cve_batches(&self, batches: &mut Receiver<Vec<StoredCve>>, per_commit: usize) -> Result<usize> {
@@ -1622,17 +1610,12 @@ impl Store for SqliteStore {
             if in_tx >= per_commit.max(1)
                 && let Some(open) = tx.take()
             {
-                open.commit().await?;
-                committed += pending.len();
-                self.served.forget(pending.iter());
-                pending.clear();
+                committed += self.commit_cves(open, std::mem::take(&mut pending)).await?;
                 in_tx = 0;
             }
         }
         if let Some(open) = tx {
-            open.commit().await?;
-            committed += pending.len();
-            self.served.forget(pending.iter());
+            committed += self.commit_cves(open, pending).await?;
         }
         Ok(committed)
     }
@@ -1776,14 +1759,17 @@ impl Store for SqliteStore {
             return Ok(rows.into_iter().map(|(c, _)| c).collect());
         }
         let mut forms = self.served.get_many(rows.iter().map(|(c, _)| (&c.id, c.last_modified.as_str())));
-        let missing: Vec<&str> =
-            rows.iter().zip(&forms).filter(|(_, f)| f.is_none()).map(|((c, _), _)| c.id.as_str()).collect();
+        let missing: Vec<CveId> =
+            rows.iter().zip(&forms).filter(|(_, f)| f.is_none()).map(|((c, _), _)| c.id.clone()).collect();
         if !missing.is_empty() {
-            let mut read = self.served_forms(&missing).await?;
+            // Those not kept, read as `served_cves` reads them (its side feeds are not
+            // needed: the candidates brought theirs).
+            let mut read: std::collections::HashMap<CveId, ServedCve> =
+                self.served_cves(&missing).await?.into_iter().map(|s| (s.id.clone(), s)).collect();
             for ((c, _), form) in rows.iter().zip(forms.iter_mut()).filter(|(_, f)| f.is_none()) {
-                if let Some((cwe, json)) = read.remove(c.id.as_str()) {
-                    self.served.insert(&c.id, &c.last_modified, &cwe, &json);
-                    *form = Some((cwe, json));
+                if let Some(s) = read.remove(&c.id) {
+                    self.served.insert(&c.id, &c.last_modified, &s.cwe, &s.json);
+                    *form = Some((s.cwe, s.json));
                 }
             }
         }
