@@ -1,7 +1,11 @@
 //! In-process latency of the vulnerability lookups over an existing database:
 //! `search_bench DB_URL [ROUNDS] [CPE...]`. Prints p50/p99 per query kind (the first
 //! call of the API's path apart); `bench/vulndb.sh`
-//! runs it beside the HTTP figures.
+//! runs it beside the HTTP figures. With `SEARCH_BENCH_API_PATH=1` it runs only the
+//! API's path (`served_for_cpe`) for each CPE, the mode to count instructions in with
+//! `valgrind --tool=callgrind`. `SEARCH_BENCH_SERVED_CACHE_MIB` sets the store's
+//! served-form cache (`rampart serve --served-cache-mib`; 0 reads every record from
+//! SQLite).
 
 use std::time::{Duration, Instant};
 
@@ -30,7 +34,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = args.next().ok_or("usage: search_bench DB_URL [ROUNDS]")?;
     let rounds: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(200);
     let given: Vec<String> = args.collect();
-    let store = SqliteStore::open(&url).await?;
+    let mut options = store::Options::default();
+    if let Some(mib) = std::env::var("SEARCH_BENCH_SERVED_CACHE_MIB").ok().and_then(|m| m.parse::<usize>().ok()) {
+        options.served_cache_bytes = mib << 20;
+    }
+    let store = SqliteStore::open_with(&url, &options).await?;
+    if std::env::var_os("SEARCH_BENCH_API_PATH").is_some() {
+        for cpe in &given {
+            let cpe = Cpe::parse(cpe)?;
+            let mut times = Vec::new();
+            let mut n = 0;
+            for _ in 0..rounds {
+                let t = Instant::now();
+                let served = vulndb::search::served_for_cpe(&store, &cpe, 500).await?;
+                times.push(t.elapsed());
+                n = served.len();
+                std::hint::black_box(served);
+            }
+            report(&format!("the API's path {cpe}"), times, n);
+        }
+        return Ok(());
+    }
 
     let ids = ["CVE-2014-0160", "CVE-2021-44228", "CVE-2017-5638", "CVE-2008-0166", "CVE-2099-0001"];
     let mut times = Vec::new();

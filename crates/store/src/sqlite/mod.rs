@@ -4,6 +4,10 @@
 //! goes through a single writer connection in an IMMEDIATE transaction, so writers in
 //! this process never race for the lock and writers in other processes wait on the busy
 //! timeout.
+//!
+//! A bound LIMIT is written `LIMIT CAST(?N AS INTEGER)`: SQLite reads a bare `LIMIT ?N`
+//! when it plans, so every new value bound to it made the cached statement prepare
+//! again (0.54 M instructions, 6 % of a 296-record CVE answer, by callgrind).
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -1076,7 +1080,7 @@ impl Store for SqliteStore {
             .fetch_one(&mut *self.read.get().await?)
             .await?;
         let items = sqlx::query(
-            "SELECT * FROM applications WHERE company_id = ?1 ORDER BY lower(name), host, id LIMIT ?2 OFFSET ?3",
+            "SELECT * FROM applications WHERE company_id = ?1 ORDER BY lower(name), host, id LIMIT CAST(?2 AS INTEGER) OFFSET ?3",
         )
         .bind(company)
         .bind(page.limit())
@@ -1095,7 +1099,7 @@ impl Store for SqliteStore {
             .fetch_one(&mut *self.read.get().await?)
             .await?;
         let items = sqlx::query(
-            "SELECT * FROM network_endpoints WHERE company_id = ?1 ORDER BY ip, port, id LIMIT ?2 OFFSET ?3",
+            "SELECT * FROM network_endpoints WHERE company_id = ?1 ORDER BY ip, port, id LIMIT CAST(?2 AS INTEGER) OFFSET ?3",
         )
         .bind(company)
         .bind(page.limit())
@@ -1115,7 +1119,7 @@ impl Store for SqliteStore {
             .bind(filter)
             .fetch_one(&mut *self.read.get().await?)
             .await?;
-        let rows = sqlx::query("SELECT * FROM sbom_components c WHERE company_id = ?1 AND (?2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) ORDER BY lower(name), version, id LIMIT ?3 OFFSET ?4")
+        let rows = sqlx::query("SELECT * FROM sbom_components c WHERE company_id = ?1 AND (?2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) ORDER BY lower(name), version, id LIMIT CAST(?3 AS INTEGER) OFFSET ?4")
             .bind(company)
             .bind(filter)
             .bind(page.limit())
@@ -1134,7 +1138,7 @@ impl Store for SqliteStore {
             .fetch_one(&mut *self.read.get().await?)
             .await?;
         let hosts: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT DISTINCT h.host {HOSTS} ORDER BY h.host LIMIT ?3 OFFSET ?4"
+            "SELECT DISTINCT h.host {HOSTS} ORDER BY h.host LIMIT CAST(?3 AS INTEGER) OFFSET ?4"
         )))
         .bind(company)
         .bind(domain.as_str())
@@ -1166,7 +1170,7 @@ impl Store for SqliteStore {
                 .fetch_one(&mut *self.read.get().await?)
                 .await?;
         let items = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT * FROM findings WHERE {WHERE} ORDER BY severity_rank DESC, risk_vector, asset, code, id LIMIT ?4 OFFSET ?5"
+            "SELECT * FROM findings WHERE {WHERE} ORDER BY severity_rank DESC, risk_vector, asset, code, id LIMIT CAST(?4 AS INTEGER) OFFSET ?5"
         )))
         .bind(company)
         .bind(filter.asset)
@@ -1522,7 +1526,7 @@ impl Store for SqliteStore {
 
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>> {
         let rows = sqlx::query(
-            "SELECT id, scanned_at, score, grade, methodology FROM scores WHERE company_id = ?1 ORDER BY scanned_at DESC LIMIT ?2",
+            "SELECT id, scanned_at, score, grade, methodology FROM scores WHERE company_id = ?1 ORDER BY scanned_at DESC LIMIT CAST(?2 AS INTEGER)",
         )
         .bind(company)
         .bind(i64::from(limit))
@@ -1700,7 +1704,7 @@ impl Store for SqliteStore {
             format!(
                 "SELECT c.id, c.last_modified, CASE WHEN c.needs_eval OR ?8 THEN c.configurations END AS configurations \
                  FROM cves c WHERE c.id IN ({EXACT_OR_RANGE}) AND (?4 IS NULL OR (c.last_modified, c.id) < (?4, ?5)) \
-                 ORDER BY c.last_modified DESC, c.id DESC LIMIT ?6"
+                 ORDER BY c.last_modified DESC, c.id DESC LIMIT CAST(?6 AS INTEGER)"
             )
         } else {
             // Any version: walk the product's CVEs newest first and stop at the limit; the
@@ -1711,7 +1715,7 @@ impl Store for SqliteStore {
              WHERE p.vendor = ?1 AND p.product = ?2 AND ?3 IS NULL AND (?7 IS NULL OR instr(p.parts, ?7) > 0) \
              AND (p.applies OR ?8) \
              AND (?4 IS NULL OR (p.last_modified, p.cve_id) < (?4, ?5)) \
-             ORDER BY p.last_modified DESC, p.cve_id DESC LIMIT ?6"
+             ORDER BY p.last_modified DESC, p.cve_id DESC LIMIT CAST(?6 AS INTEGER)"
                 .to_owned()
         };
         // One row for the whole batch (see `answer_rows`), its records in no particular
@@ -1788,7 +1792,7 @@ impl Store for SqliteStore {
     async fn last_cves(&self, limit: u32) -> Result<Vec<CveRecord>> {
         sqlx::query_as::<_, (String, Option<String>)>(
             "SELECT c.record, CASE WHEN c.record = '' THEN s.served END FROM cves c \
-             LEFT JOIN cve_served s ON s.id = c.id ORDER BY c.last_modified DESC, c.id DESC LIMIT ?1",
+             LEFT JOIN cve_served s ON s.id = c.id ORDER BY c.last_modified DESC, c.id DESC LIMIT CAST(?1 AS INTEGER)",
         )
         .bind(i64::from(limit))
         .fetch_all(&mut *self.read.get().await?)
