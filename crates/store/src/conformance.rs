@@ -781,6 +781,36 @@ async fn cves(store: &dyn Store) {
         ids(store.cve_candidates(&cq(None, "apache", "http_server", None, false, Some(&after), 10)).await.unwrap()),
         ["CVE-2020-0001"]
     );
+    // By version: configurations only where the record needs them or the query asks,
+    // and batches that go on after the last one.
+    let mut evaluated =
+        stored("CVE-2020-0003", "2019-06-01T00:00:00", vec![row("apache", "http_server", "2.4.1", Some("k241"), NONE)]);
+    (evaluated.needs_eval, evaluated.configurations) = (true, "[{\"nodes\":[]}]".into());
+    assert_eq!(store.upsert_cves(&[evaluated]).await.unwrap(), 1);
+    let configurations = |c: Vec<CveCandidate>| {
+        c.into_iter().map(|c| (c.id.to_string(), c.configurations.map(|s| s.to_string()))).collect::<Vec<_>>()
+    };
+    let (two, one, three) = ("CVE-2020-0002".to_owned(), "CVE-2020-0001".to_owned(), "CVE-2020-0003".to_owned());
+    let first = store.cve_candidates(&cq(None, "apache", "http_server", Some("k241"), false, None, 2)).await.unwrap();
+    assert_eq!(configurations(first.clone()), [(two.clone(), None), (one.clone(), None)]);
+    let after = (first[1].last_modified.to_string(), first[1].id.clone());
+    assert_eq!(
+        configurations(
+            store
+                .cve_candidates(&cq(None, "apache", "http_server", Some("k241"), false, Some(&after), 2))
+                .await
+                .unwrap()
+        ),
+        [(three.clone(), Some("[{\"nodes\":[]}]".to_owned()))],
+        "the record that needs evaluation brings its configurations"
+    );
+    assert_eq!(
+        configurations(
+            store.cve_candidates(&cq(None, "apache", "http_server", Some("k241"), true, None, 10)).await.unwrap()
+        ),
+        [(two, Some("[]".to_owned())), (one, Some("[]".to_owned())), (three, Some("[{\"nodes\":[]}]".to_owned()))],
+        "asked for, every candidate brings them"
+    );
 
     let last = store.last_cves(2).await.unwrap();
     assert_eq!(last.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["CVE-2014-0160", "CVE-2021-44228"]);
@@ -840,10 +870,10 @@ async fn cves(store: &dyn Store) {
     }
     let q = CandidateQuery { served: true, ..cq(None, "apache", "http_server", Some("k241"), false, None, 10) };
     let got = store.cve_candidates(&q).await.unwrap();
-    assert_eq!(ids(got.clone()), ["CVE-2020-0002", "CVE-2020-0001"], "newest first, then by id");
+    assert_eq!(ids(got.clone()), ["CVE-2020-0002", "CVE-2020-0001", "CVE-2020-0003"], "newest first, then by id");
     assert_eq!(
         got.iter().map(|c| c.served.as_ref().map(|s| s.json.to_string())).collect::<Vec<_>>(),
-        [Some("{\"id\":\"CVE-2020-0002\"}".to_owned()), Some("{\"id\":\"CVE-2020-0001\"}".to_owned())]
+        ["CVE-2020-0002", "CVE-2020-0001", "CVE-2020-0003"].map(|id| Some(format!("{{\"id\":\"{id}\"}}")))
     );
     assert!(got.iter().all(|c| c.served.as_ref().is_some_and(|s| s.kev.is_none() && s.epss.is_none())));
 

@@ -51,6 +51,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (8, "rating", include_str!("../../migrations/sqlite/0008_rating.sql")),
     (9, "incident_links", include_str!("../../migrations/sqlite/0009_incident_links.sql")),
     (10, "slim_matches", include_str!("../../migrations/sqlite/0010_slim_matches.sql")),
+    (11, "cve_candidates", include_str!("../../migrations/sqlite/0011_cve_candidates.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -1693,18 +1694,23 @@ impl Store for SqliteStore {
 
     async fn cve_candidates(&self, q: &CandidateQuery<'_>) -> Result<Vec<CveCandidate>> {
         // Two seeks: the rows naming this exact version, and the rows without a version
-        // whose range holds it ('' stands for an absent bound).
+        // whose range holds it ('' stands for an absent bound). `IN` drops the repeats.
         const EXACT_OR_RANGE: &str = "SELECT cve_id FROM cve_cpe_matches WHERE vendor = ?1 AND product = ?2 \
              AND version_key = ?3 AND (?7 IS NULL OR part = ?7) \
-             UNION SELECT cve_id FROM cve_cpe_matches WHERE vendor = ?1 AND product = ?2 \
+             UNION ALL SELECT cve_id FROM cve_cpe_matches WHERE vendor = ?1 AND product = ?2 \
              AND version_key = '' AND (?7 IS NULL OR part = ?7) \
              AND (start_incl = '' OR start_incl <= ?3) AND (start_excl = '' OR start_excl < ?3) \
              AND (end_incl = '' OR end_incl >= ?3) AND (end_excl = '' OR end_excl > ?3)";
         let sql = if q.version_key.is_some() {
+            // The candidates are ordered from the index `cves_candidate` alone (migration
+            // 11); the configurations are read for the batch kept, and only where needed,
+            // by the rowid that the index carries.
             format!(
-                "SELECT c.id, c.last_modified, CASE WHEN c.needs_eval OR ?8 THEN c.configurations END AS configurations \
-                 FROM cves c WHERE c.id IN ({EXACT_OR_RANGE}) AND (?4 IS NULL OR (c.last_modified, c.id) < (?4, ?5)) \
-                 ORDER BY c.last_modified DESC, c.id DESC LIMIT CAST(?6 AS INTEGER)"
+                "SELECT x.id, x.last_modified, f.configurations FROM \
+                 (SELECT c.rowid AS rid, c.id, c.last_modified, c.needs_eval FROM cves c INDEXED BY cves_candidate \
+                 WHERE c.id IN ({EXACT_OR_RANGE}) AND (?4 IS NULL OR (c.last_modified, c.id) < (?4, ?5)) \
+                 ORDER BY c.last_modified DESC, c.id DESC LIMIT CAST(?6 AS INTEGER)) x \
+                 LEFT JOIN cves f ON f.rowid = x.rid AND (x.needs_eval OR ?8)"
             )
         } else {
             // Any version: walk the product's CVEs newest first and stop at the limit; the
