@@ -13,16 +13,6 @@
 
 use std::cmp::Ordering;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Segment {
-    /// Digits without leading zeros ("" is zero).
-    Num(String),
-    /// A pre-release word with its rank (lower sorts first).
-    Pre(u8, String),
-    /// Any other letters: after the release.
-    Word(String),
-}
-
 /// A parsed version. Comparison ignores case and separators.
 #[derive(Debug, Clone)]
 pub struct Version {
@@ -30,23 +20,41 @@ pub struct Version {
     key: String,
 }
 
-fn pre_rank(word: &str) -> Option<u8> {
+fn pre_rank(word: &[u8]) -> Option<u8> {
     Some(match word {
-        "dev" | "snapshot" | "nightly" => 0,
-        "a" | "alpha" => 1,
-        "b" | "beta" => 2,
-        "m" | "milestone" => 3,
-        "pre" | "preview" => 4,
-        "c" | "cr" | "rc" => 5,
+        b"dev" | b"snapshot" | b"nightly" => 0,
+        b"a" | b"alpha" => 1,
+        b"b" | b"beta" => 2,
+        b"m" | b"milestone" => 3,
+        b"pre" | b"preview" => 4,
+        b"c" | b"cr" | b"rc" => 5,
         _ => return None,
     })
 }
 
+/// Key markers: '!' pre-release < '#' end of version < 'n' number < 'w' word.
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
 impl Version {
     pub fn parse(raw: &str) -> Self {
-        let lower = raw.trim().to_ascii_lowercase();
-        let mut segments = Vec::new();
-        let bytes = lower.as_bytes();
+        Self { raw: raw.to_owned(), key: Self::key_of(raw) }
+    }
+
+    /// The key of [`Version::parse`] alone, in one pass over the text and one allocation:
+    /// matching a CVE's configurations compares hundreds of bounds per lookup.
+    pub fn key_of(raw: &str) -> String {
+        let bytes = raw.as_bytes();
+        let mut out = String::with_capacity(bytes.len() * 2 + 4);
+        // Zero numbers met and not yet written: a zero carries no order before the end
+        // or before a pre-release word (1.2.0 = 1.2, 2.0.0-beta9 = 2.0-beta9), so zeros
+        // are written only when a number or a word follows them.
+        let mut zeros = 0usize;
+        let flush = |out: &mut String, zeros: &mut usize| {
+            for _ in 0..std::mem::take(zeros) {
+                out.push_str("n00");
+            }
+        };
+        let mut word = [0u8; 16];
         let mut i = 0;
         while i < bytes.len() {
             let start = i;
@@ -54,45 +62,57 @@ impl Version {
                 while i < bytes.len() && bytes[i].is_ascii_digit() {
                     i += 1;
                 }
-                let digits = lower[start..i].trim_start_matches('0');
-                segments.push(Segment::Num(digits.to_owned()));
+                // Digits without leading zeros, length-prefixed (2 hex digits) so that
+                // 10 > 9.
+                let digits = raw[start..i].trim_start_matches('0');
+                if digits.is_empty() {
+                    zeros += 1;
+                    continue;
+                }
+                flush(&mut out, &mut zeros);
+                let len = digits.len().min(255);
+                out.push('n');
+                out.push(char::from(HEX[len >> 4]));
+                out.push(char::from(HEX[len & 15]));
+                out.push_str(digits);
             } else if bytes[i].is_ascii_alphabetic() {
                 while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
                     i += 1;
                 }
-                let word = &lower[start..i];
+                let letters = &bytes[start..i];
                 // One letter is a pre-release abbreviation only when a number follows it
                 // at once (3.8.0a1, 1.0b2, 5.0m1); otherwise it is a patch letter (1.0.1a).
                 let followed_by_digit = bytes.get(i).is_some_and(u8::is_ascii_digit);
-                let rank = if word.len() == 1 && !followed_by_digit { None } else { pre_rank(word) };
-                segments.push(match rank {
-                    Some(rank) => Segment::Pre(rank, word.to_owned()),
-                    None => Segment::Word(word.to_owned()),
-                });
+                let rank = if letters.len() > word.len() || (letters.len() == 1 && !followed_by_digit) {
+                    None
+                } else {
+                    let lower = &mut word[..letters.len()];
+                    lower.copy_from_slice(letters);
+                    lower.make_ascii_lowercase();
+                    pre_rank(lower)
+                };
+                match rank {
+                    Some(rank) => {
+                        zeros = 0;
+                        out.push('!');
+                        out.push(char::from(b'0' + rank));
+                    }
+                    None => {
+                        flush(&mut out, &mut zeros);
+                        out.push('w');
+                    }
+                }
+                out.extend(letters.iter().map(|b| char::from(b.to_ascii_lowercase())));
+                out.push('\u{1}');
             } else {
-                // Separators and any other character only split segments.
-                i += lower[i..].chars().next().map_or(1, char::len_utf8);
+                // Separators and any other byte (every byte of a non-ASCII character)
+                // only split segments.
+                i += 1;
             }
         }
-        // Zeros before the end or before a pre-release word carry no order:
-        // 1.2.0 = 1.2 and 2.0.0-beta9 = 2.0-beta9.
-        let mut kept: Vec<Segment> = Vec::with_capacity(segments.len());
-        let mut zeros = 0usize;
-        for s in segments {
-            match s {
-                Segment::Num(d) if d.is_empty() => zeros += 1,
-                Segment::Pre(..) => {
-                    zeros = 0;
-                    kept.push(s);
-                }
-                other => {
-                    kept.extend(std::iter::repeat_n(Segment::Num(String::new()), zeros));
-                    zeros = 0;
-                    kept.push(other);
-                }
-            }
-        }
-        Self { raw: raw.to_owned(), key: encode(&kept) }
+        // End of version: above pre-release markers ('!'), below numbers and words.
+        out.push('#');
+        out
     }
 
     pub fn as_str(&self) -> &str {
@@ -103,35 +123,6 @@ impl Version {
     pub fn key(&self) -> &str {
         &self.key
     }
-}
-
-fn encode(segments: &[Segment]) -> String {
-    let mut out = String::new();
-    for s in segments {
-        match s {
-            // Markers: '!' pre-release < '#' end of version < 'n' number < 'w' word.
-            Segment::Pre(rank, w) => {
-                out.push('!');
-                out.push(char::from(b'0' + rank));
-                out.push_str(w);
-                out.push('\u{1}');
-            }
-            Segment::Num(d) => {
-                // Length-prefixed so that 10 > 9; 2 hex digits of length.
-                out.push('n');
-                out.push_str(&format!("{:02x}", d.len().min(255)));
-                out.push_str(d);
-            }
-            Segment::Word(w) => {
-                out.push('w');
-                out.push_str(w);
-                out.push('\u{1}');
-            }
-        }
-    }
-    // End of version: above pre-release markers ('!'), below numbers and words.
-    out.push('#');
-    out
 }
 
 impl PartialEq for Version {
@@ -161,6 +152,82 @@ mod tests {
 
     fn v(s: &str) -> Version {
         Version::parse(s)
+    }
+
+    /// The first implementation of the key (segments, then their encoding), kept to
+    /// check [`Version::key_of`] against.
+    fn reference_key(raw: &str) -> String {
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        enum Segment {
+            Num(String),
+            Pre(u8, String),
+            Word(String),
+        }
+        let lower = raw.trim().to_ascii_lowercase();
+        let mut segments = Vec::new();
+        let bytes = lower.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let start = i;
+            if bytes[i].is_ascii_digit() {
+                while i < bytes.len() && bytes[i].is_ascii_digit() {
+                    i += 1;
+                }
+                segments.push(Segment::Num(lower[start..i].trim_start_matches('0').to_owned()));
+            } else if bytes[i].is_ascii_alphabetic() {
+                while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+                    i += 1;
+                }
+                let word = &lower[start..i];
+                let followed_by_digit = bytes.get(i).is_some_and(u8::is_ascii_digit);
+                let rank = if word.len() == 1 && !followed_by_digit { None } else { pre_rank(word.as_bytes()) };
+                segments.push(match rank {
+                    Some(rank) => Segment::Pre(rank, word.to_owned()),
+                    None => Segment::Word(word.to_owned()),
+                });
+            } else {
+                i += lower[i..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        let mut kept: Vec<Segment> = Vec::new();
+        let mut zeros = 0usize;
+        for s in segments {
+            match s {
+                Segment::Num(d) if d.is_empty() => zeros += 1,
+                Segment::Pre(..) => {
+                    zeros = 0;
+                    kept.push(s);
+                }
+                other => {
+                    kept.extend(std::iter::repeat_n(Segment::Num(String::new()), zeros));
+                    zeros = 0;
+                    kept.push(other);
+                }
+            }
+        }
+        let mut out = String::new();
+        for s in kept {
+            match s {
+                Segment::Pre(rank, w) => {
+                    out.push('!');
+                    out.push(char::from(b'0' + rank));
+                    out.push_str(&w);
+                    out.push('\u{1}');
+                }
+                Segment::Num(d) => {
+                    out.push('n');
+                    out.push_str(&format!("{:02x}", d.len().min(255)));
+                    out.push_str(&d);
+                }
+                Segment::Word(w) => {
+                    out.push('w');
+                    out.push_str(&w);
+                    out.push('\u{1}');
+                }
+            }
+        }
+        out.push('#');
+        out
     }
 
     #[test]
@@ -229,6 +296,11 @@ mod tests {
         fn numbers_compare_as_numbers(x in 0u64..1_000_000, y in 0u64..1_000_000) {
             prop_assert_eq!(v(&x.to_string()).cmp(&v(&y.to_string())), x.cmp(&y));
             prop_assert_eq!(v(&format!("1.{x}")).cmp(&v(&format!("1.{y}"))), x.cmp(&y));
+        }
+
+        #[test]
+        fn the_one_pass_key_is_the_reference_key(s in "([0-9]{1,4}|[a-zA-Z]{1,20}|[._+~: -]|\\PC){0,12}") {
+            prop_assert_eq!(Version::key_of(&s), reference_key(&s));
         }
 
         #[test]

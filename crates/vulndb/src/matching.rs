@@ -6,6 +6,8 @@
 //! (`versionStart/End` `Including/Excluding`) compared with [`Version`]. A
 //! configuration is a tree of AND/OR nodes, each possibly negated.
 
+use std::borrow::Cow;
+
 use model::Cpe;
 use serde::{Deserialize, Serialize};
 
@@ -132,31 +134,71 @@ pub fn attr_matches(source: &str, target: &str) -> bool {
     source == target
 }
 
-/// The part, vendor and product of a name in canonical form (what [`Cpe`] writes: lower
-/// case, `:` inside a value escaped), read without parsing the whole name; `None` for a
-/// name in any other form, which is then parsed.
-fn head(criteria: &str) -> Option<[&str; 3]> {
+/// The eleven attributes of a name in canonical form (what [`Cpe`] writes: all eleven,
+/// lower case, every character other than letters, digits, `_`, `-`, `.` and the
+/// wildcards quoted with `\\`), as slices of it; `None` for a name in any other form,
+/// which is then parsed. The criteria of stored records are canonical: matching reads
+/// them without allocating.
+fn canonical_attrs(criteria: &str) -> Option<[&str; 11]> {
     let rest = criteria.strip_prefix("cpe:2.3:")?;
     let bytes = rest.as_bytes();
-    let mut out = [""; 3];
+    let mut out = [""; 11];
     let (mut start, mut n, mut i) = (0, 0, 0);
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 1,
-            b':' => {
+    loop {
+        match bytes.get(i) {
+            Some(b'\\') => {
+                // Only what parsing would keep quoted.
+                let next = *bytes.get(i + 1)?;
+                if !next.is_ascii_graphic() || next.is_ascii_uppercase() || plain(next) {
+                    return None;
+                }
+                i += 2;
+                continue;
+            }
+            Some(b':') | None => {
+                if start == i || n == 11 {
+                    return None;
+                }
                 out[n] = &rest[start..i];
                 n += 1;
-                if n == 3 {
-                    return Some(out);
+                if i == bytes.len() {
+                    break;
                 }
                 start = i + 1;
             }
-            b if b.is_ascii_uppercase() || !b.is_ascii() => return None,
-            _ => {}
+            Some(&b) if plain(b) || b == b'*' || b == b'?' => {}
+            Some(_) => return None,
         }
         i += 1;
     }
-    None
+    (n == 11 && matches!(out[0], "a" | "o" | "h" | "*")).then_some(out)
+}
+
+/// A character a canonical name writes without quoting (besides the wildcards).
+fn plain(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.')
+}
+
+/// A value without its quoting, borrowed when it has none.
+fn unquoted(value: &str) -> Cow<'_, str> {
+    if value.contains('\\') { Cow::Owned(Cpe::unquote(value)) } else { Cow::Borrowed(value) }
+}
+
+/// A name asked about, with its version key worked out once for all the entries it is
+/// compared with.
+#[derive(Debug, Clone)]
+pub struct Probe<'a> {
+    cpe: &'a Cpe,
+    /// The key of a concrete version (not ANY, NA or a pattern).
+    version_key: Option<String>,
+}
+
+impl<'a> Probe<'a> {
+    pub fn new(cpe: &'a Cpe) -> Self {
+        let v = cpe.version();
+        let concrete = v != "*" && v != "-" && !has_wildcard(v);
+        Probe { cpe, version_key: concrete.then(|| Version::key_of(&unquoted(v))) }
+    }
 }
 
 impl CpeMatch {
@@ -169,64 +211,64 @@ impl CpeMatch {
 
     /// Whether this entry covers the name `target`.
     pub fn matches(&self, target: &Cpe) -> bool {
-        // Most entries of a configuration name other products: tell from the head of
-        // the name before parsing it whole.
-        if let Some(head) = head(&self.criteria) {
-            let t = target.attrs();
-            if !head.iter().zip(t).all(|(c, t)| attr_matches(c, t)) {
-                return false;
-            }
-        }
-        self.matches_parsed(target)
+        self.covers(&Probe::new(target))
     }
 
-    /// [`CpeMatch::matches`] by parsing the whole name.
+    /// [`CpeMatch::matches`] for a name whose version is worked out already.
+    pub fn covers(&self, probe: &Probe<'_>) -> bool {
+        let parsed;
+        let c: [&str; 11] = match canonical_attrs(&self.criteria) {
+            Some(c) => c,
+            None => {
+                let Ok(criteria) = Cpe::parse(&self.criteria) else { return false };
+                parsed = criteria;
+                std::array::from_fn(|i| parsed.attrs()[i].as_str())
+            }
+        };
+        let t = probe.cpe.attrs();
+        // Most entries of a configuration name other products: part, vendor and product
+        // first, then the other attributes, then the version.
+        (0..11).all(|i| i == 3 || attr_matches(c[i], &t[i])) && self.version_matches(c[3], probe)
+    }
+
+    /// [`CpeMatch::matches`] by parsing the whole name (what [`CpeMatch::covers`] must
+    /// agree with).
+    #[cfg(test)]
     fn matches_parsed(&self, target: &Cpe) -> bool {
         let Ok(criteria) = Cpe::parse(&self.criteria) else { return false };
         let (c, t) = (criteria.attrs(), target.attrs());
-        for i in 0..11 {
-            if i == 3 {
-                continue;
-            }
-            if !attr_matches(&c[i], &t[i]) {
-                return false;
-            }
-        }
-        self.version_matches(&c[3], &t[3])
+        (0..11).all(|i| i == 3 || attr_matches(&c[i], &t[i])) && self.version_matches(&c[3], &Probe::new(target))
     }
 
-    fn version_matches(&self, source: &str, target: &str) -> bool {
+    fn version_matches(&self, source: &str, probe: &Probe<'_>) -> bool {
+        let target = probe.cpe.version();
+        let Some(key) = &probe.version_key else {
+            // ANY, NA or a pattern: attribute comparison, except that a range applies to
+            // any version and to no NA or pattern.
+            return if self.has_range() { target == "*" } else { attr_matches(source, target) };
+        };
         if !self.has_range() {
-            if has_wildcard(source)
-                || has_wildcard(target)
-                || source == "*"
-                || target == "*"
-                || source == "-"
-                || target == "-"
-            {
+            if source == "*" || source == "-" || has_wildcard(source) {
                 return attr_matches(source, target);
             }
-            return Version::parse(&Cpe::unquote(source)) == Version::parse(&Cpe::unquote(target));
+            return source == target || Version::key_of(&unquoted(source)) == *key;
         }
         // A range applies to the versions the criteria leaves open.
-        if target == "*" {
-            return true;
-        }
-        if target == "-" || has_wildcard(target) || !attr_matches(source, target) {
+        if !attr_matches(source, target) {
             return false;
         }
-        let v = Version::parse(&Cpe::unquote(target));
-        let bound = |b: &Option<String>| b.as_deref().map(Version::parse);
-        bound(&self.version_start_including).is_none_or(|s| v >= s)
-            && bound(&self.version_start_excluding).is_none_or(|s| v > s)
-            && bound(&self.version_end_including).is_none_or(|e| v <= e)
-            && bound(&self.version_end_excluding).is_none_or(|e| v < e)
+        let key = key.as_str();
+        let bound = |b: &Option<String>| b.as_deref().map(Version::key_of);
+        bound(&self.version_start_including).is_none_or(|s| key >= s.as_str())
+            && bound(&self.version_start_excluding).is_none_or(|s| key > s.as_str())
+            && bound(&self.version_end_including).is_none_or(|e| key <= e.as_str())
+            && bound(&self.version_end_excluding).is_none_or(|e| key < e.as_str())
     }
 }
 
 impl Node {
-    fn holds_for(&self, cpes: &[Cpe]) -> bool {
-        let hit = |m: &CpeMatch| cpes.iter().any(|c| m.matches(c));
+    fn holds_for(&self, probes: &[Probe<'_>]) -> bool {
+        let hit = |m: &CpeMatch| probes.iter().any(|p| m.covers(p));
         let value = match self.operator {
             Operator::Or => self.matches.iter().any(hit),
             Operator::And => !self.matches.is_empty() && self.matches.iter().all(hit),
@@ -243,25 +285,31 @@ impl Configuration {
     /// Full evaluation against everything known to run together (a host's software):
     /// the tree holds and a vulnerable entry matched one of `cpes`.
     pub fn applies_to_set(&self, cpes: &[Cpe]) -> bool {
+        let probes: Vec<Probe<'_>> = cpes.iter().map(Probe::new).collect();
         let holds = match self.operator {
-            Operator::Or => self.nodes.iter().any(|n| n.holds_for(cpes)),
-            Operator::And => !self.nodes.is_empty() && self.nodes.iter().all(|n| n.holds_for(cpes)),
+            Operator::Or => self.nodes.iter().any(|n| n.holds_for(&probes)),
+            Operator::And => !self.nodes.is_empty() && self.nodes.iter().all(|n| n.holds_for(&probes)),
         } != self.negate;
         holds
             && self
                 .nodes
                 .iter()
                 .filter(|n| !n.negate)
-                .any(|n| n.matches.iter().any(|m| m.vulnerable && cpes.iter().any(|c| m.matches(c))))
+                .any(|n| n.matches.iter().any(|m| m.vulnerable && probes.iter().any(|p| m.covers(p))))
     }
 
     /// Evaluation for one name alone (the get-cve-from-cpe-id rule): a vulnerable entry
     /// must match it; nodes with no vulnerable entry describe the platform it runs on
     /// and are taken as present; every other node of an AND must hold for the name too.
     pub fn applies_to(&self, cpe: &Cpe) -> bool {
-        let one = std::slice::from_ref(cpe);
+        self.applies_to_probe(&Probe::new(cpe))
+    }
+
+    /// [`Configuration::applies_to`] for a name whose version is worked out already.
+    pub fn applies_to_probe(&self, probe: &Probe<'_>) -> bool {
+        let one = std::slice::from_ref(probe);
         let vulnerable_hit =
-            self.nodes.iter().filter(|n| !n.negate).any(|n| n.matches.iter().any(|m| m.vulnerable && m.matches(cpe)));
+            self.nodes.iter().filter(|n| !n.negate).any(|n| n.matches.iter().any(|m| m.vulnerable && m.covers(probe)));
         if !vulnerable_hit || self.negate {
             return false;
         }
@@ -274,7 +322,13 @@ impl Configuration {
 
 /// Whether any configuration of a CVE applies to `cpe`.
 pub fn cve_applies(configurations: &[Configuration], cpe: &Cpe) -> bool {
-    configurations.iter().any(|c| c.applies_to(cpe))
+    cve_applies_to(configurations, &Probe::new(cpe))
+}
+
+/// [`cve_applies`] for a name whose version is worked out already (one [`Probe`] for
+/// all the CVEs of a lookup).
+pub fn cve_applies_to(configurations: &[Configuration], probe: &Probe<'_>) -> bool {
+    configurations.iter().any(|c| c.applies_to_probe(probe))
 }
 
 impl CpeMatch {
@@ -303,13 +357,13 @@ impl CpeMatch {
 
 /// Why a CVE applies to `cpe`: the vulnerable entry of the first configuration that
 /// applies, described ([`CpeMatch::describe`]); none when no configuration applies.
-pub fn explain(configurations: &[Configuration], cpe: &Cpe) -> Option<String> {
-    let c = configurations.iter().find(|c| c.applies_to(cpe))?;
+pub fn explain(configurations: &[Configuration], probe: &Probe<'_>) -> Option<String> {
+    let c = configurations.iter().find(|c| c.applies_to_probe(probe))?;
     c.nodes
         .iter()
         .filter(|n| !n.negate)
         .flat_map(|n| n.matches.iter())
-        .find(|m| m.vulnerable && m.matches(cpe))
+        .find(|m| m.vulnerable && m.covers(probe))
         .map(CpeMatch::describe)
 }
 
@@ -421,24 +475,36 @@ mod tests {
         }
 
         #[test]
-        fn the_head_of_a_canonical_name_is_its_first_attributes(
-            part in "[aoh*]", vendor in "[a-z0-9_.!:\\\\*?-]{1,10}", product in "[a-z0-9_.!:*?-]{1,10}", version in "[a-z0-9.:-]{0,6}"
+        fn a_canonical_name_is_read_as_parsing_reads_it(
+            part in "[aoh*]", vendor in "[a-z0-9_.!:\\\\*?-]{1,10}", product in "[a-z0-9_.!:*?-]{1,10}",
+            version in "[a-z0-9.:+-]{0,6}", rest in "(:[a-z0-9*\\-]{1,3}){0,7}"
         ) {
-            let raw = format!("cpe:2.3:{part}:{}:{}:{}", vendor.replace(':', "\\:"), product.replace(':', "\\:"), version.replace(':', "\\:"));
+            let raw = format!("cpe:2.3:{part}:{}:{}:{}{rest}", vendor.replace(':', "\\:"), product.replace(':', "\\:"), version.replace(':', "\\:"));
             if let Ok(cpe) = Cpe::parse(&raw) {
                 let canonical = cpe.to_string();
-                let h = head(&canonical).expect("a canonical name has a head");
-                prop_assert_eq!(h.to_vec(), cpe.attrs()[..3].iter().map(String::as_str).collect::<Vec<_>>());
+                let attrs = canonical_attrs(&canonical).expect("a canonical name is read without parsing");
+                prop_assert_eq!(attrs.to_vec(), cpe.attrs().iter().map(String::as_str).collect::<Vec<_>>());
             }
         }
 
         #[test]
-        fn reading_the_head_first_never_changes_a_match(
-            c in "cpe:2.3:[aoh*]:[a-c*?-]{1,3}:[a-c*?-]{1,3}:[0-9.*-]{1,4}",
-            t in "cpe:2.3:[aoh*]:[a-c*?-]{1,3}:[a-c*?-]{1,3}:[0-9.*-]{1,4}",
+        fn what_is_read_without_parsing_is_what_parsing_gives(
+            raw in "cpe:2.3:[aohx*](:([a-zA-Z0-9_.!*?-]|\\\\[a-z0-9_.!:*\\\\-]){0,3}){9,11}|cpe:2.3:[aoh*](:([a-z0-9_.*?-]|\\\\[a-z0-9_.!:*\\\\-]){1,3}){10}"
+        ) {
+            if let Some(attrs) = canonical_attrs(&raw) {
+                let cpe = Cpe::parse(&raw).map_err(|e| TestCaseError::fail(format!("{raw}: {e}")))?;
+                prop_assert_eq!(attrs.to_vec(), cpe.attrs().iter().map(String::as_str).collect::<Vec<_>>());
+            }
+        }
+
+        #[test]
+        fn a_match_without_parsing_is_the_match_by_parsing(
+            c in "cpe:2.3:[aoh*]:[a-c*?-]{1,3}:[a-c*?-]{1,3}:[0-9.*?-]{1,4}(:[a-z*-]{1,2}){0,2}",
+            t in "cpe:2.3:[aoh*]:[a-c*?-]{1,3}:[a-c*?-]{1,3}:[0-9.*?-]{1,4}(:[a-z*-]{1,2}){0,2}",
+            range in proptest::option::of("[0-9]\\.[0-9]"),
         ) {
             if let (Ok(c), Ok(t)) = (Cpe::parse(&c), Cpe::parse(&t)) {
-                let m = CpeMatch { vulnerable: true, criteria: c.to_string(), version_start_including: None,
+                let m = CpeMatch { vulnerable: true, criteria: c.to_string(), version_start_including: range.clone(),
                     version_start_excluding: None, version_end_including: None, version_end_excluding: None };
                 prop_assert_eq!(m.matches(&t), m.matches_parsed(&t));
             }

@@ -8,7 +8,7 @@
 use model::{Cpe, CveId};
 use store::{CandidateQuery, CveCandidate, ServedCve, Store, StoreError};
 
-use crate::matching::{Configuration, cve_applies, explain};
+use crate::matching::{Configuration, Probe, cve_applies_to, explain};
 use crate::version::Version;
 
 /// Candidates fetched per round trip.
@@ -25,18 +25,20 @@ pub enum SearchError {
 
 /// The ids of the CVEs that apply to `cpe`, at most `limit`, newest first.
 pub async fn cve_ids_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<CveId>, SearchError> {
-    Ok(walk(store, cpe, limit, false, applies(cpe)).await?.into_iter().map(|(c, ())| c.id).collect())
+    let probe = Probe::new(cpe);
+    Ok(walk(store, cpe, limit, false, applies(&probe)).await?.into_iter().map(|(c, ())| c.id).collect())
 }
 
 /// [`cve_ids_for_cpe`] with each record's served form ([`store::ServedCve`]), read in the
 /// same queries as the candidates: the records of a get-cve-from-cpe-id answer.
 pub async fn served_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<ServedCve>, SearchError> {
-    Ok(walk(store, cpe, limit, true, applies(cpe)).await?.into_iter().filter_map(|(c, ())| c.served).collect())
+    let probe = Probe::new(cpe);
+    Ok(walk(store, cpe, limit, true, applies(&probe)).await?.into_iter().filter_map(|(c, ())| c.served).collect())
 }
 
 /// The decision of [`walk`] when only whether a candidate applies matters.
-fn applies(cpe: &Cpe) -> impl FnMut(&CveCandidate, Option<&[Configuration]>) -> Option<()> + '_ {
-    |_, configurations| configurations.is_none_or(|c| cve_applies(c, cpe)).then_some(())
+fn applies<'a>(probe: &'a Probe<'_>) -> impl FnMut(&CveCandidate, Option<&[Configuration]>) -> Option<()> + 'a {
+    |_, configurations| configurations.is_none_or(|c| cve_applies_to(c, probe)).then_some(())
 }
 
 /// [`cve_ids_for_cpe`] with the reason of each match: the vulnerable configuration entry
@@ -44,9 +46,10 @@ fn applies(cpe: &Cpe) -> impl FnMut(&CveCandidate, Option<&[Configuration]>) -> 
 /// carries no configurations.
 pub async fn cves_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<(CveId, String)>, SearchError> {
     let (vendor, product) = (cpe.vendor(), cpe.product());
+    let probe = Probe::new(cpe);
     let found = walk(store, cpe, limit, false, |c, configurations| match configurations {
         None => Some(format!("the vulnerable products of {} list {vendor}:{product}", c.id)),
-        Some(configurations) => explain(configurations, cpe),
+        Some(configurations) => explain(configurations, &probe),
     })
     .await?;
     Ok(found.into_iter().map(|(c, why)| (c.id, why)).collect())
