@@ -180,16 +180,22 @@ impl Cpe {
 
     /// The CPE 2.2 URI binding, as cve-search shows it in `vulnerable_configuration_cpe_2_2`.
     pub fn to_uri(&self) -> String {
+        Self::uri_of(&std::array::from_fn(|i| self.attrs[i].as_str()))
+    }
+
+    /// [`Cpe::to_uri`] of the name with these attributes (as [`Cpe::attrs`] or
+    /// [`Cpe::canonical_attrs`] give them).
+    pub fn uri_of(attrs: &[&str; NAMES_LEN]) -> String {
         let mut out = String::from("cpe:/");
-        let bind = |a: &String| match a.as_str() {
+        let bind = |a: &&str| match *a {
             "*" => String::new(),
             "-" => "-".to_owned(),
             v => formatted_to_uri(v),
         };
-        let mut fields: Vec<String> = self.attrs[..7].iter().map(bind).collect();
+        let mut fields: Vec<String> = attrs[..7].iter().map(bind).collect();
         // Attributes the URI has no place for are packed into the edition.
-        if self.attrs[7..].iter().any(|a| a != "*") {
-            let packed: Vec<String> = std::iter::once(&self.attrs[5]).chain(&self.attrs[7..]).map(bind).collect();
+        if attrs[7..].iter().any(|a| *a != "*") {
+            let packed: Vec<String> = std::iter::once(&attrs[5]).chain(&attrs[7..]).map(bind).collect();
             fields[5] = format!("~{}", packed.join("~"));
         }
         while fields.last().is_some_and(|f| f.is_empty()) {
@@ -198,12 +204,61 @@ impl Cpe {
         out.push_str(&fields.join(":"));
         out
     }
+
+    /// The eleven attributes of a name already in canonical form (what `Display`
+    /// writes: all eleven, lower case, every character other than letters, digits, `_`,
+    /// `-`, `.` and the wildcards quoted with `\\`), as slices of it, read without
+    /// allocating; `None` for a name in any other form (parse it). For `Some`, parsing
+    /// gives the same attributes and `Display` the same text. NVD writes its names
+    /// this way, and the store keeps them so: import and matching read them here.
+    pub fn canonical_attrs(raw: &str) -> Option<[&str; NAMES_LEN]> {
+        if raw.len() > MAX_FORMATTED {
+            return None;
+        }
+        let rest = raw.strip_prefix("cpe:2.3:")?;
+        let bytes = rest.as_bytes();
+        let mut out = [""; NAMES_LEN];
+        let (mut start, mut n, mut i) = (0, 0, 0);
+        loop {
+            match bytes.get(i) {
+                Some(b'\\') => {
+                    // Only what parsing keeps quoted.
+                    let next = *bytes.get(i + 1)?;
+                    if !next.is_ascii_graphic() || next.is_ascii_uppercase() || canonical_plain(next) {
+                        return None;
+                    }
+                    i += 2;
+                    continue;
+                }
+                Some(b':') | None => {
+                    if start == i || n == NAMES_LEN {
+                        return None;
+                    }
+                    out[n] = &rest[start..i];
+                    n += 1;
+                    if i == bytes.len() {
+                        break;
+                    }
+                    start = i + 1;
+                }
+                Some(&b) if canonical_plain(b) || b == b'*' || b == b'?' => {}
+                Some(_) => return None,
+            }
+            i += 1;
+        }
+        (n == NAMES_LEN && matches!(out[0], "a" | "o" | "h" | "*")).then_some(out)
+    }
 }
 
 impl fmt::Display for Cpe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "cpe:2.3:{}", self.attrs.join(":"))
     }
+}
+
+/// A character the canonical form writes without quoting (besides the wildcards).
+fn canonical_plain(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.')
 }
 
 fn uri_to_formatted(v: &str) -> Result<String, CpeError> {
@@ -268,6 +323,18 @@ mod tests {
         let esc = Cpe::parse(r"cpe:2.3:a:foo\:bar:baz:1.0\+1:*:*:*:*:*:*:*").unwrap();
         assert_eq!(esc.vendor(), r"foo\:bar");
         assert_eq!(esc.to_uri(), "cpe:/a:foo%3abar:baz:1.0%2b1");
+        assert_eq!(Cpe::canonical_attrs(&esc.to_string()).map(|a| a[1]), Some(r"foo\:bar"));
+        for not_canonical in [
+            "cpe:2.3:a:apache:log4j",
+            "cpe:2.3:a:Apache:log4j:*:*:*:*:*:*:*:*",
+            r"cpe:2.3:a:foo:b\.ar:*:*:*:*:*:*:*:*",
+            "cpe:2.3:a:foo:b+ar:*:*:*:*:*:*:*:*",
+            "cpe:2.3:a:foo::*:*:*:*:*:*:*:*",
+            "cpe:2.3:x:foo:bar:*:*:*:*:*:*:*:*",
+            "cpe:2.3:a:foo:bar:*:*:*:*:*:*:*:*:*",
+        ] {
+            assert!(Cpe::canonical_attrs(not_canonical).is_none(), "{not_canonical}");
+        }
         for bad in
             ["", "cpe:2.3:x:a:b", "cpe:2.3:a", "cpe:2.3:a:b:c:d:e:f:g:h:i:j:k:l", "cpe:2.3:a::b", "cpe:2.3:a:b:c\\"]
         {
@@ -318,6 +385,32 @@ mod tests {
         #[test]
         fn arbitrary_input_never_panics(s in "\\PC{0,200}") {
             let _ = Cpe::parse(&s);
+            let _ = Cpe::canonical_attrs(&s);
+        }
+
+        #[test]
+        fn a_canonical_name_is_read_as_parsing_reads_it(
+            part in "[aoh*]", vendor in "[a-z0-9_.!:\\\\*?-]{1,10}", product in "[a-z0-9_.!:*?-]{1,10}",
+            version in "[a-z0-9.:+-]{0,6}", rest in "(:[a-z0-9*\\-]{1,3}){0,7}"
+        ) {
+            let raw = format!("cpe:2.3:{part}:{}:{}:{}{rest}", vendor.replace(':', "\\:"), product.replace(':', "\\:"), version.replace(':', "\\:"));
+            if let Ok(cpe) = Cpe::parse(&raw) {
+                let canonical = cpe.to_string();
+                let attrs = Cpe::canonical_attrs(&canonical).expect("a canonical name is read without parsing");
+                prop_assert_eq!(attrs.to_vec(), cpe.attrs().iter().map(String::as_str).collect::<Vec<_>>());
+                prop_assert_eq!(Cpe::uri_of(&attrs), cpe.to_uri());
+            }
+        }
+
+        #[test]
+        fn what_is_read_without_parsing_is_what_parsing_gives(
+            raw in "cpe:2.3:[aohx*](:([a-zA-Z0-9_.!*?-]|\\\\[a-z0-9_.!:*\\\\-]){0,3}){9,11}|cpe:2.3:[aoh*](:([a-z0-9_.*?-]|\\\\[a-zA-Z0-9_.!:*\\\\-]){1,3}){10}"
+        ) {
+            if let Some(attrs) = Cpe::canonical_attrs(&raw) {
+                let cpe = Cpe::parse(&raw).map_err(|e| TestCaseError::fail(format!("{raw}: {e}")))?;
+                prop_assert_eq!(attrs.to_vec(), cpe.attrs().iter().map(String::as_str).collect::<Vec<_>>());
+                prop_assert_eq!(cpe.to_string(), raw);
+            }
         }
     }
 }

@@ -329,11 +329,15 @@ fn operator(raw: Option<&str>) -> Operator {
 }
 
 fn canonical_match(vulnerable: bool, criteria: &str, ranges: [&Option<String>; 4]) -> Result<CpeMatch, String> {
-    let cpe = Cpe::parse(criteria).map_err(|_| format!("criteria is not a CPE 2.3 name: {criteria:?}"))?;
+    // NVD writes its names in canonical form; others are parsed and written so.
+    let criteria = match Cpe::canonical_attrs(criteria) {
+        Some(_) => criteria.to_owned(),
+        None => Cpe::parse(criteria).map_err(|_| format!("criteria is not a CPE 2.3 name: {criteria:?}"))?.to_string(),
+    };
     let clean = |v: &Option<String>| v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
     Ok(CpeMatch {
         vulnerable,
-        criteria: cpe.to_string(),
+        criteria,
         version_start_including: clean(ranges[0]),
         version_start_excluding: clean(ranges[1]),
         version_end_including: clean(ranges[2]),
@@ -385,11 +389,11 @@ fn cpe_lists(configurations: &[Configuration]) -> (Vec<CpeEntry>, Vec<CpeEntry>,
     let formatted = all.iter().map(|c| CpeEntry { id: c.clone(), title: c.clone() }).collect();
     let uris = all
         .iter()
-        .filter_map(|c| Cpe::parse(c).ok())
-        .map(|c| {
-            let uri = c.to_uri();
-            CpeEntry { title: uri.clone(), id: uri }
+        .filter_map(|c| match Cpe::canonical_attrs(c) {
+            Some(attrs) => Some(Cpe::uri_of(&attrs)),
+            None => Cpe::parse(c).ok().map(|c| c.to_uri()),
         })
+        .map(|uri| CpeEntry { title: uri.clone(), id: uri })
         .collect();
     (formatted, uris, vulnerable)
 }
