@@ -85,11 +85,12 @@ impl ServedCache {
     /// a larger answer would keep all of it alive), and lets the least recently used
     /// entries go to stay within the budget. A form larger than the budget is not kept.
     pub(super) fn insert(&self, id: &CveId, last_modified: &str, cwe: &str, json: &str) {
-        let entry = Entry { last_modified: last_modified.to_owned(), cwe: cwe.into(), json: json.into() };
-        let cost = entry.cost();
-        if cost > self.budget {
+        // Sized before copying: with no room (or no cache) nothing is copied.
+        if last_modified.len() + cwe.len() + json.len() + ENTRY_OVERHEAD > self.budget {
             return;
         }
+        let entry = Entry { last_modified: last_modified.to_owned(), cwe: cwe.into(), json: json.into() };
+        let cost = entry.cost();
         let mut inner = self.lock();
         if let Some(old) = inner.entries.insert(id.clone(), entry) {
             inner.bytes -= old.cost();
@@ -160,5 +161,9 @@ mod tests {
         cache.insert(&id(5), "t", "c", &"y".repeat(4 * one));
         assert_eq!(get(&cache, 5, "t"), None);
         assert!(get(&cache, 4, "t").is_some());
+        // No cache (`--served-cache-mib 0`): nothing kept.
+        let none = ServedCache::new(0);
+        none.insert(&id(1), "t", "c", "{}");
+        assert_eq!((get(&none, 1, "t"), none.lock().bytes), (None, 0));
     }
 }
