@@ -56,14 +56,6 @@ const MIGRATIONS: Embedded = Embedded(&[
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
 const READ_CACHE_KIB: &str = "-16384";
-/// How much of the file each read connection maps into memory instead of reading its
-/// pages with `pread`: SQLite's compile-time maximum (0x7fff0000 bytes). A reader's
-/// first lookups touch ~1 300 pages it has not read yet (a 296-record CVE answer after
-/// start: 1 328 `pread` calls, by strace); mapped, the first such answer took 9–12 ms
-/// in-process against 12–22 ms, and 12 ms over HTTP against 18–29 ms. Later answers,
-/// from the connection's own page cache, showed no difference beyond the noise.
-/// Writes still go through the writer connection, which does not map.
-const READ_MMAP_BYTES: &str = "2147418112";
 /// The page cache of the writer connection, in KiB: an import inserts into indexes
 /// spread over the whole file, and with less it re-read their pages from the OS.
 const WRITE_CACHE_KIB: &str = "-262144";
@@ -138,11 +130,8 @@ impl SqliteStore {
         migrate(&write).await?;
         // Each reader keeps up to 16 MiB of pages (SQLite's default is 2 MiB, less than
         // the ~500 pages a 500-record CVE answer touches, so such answers re-read every
-        // page from the OS): READERS readers bound the page caches at 64 MiB. Readers map
-        // the file (READ_MMAP_BYTES).
-        let read =
-            Readers::open(&opts.pragma("cache_size", READ_CACHE_KIB).pragma("mmap_size", READ_MMAP_BYTES), READERS)
-                .await?;
+        // page from the OS): READERS readers bound the page caches at 64 MiB.
+        let read = Readers::open(&opts.pragma("cache_size", READ_CACHE_KIB), READERS).await?;
         Ok(Self::new(read, write, options))
     }
 
@@ -2093,21 +2082,5 @@ impl Store for SqliteStore {
             .iter()
             .map(job_from_row)
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn readers_map_the_file_and_the_writer_does_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&format!("sqlite://{}", dir.path().join("r.db").display())).await.unwrap();
-        let mapped: i64 =
-            sqlx::query_scalar("PRAGMA mmap_size").fetch_one(&mut *store.read.get().await.unwrap()).await.unwrap();
-        assert_eq!(mapped.to_string(), READ_MMAP_BYTES);
-        let writer: i64 = sqlx::query_scalar("PRAGMA mmap_size").fetch_one(&store.write).await.unwrap();
-        assert_eq!(writer, 0);
     }
 }
