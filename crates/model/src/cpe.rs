@@ -212,41 +212,15 @@ impl Cpe {
     /// gives the same attributes and `Display` the same text. NVD writes its names
     /// this way, and the store keeps them so: import and matching read them here.
     pub fn canonical_attrs(raw: &str) -> Option<[&str; NAMES_LEN]> {
-        if raw.len() > MAX_FORMATTED {
-            return None;
-        }
-        let rest = raw.strip_prefix("cpe:2.3:")?;
-        let bytes = rest.as_bytes();
-        let mut out = [""; NAMES_LEN];
-        let (mut start, mut n, mut i) = (0, 0, 0);
-        loop {
-            match bytes.get(i) {
-                Some(b'\\') => {
-                    // Only what parsing keeps quoted.
-                    let next = *bytes.get(i + 1)?;
-                    if !next.is_ascii_graphic() || next.is_ascii_uppercase() || canonical_plain(next) {
-                        return None;
-                    }
-                    i += 2;
-                    continue;
-                }
-                Some(b':') | None => {
-                    if start == i || n == NAMES_LEN {
-                        return None;
-                    }
-                    out[n] = &rest[start..i];
-                    n += 1;
-                    if i == bytes.len() {
-                        break;
-                    }
-                    start = i + 1;
-                }
-                Some(&b) if canonical_plain(b) || b == b'*' || b == b'?' => {}
-                Some(_) => return None,
-            }
-            i += 1;
-        }
-        (n == NAMES_LEN && matches!(out[0], "a" | "o" | "h" | "*")).then_some(out)
+        let attrs = canonical_fields::<NAMES_LEN>(raw, true)?;
+        matches!(attrs[0], "a" | "o" | "h" | "*").then_some(attrs)
+    }
+
+    /// The first `N` attributes of a name, when they are in canonical form, without
+    /// reading the rest: for a name that parses, they are its first attributes. Matching
+    /// reads part, vendor and product this way to pass over other products' names.
+    pub fn canonical_head<const N: usize>(raw: &str) -> Option<[&str; N]> {
+        canonical_fields::<N>(raw, false)
     }
 }
 
@@ -254,6 +228,47 @@ impl fmt::Display for Cpe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "cpe:2.3:{}", self.attrs.join(":"))
     }
+}
+
+/// The first `N` attributes of `raw` in canonical form (exactly `N` and nothing after
+/// them when `whole`); `None` at the first character out of that form, an empty
+/// attribute, or a name longer than parsing accepts.
+fn canonical_fields<const N: usize>(raw: &str, whole: bool) -> Option<[&str; N]> {
+    if raw.len() > MAX_FORMATTED {
+        return None;
+    }
+    let rest = raw.strip_prefix("cpe:2.3:")?;
+    let bytes = rest.as_bytes();
+    let mut out = [""; N];
+    let (mut start, mut n, mut i) = (0, 0, 0);
+    loop {
+        match bytes.get(i) {
+            Some(b'\\') => {
+                // Only what parsing keeps quoted.
+                let next = *bytes.get(i + 1)?;
+                if !next.is_ascii_graphic() || next.is_ascii_uppercase() || canonical_plain(next) {
+                    return None;
+                }
+                i += 2;
+                continue;
+            }
+            Some(b':') | None => {
+                if start == i || n == N {
+                    return None;
+                }
+                out[n] = &rest[start..i];
+                n += 1;
+                if i == bytes.len() || (n == N && !whole) {
+                    break;
+                }
+                start = i + 1;
+            }
+            Some(&b) if canonical_plain(b) || b == b'*' || b == b'?' => {}
+            Some(_) => return None,
+        }
+        i += 1;
+    }
+    (n == N).then_some(out)
 }
 
 /// A character the canonical form writes without quoting (besides the wildcards).
@@ -399,6 +414,15 @@ mod tests {
                 let attrs = Cpe::canonical_attrs(&canonical).expect("a canonical name is read without parsing");
                 prop_assert_eq!(attrs.to_vec(), cpe.attrs().iter().map(String::as_str).collect::<Vec<_>>());
                 prop_assert_eq!(Cpe::uri_of(&attrs), cpe.to_uri());
+            }
+        }
+
+        #[test]
+        fn the_head_of_a_name_is_its_first_attributes(
+            raw in "cpe:2.3:[aohx*](:([a-zA-Z0-9_.!*?-]|\\\\[a-zA-Z0-9_.!:*\\\\-]){1,3}){2,10}"
+        ) {
+            if let (Some(h), Ok(cpe)) = (Cpe::canonical_head::<3>(&raw), Cpe::parse(&raw)) {
+                prop_assert_eq!(h.to_vec(), cpe.attrs()[..3].iter().map(String::as_str).collect::<Vec<_>>());
             }
         }
 
