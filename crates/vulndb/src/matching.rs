@@ -202,7 +202,7 @@ impl CpeMatch {
                 std::array::from_fn(|i| parsed.attrs()[i].as_str())
             }
         };
-        (4..11).all(|i| attr_matches(c[i], &t[i])) && self.version_matches(c[3], probe)
+        (0..11).all(|i| i == 3 || attr_matches(c[i], &t[i])) && self.version_matches(c[3], probe)
     }
 
     /// [`CpeMatch::matches`] by parsing the whole name (what [`CpeMatch::covers`] must
@@ -457,14 +457,25 @@ mod tests {
 
         #[test]
         fn a_match_without_parsing_is_the_match_by_parsing(
-            c in "cpe:2.3:[aoh*]:[a-c*?-]{1,3}:[a-c*?-]{1,3}:[0-9.*?-]{1,4}(:[a-z*-]{1,2}){0,2}",
-            t in "cpe:2.3:[aoh*]:[a-c*?-]{1,3}:[a-c*?-]{1,3}:[0-9.*?-]{1,4}(:[a-z*-]{1,2}){0,2}",
+            c in "cpe:2.3:[ao*]:[abA*?-]{1,2}:[abB*?-]{1,2}:[12.*?-]{1,3}(:[ab*-]){0,2}",
+            // The name asked about: the criteria's own attributes, one of them (or none)
+            // replaced, so that names often differ in one attribute only.
+            which in 0usize..5,
+            other in "[ao*-]|[ab12.*?-]{1,2}",
             range in proptest::option::of("[0-9]\\.[0-9]"),
         ) {
-            if let (Ok(c), Ok(t)) = (Cpe::parse(&c), Cpe::parse(&t)) {
-                let m = CpeMatch { vulnerable: true, criteria: c.to_string(), version_start_including: range.clone(),
-                    version_start_excluding: None, version_end_including: None, version_end_excluding: None };
-                prop_assert_eq!(m.matches(&t), m.matches_parsed(&t));
+            if let Ok(parsed) = Cpe::parse(&c) {
+                let mut attrs = parsed.attrs().clone();
+                if let Some(a) = attrs.get_mut(which).filter(|_| which < 4) {
+                    *a = other.clone();
+                }
+                let Ok(t) = Cpe::parse(&format!("cpe:2.3:{}", attrs.join(":"))) else { return Ok(()) };
+                // The criteria as given (any form) and in its canonical form.
+                for criteria in [c.clone(), parsed.to_string()] {
+                    let m = CpeMatch { vulnerable: true, criteria, version_start_including: range.clone(),
+                        version_start_excluding: None, version_end_including: None, version_end_excluding: None };
+                    prop_assert_eq!(m.matches(&t), m.matches_parsed(&t), "{} {}", m.criteria, t);
+                }
             }
         }
 
