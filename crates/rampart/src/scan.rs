@@ -543,6 +543,14 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
                 println!("{:<40} {:<11} {}", a.name, a.source, a.evidence);
             }
             println!();
+            if !scan.skipped.is_empty() {
+                println!("names skipped: {}", scan.skipped.len());
+                println!("{:<40} {:<11} REASON (EVIDENCE)", "NAME", "SOURCE");
+                for s in &scan.skipped {
+                    println!("{:<40} {:<11} {} ({})", s.name, s.source, s.reason, s.evidence);
+                }
+                println!();
+            }
             println!("endpoints that answered: {}", scan.endpoints.len());
             println!("{:<40} {:<16} {:<6} {:<6} SERVER", "HOST", "ADDRESS", "PORT", "SERVICE");
             for e in &scan.endpoints {
@@ -571,6 +579,14 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
                 println!("capped at {:.1}: {} ({})", cap.max_score, cap.reason, cap.findings.join(", "));
             }
             crate::explain::print_components(&rating);
+            println!();
+            println!("stages:");
+            for st in &scan.stages {
+                println!("  {:<20} {:>8} ms  {}", st.name, st.millis, st.summary);
+            }
+            for note in &scan.notes {
+                println!("note: {note}");
+            }
         }
     }
     Ok(())

@@ -193,9 +193,58 @@ pub fn inside(name: &str, domain: &str) -> bool {
     name == domain || name.ends_with(&format!(".{domain}"))
 }
 
+/// A name a source offered that was not taken: it is not a host name (`model::Domain`
+/// refuses it), or the scan's name budget was spent. Recorded on the scan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// The name as offered, made printable ([`crate::guard::printable`]).
+    pub name: String,
+    pub source: String,
+    pub evidence: String,
+    pub reason: String,
+}
+
+/// What resolving candidates gave: the hosts, and the names skipped.
+#[derive(Debug, Clone, Default)]
+pub struct Resolved {
+    pub assets: Vec<Asset>,
+    pub skipped: Vec<Skipped>,
+    /// Candidates left unresolved because the name budget was spent.
+    pub over_budget: usize,
+}
+
+/// Why `name` is not a host name, or `None` when `model::Domain` takes it.
+pub fn refusal(name: &str) -> Option<&'static str> {
+    if model::Domain::parse(name).is_ok() {
+        return None;
+    }
+    let bare = name.trim_end_matches('.');
+    Some(if bare.parse::<IpAddr>().is_ok() {
+        "an IP address, not a name"
+    } else if bare.contains('\\') {
+        "an escaped character (a label holding a dot, a backslash or a byte that is not printable)"
+    } else if bare.len() > 253 {
+        "longer than 253 characters"
+    } else if bare.split('.').any(|l| l.len() > 63) {
+        "a label longer than 63 characters"
+    } else if !bare.contains('.') {
+        "a single label"
+    } else if bare.rsplit('.').next().is_some_and(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit())) {
+        "an all-numeric last label (reads as an IPv4 address)"
+    } else {
+        "not letters, digits and hyphens in dot-separated labels"
+    })
+}
+
 /// The hosts of `domain` found in DNS and by the wordlist (one entry per name, the first
-/// source that found it).
-pub async fn discover(dns: &Dns, domain: &str, wordlist: &[String]) -> Result<Vec<Asset>, DnsError> {
+/// source that found it). `wildcard` is what [`wildcard_addresses`] answered for it.
+pub async fn discover(
+    dns: &Dns,
+    domain: &str,
+    wordlist: &[String],
+    wildcard: &[IpAddr],
+    max_names: usize,
+) -> Result<Resolved, DnsError> {
     let domain = host_name(domain);
     let mut candidates = vec![Candidate::new(domain.clone(), "domain", "the company domain")];
     for r in dns.lookup(&domain, RecordType::MX).await? {
@@ -222,8 +271,7 @@ pub async fn discover(dns: &Dns, domain: &str, wordlist: &[String]) -> Result<Ve
     for label in wordlist {
         candidates.push(Candidate::new(format!("{label}.{domain}"), "wordlist", String::new()));
     }
-    let wildcard = wildcard_addresses(dns, &domain).await;
-    Ok(resolve_candidates(dns, &domain, candidates, &wildcard, &[]).await)
+    Ok(resolve_candidates(dns, &domain, candidates, wildcard, &[], max_names).await)
 }
 
 /// The addresses a wildcard record under `domain` answers for any label (empty when
@@ -232,19 +280,54 @@ pub async fn wildcard_addresses(dns: &Dns, domain: &str) -> Vec<IpAddr> {
     dns.addresses(&format!("rampart-wildcard-probe-7f3c1.{domain}")).await.unwrap_or_default()
 }
 
+/// Sources whose names a record of the zone gives explicitly: such a name is a host even
+/// when the zone's wildcard would answer it the same. Names from every other source
+/// (the wordlist, certificates, links, redirects, CT search) that answer only what the
+/// wildcard answers are not hosts.
+const NAMED_BY_RECORD: &[&str] = &["domain", "mx", "ns", "srv", "rescan"];
+
 /// Resolves the candidates inside `domain` that are not in `known` (concurrently,
 /// bounded) and keeps those that exist, in candidate order: the first source that names
-/// a host is its attribution. A wordlist name that answers only what the wildcard
-/// answers is not a host.
+/// a host is its attribution. A name that is not a host name (`model::Domain` refuses
+/// it) is skipped with the reason; a name that answers only what the wildcard answers
+/// is not a host unless a record names it ([`NAMED_BY_RECORD`]). At most `max_names`
+/// names are resolved; the rest are counted in `over_budget`.
 pub async fn resolve_candidates(
     dns: &Dns,
     domain: &str,
     mut candidates: Vec<Candidate>,
     wildcard: &[IpAddr],
     known: &[String],
-) -> Vec<Asset> {
+    max_names: usize,
+) -> Resolved {
+    let mut out = Resolved::default();
     let mut found: BTreeMap<String, Asset> = BTreeMap::new();
-    candidates.retain(|c| inside(&c.name, domain) && !known.contains(&c.name) && !c.name.starts_with("*."));
+    let known: std::collections::HashSet<&str> = known.iter().map(String::as_str).collect();
+    candidates.retain(|c| {
+        if c.name.starts_with("*.") || !inside(&c.name, domain) || known.contains(c.name.as_str()) {
+            return false;
+        }
+        match refusal(&c.name) {
+            None => true,
+            Some(reason) => {
+                if out.skipped.len() < MAX_SKIPPED {
+                    out.skipped.push(Skipped {
+                        name: crate::guard::printable(&c.name),
+                        source: c.source.clone(),
+                        evidence: crate::guard::printable(&c.evidence),
+                        reason: reason.to_owned(),
+                    });
+                }
+                false
+            }
+        }
+    });
+    let mut seen = std::collections::BTreeSet::new();
+    candidates.retain(|c| seen.insert(c.name.clone()) || NAMED_BY_RECORD.contains(&c.source.as_str()));
+    if candidates.len() > max_names {
+        out.over_budget = candidates.len() - max_names;
+        candidates.truncate(max_names);
+    }
     let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(CONCURRENT_LOOKUPS));
     let mut tasks = tokio::task::JoinSet::new();
     for (index, candidate) in candidates.iter().enumerate() {
@@ -282,12 +365,32 @@ pub async fn resolve_candidates(
         if found.contains_key(&name) {
             continue;
         }
-        if source == "wordlist" && target.is_none() && !addresses.is_empty() && addresses == wildcard {
+        if !NAMED_BY_RECORD.contains(&source.as_str())
+            && target.is_none()
+            && !addresses.is_empty()
+            && same_addresses(&addresses, wildcard)
+        {
             continue;
         }
         if addresses.is_empty() && target.is_none() {
             continue;
         }
+        // A CNAME target is only looked up (the dangling check), never connected to;
+        // one that is not a host name is noted and left out.
+        let target = match target {
+            Some(t) if refusal(&t).is_some() => {
+                if out.skipped.len() < MAX_SKIPPED {
+                    out.skipped.push(Skipped {
+                        name: crate::guard::printable(&t),
+                        source: "cname".into(),
+                        evidence: format!("CNAME of {name}"),
+                        reason: refusal(&t).unwrap_or_default().to_owned(),
+                    });
+                }
+                None
+            }
+            other => other,
+        };
         let evidence = match (&target, evidence.is_empty(), source.as_str()) {
             (Some(t), _, "wordlist") => format!("CNAME {t}"),
             (_, true, _) => addresses
@@ -300,7 +403,16 @@ pub async fn resolve_candidates(
         let source = if target.is_some() && source == "wordlist" { "cname".to_owned() } else { source };
         found.insert(name.clone(), Asset { name, addresses, source, evidence, cname: target });
     }
-    found.into_values().collect()
+    out.assets = found.into_values().collect();
+    out
+}
+
+/// The most skipped names one resolution records (the rest are still skipped).
+const MAX_SKIPPED: usize = 100;
+
+/// The same set of addresses, in any order.
+fn same_addresses(a: &[IpAddr], b: &[IpAddr]) -> bool {
+    !b.is_empty() && a.len() == b.len() && a.iter().all(|x| b.contains(x))
 }
 
 /// The most links of one page looked at.
@@ -424,10 +536,19 @@ pub async fn ct_search(template: &str, domain: &str, timeout: Duration) -> Resul
     let client = reqwest::Client::builder()
         .user_agent(crate::guard::USER_AGENT)
         .timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .build()
         .map_err(|e| err(e.to_string()))?;
     let mut response = client.get(&url).send().await.map_err(|e| err(e.to_string()))?;
+    if response.status().is_redirection() {
+        let to = response.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or("");
+        return Err(err(format!(
+            "answered {} to {}; redirects are not followed (configure the final URL)",
+            response.status(),
+            crate::guard::printable(to)
+        )));
+    }
     if !response.status().is_success() {
         return Err(err(format!("answered {}", response.status())));
     }

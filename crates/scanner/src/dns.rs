@@ -154,6 +154,8 @@ impl Dns {
     }
 
     /// The MX targets of `name`, lowest preference first (lower case, no trailing dot).
+    /// A target that is not a host name (`model::Domain` refuses it: an escaped dot, an
+    /// address-like name) is left out: probes connect to these hosts. Discovery notes it.
     pub async fn mx(&self, name: &str) -> Result<Vec<String>, DnsError> {
         let mut mx: Vec<(u16, String)> = self
             .lookup(name, RecordType::MX)
@@ -165,7 +167,7 @@ impl Dns {
             })
             .collect();
         mx.sort();
-        Ok(mx.into_iter().map(|(_, h)| h).filter(|h| !h.is_empty()).collect())
+        Ok(mx.into_iter().map(|(_, h)| h).filter(|h| model::Domain::parse(h).is_ok()).collect())
     }
 }
 

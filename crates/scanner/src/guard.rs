@@ -24,6 +24,10 @@ pub enum GuardError {
     Refused { host: String, addr: IpAddr, why: &'static str },
     #[error("{0}: the name has no address")]
     NoAddress(String),
+    /// A target that is neither an IP address nor a host name `model::Domain` accepts
+    /// (an escaped dot, a backslash, an all-numeric last label, …): never resolved.
+    #[error("{0:?} is not a host name; it is not resolved or connected to")]
+    BadName(String),
     #[error("{host}: {source}")]
     Dns {
         host: String,
@@ -81,14 +85,22 @@ pub fn special_range(addr: IpAddr) -> Option<&'static str> {
                 Some("loopback")
             } else if a.is_unspecified() {
                 Some("unspecified")
+            } else if s[..6] == [0; 6] {
+                // `::a.b.c.d`: deprecated (RFC 4291 §2.5.5.1); some stacks still route it
+                // to the embedded IPv4 address, which no check would have seen.
+                Some("IPv4-compatible (RFC 4291)")
             } else if a.is_multicast() {
                 Some("multicast")
             } else if s[0] & 0xfe00 == 0xfc00 {
                 Some("unique local (RFC 4193)")
             } else if s[0] & 0xffc0 == 0xfe80 {
                 Some("link-local")
+            } else if s[0] & 0xffc0 == 0xfec0 {
+                Some("site-local (RFC 3879)")
             } else if s[0] == 0x2001 && s[1] == 0x0db8 {
                 Some("documentation (RFC 3849)")
+            } else if s[0] == 0x0064 && s[1] == 0xff9b && s[2] == 0x0001 {
+                Some("local-use NAT64 (RFC 8215)")
             } else if s[0] == 0x0064 && s[1] == 0xff9b {
                 Some("NAT64 (RFC 6052)")
             } else if s[0] == 0x2002 || (s[0] == 0x2001 && s[1] == 0) {
@@ -127,6 +139,8 @@ fn special_v4(a: Ipv4Addr) -> Option<&'static str> {
         Some("benchmarking (RFC 2544)")
     } else if (o[0], o[1], o[2]) == (192, 0, 0) {
         Some("IETF protocol assignments")
+    } else if (o[0], o[1], o[2]) == (192, 88, 99) {
+        Some("6to4 relay anycast (RFC 7526)")
     } else if o[0] >= 240 {
         Some("reserved (240.0.0.0/4)")
     } else {
@@ -149,7 +163,11 @@ fn unroutable(why: &str) -> bool {
             | "reserved (240.0.0.0/4)"
             | "discard (RFC 6666)"
             | "NAT64 (RFC 6052)"
+            | "local-use NAT64 (RFC 8215)"
             | "6to4/Teredo relay"
+            | "6to4 relay anycast (RFC 7526)"
+            | "IPv4-compatible (RFC 4291)"
+            | "site-local (RFC 3879)"
     )
 }
 
@@ -206,12 +224,16 @@ impl Guard {
     /// only ones a probe may connect to. Never-routable addresses (a documentation
     /// AAAA, say) are dropped; one internal address outside lab mode refuses the host: a
     /// name that mixes public and internal addresses is what a rebinding attack looks like.
+    /// `host` is an IP address or a name `model::Domain` accepts; anything else (a name
+    /// from DNS with an escaped dot that prints as an address, say) is refused unresolved.
     pub async fn resolve(&self, host: &str) -> Result<Vec<IpAddr>, GuardError> {
-        let mut addrs = match host.parse::<IpAddr>() {
-            Ok(ip) => vec![ip],
-            Err(_) => {
-                self.dns.addresses(host).await.map_err(|source| GuardError::Dns { host: host.to_owned(), source })?
-            }
+        let mut addrs = match target(host)? {
+            Target::Ip(ip) => vec![ip],
+            Target::Name(name) => self
+                .dns
+                .addresses(name.as_str())
+                .await
+                .map_err(|source| GuardError::Dns { host: host.to_owned(), source })?,
         };
         let given = addrs.len();
         addrs.retain(|a| !special_range(*a).is_some_and(unroutable));
@@ -257,6 +279,33 @@ impl Guard {
         let addrs = self.resolve(host).await?;
         self.connect(host, &addrs, standard_port).await
     }
+}
+
+/// What a connection may be asked for: an IP address, or a host name that parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Ip(IpAddr),
+    Name(model::Domain),
+}
+
+/// Parses a connection target: an IP address (`192.0.2.7`, `2001:db8::7`, `[2001:db8::7]`)
+/// or a host name as `model::Domain` takes it (a trailing dot and capitals are allowed).
+pub fn target(host: &str) -> Result<Target, GuardError> {
+    let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return Ok(Target::Ip(ip));
+    }
+    model::Domain::parse(host).map(Target::Name).map_err(|_| GuardError::BadName(printable(host)))
+}
+
+/// A name from the network as it may be shown: control and non-ASCII characters
+/// escaped, at most 300 characters.
+pub fn printable(raw: &str) -> String {
+    let mut out: String = raw.chars().take(300).flat_map(char::escape_default).collect();
+    if raw.chars().count() > 300 {
+        out.push('…');
+    }
+    out
 }
 
 /// Reads at most `limit` bytes within `timeout` (whatever arrived when either ends).
@@ -309,10 +358,55 @@ mod tests {
             ("fd00::1", Some("unique local (RFC 4193)")),
             ("fe80::1", Some("link-local")),
             ("2001:db8::1", Some("documentation (RFC 3849)")),
+            ("::127.0.0.1", Some("IPv4-compatible (RFC 4291)")),
+            ("::8.8.8.8", Some("IPv4-compatible (RFC 4291)")),
+            ("64:ff9b:1::a00:1", Some("local-use NAT64 (RFC 8215)")),
+            ("64:ff9b::808:808", Some("NAT64 (RFC 6052)")),
+            ("fec0::1", Some("site-local (RFC 3879)")),
+            ("feff::1", Some("site-local (RFC 3879)")),
+            ("192.88.99.1", Some("6to4 relay anycast (RFC 7526)")),
+            ("192.88.98.1", None),
             ("8.8.8.8", None),
             ("2606:4700::1111", None),
         ] {
             assert_eq!(special_range(a.parse().unwrap()), want, "{a}");
         }
+    }
+
+    #[test]
+    fn every_special_range_outside_the_lab_ranges_is_refused_in_lab_mode_too() {
+        let guard = Guard::new(
+            Policy { allow_private: true, ..Policy::default() },
+            Dns::with_server("127.0.0.1:1".parse().unwrap()).unwrap(),
+        );
+        for a in ["::127.0.0.1", "64:ff9b:1::7f00:1", "fec0::1", "192.88.99.1", "64:ff9b::7f00:1"] {
+            assert!(matches!(guard.check("x.test", a.parse().unwrap()), Err(GuardError::Refused { .. })), "{a}");
+        }
+        assert!(guard.check("x.test", "127.0.0.1".parse().unwrap()).is_ok());
+    }
+
+    #[test]
+    fn targets_are_addresses_or_names_that_parse() {
+        assert_eq!(target("192.0.2.7").unwrap(), Target::Ip("192.0.2.7".parse().unwrap()));
+        assert_eq!(target("[2001:db8::7]").unwrap(), Target::Ip("2001:db8::7".parse().unwrap()));
+        assert_eq!(target("WWW.Acme.test.").unwrap(), Target::Name(model::Domain::parse("www.acme.test").unwrap()));
+        // What hickory prints for the labels `127`,`0`,`0`,`1.x`: an escaped dot.
+        for bad in [
+            "127.0.0.1\\.x.evil.test",
+            "a\\b.test",
+            "a\\046b.test",
+            "1.2.3.4.5",
+            "x.123",
+            "a b.test",
+            "a/b.test",
+            "a..test",
+            "",
+            "localhost",
+            &format!("{}.test", "a".repeat(64)),
+            &"a.".repeat(130),
+        ] {
+            assert!(matches!(target(bad), Err(GuardError::BadName(_))), "{bad:?}");
+        }
+        assert_eq!(printable("a\\.b\u{7}"), "a\\\\.b\\u{7}");
     }
 }

@@ -1,13 +1,19 @@
-//! HTTP(S) fetches through the guard: the host is resolved and checked by the guard, and
-//! reqwest is pinned to the checked address (so its own resolution cannot be rebound),
-//! on the lab port in lab mode. Redirects are not followed (probes look at them), bodies
-//! are bounded, and every request has a timeout and the scanner's User-Agent.
+//! HTTP(S) fetches through the guard: the host is parsed (a `model::Domain` or an IP
+//! address), resolved and checked by the guard; the URL is built from those parsed parts
+//! and checked to name the same host, and reqwest is given a resolver that answers only
+//! that name with the checked addresses — so neither its own resolution (rebinding) nor
+//! a name that a URL parser reads differently (`127.0.0.1\.x.evil.test`, whose backslash
+//! WHATWG reads as a path separator) can take a request anywhere the guard did not
+//! check. On the lab port in lab mode. Redirects are not followed (probes look at them;
+//! a redirect target is a new host that goes through discovery), bodies are bounded,
+//! and every request has an overall timeout and the scanner's User-Agent.
 
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
 
-use crate::guard::{Guard, GuardError, USER_AGENT};
+use crate::guard::{Guard, GuardError, Target, USER_AGENT};
 
 /// The most of a body a probe reads.
 pub const MAX_BODY: usize = 1024 * 1024;
@@ -88,18 +94,20 @@ async fn fetch(
     limit: usize,
 ) -> Result<(u16, HeaderMap, Vec<u8>), HttpError> {
     let standard = if https { 443 } else { 80 };
+    let target = crate::guard::target(host)?;
     let addrs = guard.resolve(host).await?;
     let port = guard.port(standard);
-    let scheme = if https { "https" } else { "http" };
-    let url = format!("{scheme}://{host}:{port}{path}");
-    let err = |message: String| HttpError::Request { url: format!("{scheme}://{host}{path}"), message };
-    let pinned: Vec<std::net::SocketAddr> = addrs.iter().map(|a| std::net::SocketAddr::new(*a, port)).collect();
+    let url = origin_url(https, &target, port, path)?;
+    let shown = url.as_str().to_owned();
+    let err = |message: String| HttpError::Request { url: shown.clone(), message };
+    let pinned: Vec<SocketAddr> = addrs.iter().map(|a| SocketAddr::new(*a, port)).collect();
+    let resolver = Pinned { name: url.host_str().unwrap_or_default().to_owned(), addrs: pinned };
     let mut builder = reqwest::Client::builder()
         .user_agent(USER_AGENT)
         .redirect(reqwest::redirect::Policy::none())
         .timeout(TIMEOUT)
         .connect_timeout(guard.policy().connect_timeout)
-        .resolve_to_addrs(host, &pinned)
+        .dns_resolver(std::sync::Arc::new(resolver))
         .no_proxy();
     match (verify, lab_root) {
         (Verify::No, _) => builder = builder.danger_accept_invalid_certs(true),
@@ -110,7 +118,7 @@ async fn fetch(
         (Verify::Yes, None) => {}
     }
     let client = builder.build().map_err(|e| err(e.to_string()))?;
-    let mut request = client.get(&url);
+    let mut request = client.get(url);
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
@@ -128,6 +136,60 @@ async fn fetch(
     Ok((status, headers, body))
 }
 
+/// `scheme://host:port/path` from parsed parts; the parsed URL must name `target` (an
+/// IP address is checked by the guard as given, so it needs no resolver).
+fn origin_url(https: bool, target: &Target, port: u16, path: &str) -> Result<reqwest::Url, HttpError> {
+    let scheme = if https { "https" } else { "http" };
+    let bad = |message: &str| HttpError::Request { url: format!("{scheme}://…{path}"), message: message.to_owned() };
+    let mut url = reqwest::Url::parse(&format!("{scheme}://rampart.invalid/")).map_err(|_| bad("scheme"))?;
+    let host = match target {
+        Target::Name(name) => name.as_str().to_owned(),
+        Target::Ip(IpAddr::V4(ip)) => ip.to_string(),
+        Target::Ip(IpAddr::V6(ip)) => format!("[{ip}]"),
+    };
+    url.set_host(Some(&host)).map_err(|_| bad("host"))?;
+    url.set_port(Some(port)).map_err(|()| bad("port"))?;
+    if !path.starts_with('/') {
+        return Err(bad("a path must start with /"));
+    }
+    match path.split_once('?') {
+        Some((p, q)) => {
+            url.set_path(p);
+            url.set_query(Some(q));
+        }
+        None => url.set_path(path),
+    }
+    let same = match (target, url.host()) {
+        (Target::Name(name), Some(url::Host::Domain(d))) => d == name.as_str(),
+        (Target::Ip(IpAddr::V4(ip)), Some(url::Host::Ipv4(v4))) => v4 == *ip,
+        (Target::Ip(IpAddr::V6(ip)), Some(url::Host::Ipv6(v6))) => v6 == *ip,
+        _ => false,
+    };
+    if !same {
+        return Err(bad("the URL does not name the checked host"));
+    }
+    Ok(url)
+}
+
+/// reqwest's resolver for one request: the checked addresses for the one checked name,
+/// an error for any other name.
+struct Pinned {
+    name: String,
+    addrs: Vec<SocketAddr>,
+}
+
+impl reqwest::dns::Resolve for Pinned {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let answer: Result<reqwest::dns::Addrs, Box<dyn std::error::Error + Send + Sync>> =
+            if name.as_str().eq_ignore_ascii_case(&self.name) {
+                Ok(Box::new(self.addrs.clone().into_iter()))
+            } else {
+                Err(format!("{:?} was not checked by the guard", name.as_str()).into())
+            };
+        Box::pin(std::future::ready(answer))
+    }
+}
+
 /// reqwest's error with its causes (the certificate reason sits in a source).
 fn describe(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
@@ -138,4 +200,35 @@ fn describe(e: &reqwest::Error) -> String {
         source = s.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_built_from_parsed_parts() {
+        let name = crate::guard::target("www.acme.test").unwrap();
+        assert_eq!(origin_url(true, &name, 10443, "/").unwrap().as_str(), "https://www.acme.test:10443/");
+        assert_eq!(
+            origin_url(false, &name, 80, "/.well-known/security.txt?x=1").unwrap().as_str(),
+            "http://www.acme.test/.well-known/security.txt?x=1"
+        );
+        let v6 = crate::guard::target("2001:db8::7").unwrap();
+        assert_eq!(origin_url(false, &v6, 8080, "/").unwrap().as_str(), "http://[2001:db8::7]:8080/");
+        assert!(origin_url(false, &name, 80, "evil.test/").is_err());
+        // A path cannot move the request elsewhere.
+        let url = origin_url(false, &name, 80, "//evil.test/x").unwrap();
+        assert_eq!(url.host_str(), Some("www.acme.test"));
+    }
+
+    #[tokio::test]
+    async fn the_resolver_answers_only_the_checked_name() {
+        use reqwest::dns::Resolve;
+        let pinned = Pinned { name: "www.acme.test".into(), addrs: vec!["127.0.0.9:80".parse().unwrap()] };
+        let name = |n: &str| n.parse::<reqwest::dns::Name>().unwrap();
+        let got: Vec<SocketAddr> = pinned.resolve(name("www.acme.test")).await.unwrap().collect();
+        assert_eq!(got, ["127.0.0.9:80".parse::<SocketAddr>().unwrap()]);
+        assert!(pinned.resolve(name("evil.test")).await.is_err());
+    }
 }

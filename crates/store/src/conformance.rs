@@ -199,7 +199,7 @@ async fn software(store: &dyn Store) {
         .await
         .unwrap();
     let vectors = [RiskVector::Sbom, RiskVector::Vulnerabilities];
-    let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false };
+    let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true };
     let mut a = finding(RiskVector::Vulnerabilities, "www.softco.example", Severity::High, "vulnerabilities.cve");
     a.cve = Some(CveId::parse("CVE-2021-23017").unwrap());
     a.component = Some("Nginx 1.18.0".into());
@@ -377,7 +377,7 @@ async fn scans(store: &dyn Store) {
         .await
         .unwrap();
     let mail = [RiskVector::Spf, RiskVector::Dmarc];
-    let scope = ScanScope { risk_vectors: &mail, asset: None, below: false };
+    let scope = ScanScope { risk_vectors: &mail, asset: None, below: false, close_missing: true };
     let when = |s: &str| at(s).0;
     let mut spf = finding(RiskVector::Spf, "scanned.example", Severity::Low, "spf.softfail_all");
     spf.first_seen = at("2026-03-01T00:00:00Z");
@@ -408,11 +408,21 @@ async fn scans(store: &dyn Store) {
 
     // A scan of one asset and one vector leaves everything else alone.
     let other = finding(RiskVector::Spf, "other.scanned.example", Severity::High, "spf.missing");
-    let narrow = ScanScope { risk_vectors: &[RiskVector::Spf], asset: Some("other.scanned.example"), below: false };
+    let narrow = ScanScope {
+        risk_vectors: &[RiskVector::Spf],
+        asset: Some("other.scanned.example"),
+        below: false,
+        close_missing: true,
+    };
     let third =
         store.record_scan(c.id, narrow, std::slice::from_ref(&other), when("2026-05-01T00:00:00Z")).await.unwrap();
     assert_eq!(third, ScanOutcome { opened: 1, seen_again: 0, closed: 0 });
     assert_eq!(open_findings(store, c.id).await.len(), 2, "the softfail finding on the domain is untouched");
+    // A truncated scan (close_missing false) that did not see it closes nothing.
+    let truncated = ScanScope { close_missing: false, ..narrow };
+    let partial = store.record_scan(c.id, truncated, &[], when("2026-05-02T00:00:00Z")).await.unwrap();
+    assert_eq!(partial, ScanOutcome { opened: 0, seen_again: 0, closed: 0 });
+    assert_eq!(open_findings(store, c.id).await.len(), 2, "a truncated scan closes nothing");
     let empty = store.record_scan(c.id, narrow, &[], when("2026-05-02T00:00:00Z")).await.unwrap();
     assert_eq!(empty.closed, 1);
     // A finding outside the scope is refused, and nothing is written.

@@ -196,6 +196,9 @@ pub struct ScanScope<'a> {
     /// With `asset`: also the assets below it (`s1._domainkey.acme.test`,
     /// `www.acme.test:443`, `https://www.acme.test/` are below `acme.test`).
     pub below: bool,
+    /// Close the open findings in scope that the scan did not see. False for a scan that
+    /// stopped at its budget: what it did not look at is unknown, not fixed.
+    pub close_missing: bool,
 }
 
 pub use model::asset_under;

@@ -134,6 +134,12 @@ async fn status_error(url: &str, mut response: reqwest::Response) -> SyncError {
     let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let plain = header("content-type").is_some_and(|t| t.starts_with("text/plain"));
     let mut detail = header("message").unwrap_or_default();
+    if status.is_redirection() {
+        // Redirects are not followed: a feed URL is configured, and a redirect could
+        // point the download anywhere. Say where, so the operator can set that URL.
+        let to: String = header("location").unwrap_or_default().chars().filter(|c| !c.is_control()).take(300).collect();
+        detail = format!("a redirect to {to:?}, not followed; set the feed's URL to where it points if that is right");
+    }
     if detail.is_empty()
         && plain
         && let Ok(Some(chunk)) = response.chunk().await
@@ -148,6 +154,7 @@ impl Downloader {
     pub fn new(opts: &SyncOptions) -> Result<Self, SyncError> {
         let client = reqwest::Client::builder()
             .user_agent(USER_AGENT)
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(opts.timeout.min(CONNECT_TIMEOUT))
             .timeout(opts.timeout)
             .build()

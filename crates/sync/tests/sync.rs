@@ -311,6 +311,11 @@ async fn bomb() -> Response {
     r
 }
 
+/// A redirect to an internal address: never followed.
+async fn moved() -> Response {
+    (StatusCode::FOUND, [(header::LOCATION, "http://169.254.169.254/latest/meta-data/")]).into_response()
+}
+
 /// Answers after 30 s.
 async fn slow() -> Response {
     tokio::time::sleep(Duration::from_secs(30)).await;
@@ -332,6 +337,7 @@ async fn serve(feeds: Arc<Feeds>) -> String {
         .route("/big.json", get(big))
         .route("/bomb.csv", get(bomb))
         .route("/slow.json", get(slow))
+        .route("/moved.json", get(moved))
         .layer(middleware::from_fn_with_state(feeds.clone(), record))
         .with_state(feeds);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -719,6 +725,24 @@ async fn an_unreachable_source_is_an_error_naming_the_url() {
     eprintln!("{text}");
     assert!(text.contains(&opts.capec_url) && text.contains("request failed"), "{text}");
     assert!(text.to_lowercase().contains("connect"), "the cause is told: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_is_not_followed_and_the_error_says_where_it_pointed() {
+    let dir = tempfile::tempdir().unwrap();
+    let feeds = Feeds::new_empty(dir.path());
+    let base = serve(feeds.clone()).await;
+    let store = SqliteStore::open("sqlite::memory:").await.unwrap();
+    let opts = SyncOptions {
+        feeds: vec![Feed::Kev],
+        kev_url: format!("{base}/moved.json"),
+        retries: 0,
+        ..local_options(&base, &dir.path().join("cache"))
+    };
+    let failed = incomplete(sync::sync(&store, &opts).await.unwrap_err());
+    let text = failed.to_string();
+    assert!(text.contains("302") && text.contains("169.254.169.254") && text.contains("not followed"), "{text}");
+    assert_eq!(feeds.seen_path("/moved.json").len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -165,8 +165,11 @@ pub async fn process(
             let mut found = Vec::new();
             let (mut hosts, mut endpoints, mut detected) = (Vec::new(), Vec::new(), Vec::new());
             let mut assessed = rate::Assessed::default();
+            let mut truncated = false;
             for domain in &domains {
                 let scan = scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await?;
+                report_budget(&social_id, &scan);
+                truncated |= scan.truncated();
                 assessed.add_scan(&scan);
                 found.extend(scan.findings);
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
@@ -183,7 +186,9 @@ pub async fn process(
             }
             store.record_software(company.id, &inventory.applications, &inventory.components, now).await?;
             assessed.set_software(&detected);
-            let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false };
+            // A scan cut short by its budget opens and refreshes what it saw and closes
+            // nothing: what it did not look at is unknown, not fixed.
+            let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false, close_missing: !truncated };
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
             rate::rate(store, company.id, website_host.as_deref(), &assessed.per_component(), now).await?;
             Ok(outcome)
@@ -199,8 +204,11 @@ pub async fn process(
             let Some(domain) = domains.iter().filter(|d| under(&subdomain, d)).max_by_key(|d| d.len()) else {
                 return Err(JobError::Payload(format!("{subdomain} is not under any domain of {social_id}")));
             };
+            let mut complete = true;
             let mut found = if *domain == subdomain {
                 let scan = scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await?;
+                report_budget(&social_id, &scan);
+                complete = !scan.truncated();
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
                 store.record_discovery(company.id, &h, &e, now).await?;
                 scan.findings
@@ -212,7 +220,8 @@ pub async fn process(
             };
             found.retain(|f| f.risk_vector == vector && under(&f.asset, &subdomain));
             let vectors = [vector];
-            let scope = ScanScope { risk_vectors: &vectors, asset: Some(&subdomain), below: true };
+            let scope =
+                ScanScope { risk_vectors: &vectors, asset: Some(&subdomain), below: true, close_missing: complete };
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
             // The score moves with the fix: re-rated over the assets of the last
             // computed rating (an imported rating is left alone).
@@ -223,6 +232,16 @@ pub async fn process(
             Ok(outcome)
         }
         other => Err(JobError::Payload(format!("unknown job kind {other:?}"))),
+    }
+}
+
+/// The names a scan refused and the caps it reached, in the worker's log.
+fn report_budget(company: &SocialId, scan: &scanner::probes::DomainScan) {
+    for s in &scan.skipped {
+        tracing::info!(company = %company, domain = %scan.domain, name = %s.name, source = %s.source, reason = %s.reason, "name skipped");
+    }
+    for note in &scan.notes {
+        tracing::warn!(company = %company, domain = %scan.domain, note = %note, "scan truncated; open findings are kept");
     }
 }
 

@@ -38,6 +38,29 @@ pub struct Context {
     /// endoflife.date lifecycle data; `None` leaves the sbom findings out.
     pub eol: Option<std::sync::Arc<crate::software::Eol>>,
     pub now: OffsetDateTime,
+    /// What one domain's scan may spend.
+    pub limits: Limits,
+}
+
+/// The budget of one domain's scan (DESIGN §5): a hostile zone (a wildcard whose pages
+/// link thousands of names, say) makes a scan that stops at these and says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Candidate names resolved, over every source and round.
+    pub names: usize,
+    /// Hosts kept as assets.
+    pub hosts: usize,
+    /// Hosts visited by the web rounds (each visit fetches at most four pages, plus the
+    /// digitalization checks' paths); bodies are dropped once a visit is analysed.
+    pub visits: usize,
+    /// Wall-clock time for the whole domain scan; a stage that runs out keeps what it has.
+    pub time: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { names: 5_000, hosts: 500, visits: 300, time: std::time::Duration::from_secs(600) }
+    }
 }
 
 impl Context {
@@ -54,6 +77,7 @@ impl Context {
             fingerprints: std::sync::Arc::new(crate::fingerprint::RuleSet::builtin().clone()),
             eol: None,
             now: OffsetDateTime::now_utc(),
+            limits: Limits::default(),
         }
     }
 }
@@ -111,6 +135,134 @@ pub struct DomainScan {
     /// Web origins assessed for headers (2xx, not a parked or default page).
     pub web_origins: u32,
     pub findings: Vec<ScanFinding>,
+    /// Names offered by a source that were not taken, with the reason.
+    pub skipped: Vec<crate::discovery::Skipped>,
+    /// Where the scan stopped at its budget ("truncated: 500 hosts, the cap"); empty for a
+    /// complete scan.
+    pub notes: Vec<String>,
+    /// One line per stage: how long it took and what it found.
+    pub stages: Vec<Stage>,
+}
+
+impl DomainScan {
+    /// Did the scan stop at a cap or its deadline (so what it did not see is unknown,
+    /// not fixed)?
+    pub fn truncated(&self) -> bool {
+        !self.notes.is_empty()
+    }
+}
+
+/// A stage of a domain scan, for the scan's report.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Stage {
+    pub name: &'static str,
+    pub millis: u64,
+    pub summary: String,
+}
+
+/// The running account of a domain scan: the deadline, what is spent and what was left
+/// out; [`Budget::notes`] says it in words at the end.
+struct Budget {
+    limits: Limits,
+    deadline: tokio::time::Instant,
+    names: usize,
+    visits: usize,
+    names_dropped: usize,
+    hosts_dropped: usize,
+    visits_dropped: usize,
+    /// The stages the deadline cut short.
+    late: Vec<&'static str>,
+    stages: Vec<Stage>,
+    started: tokio::time::Instant,
+}
+
+impl Budget {
+    fn new(limits: &Limits) -> Budget {
+        let now = tokio::time::Instant::now();
+        Budget {
+            limits: limits.clone(),
+            deadline: now + limits.time,
+            names: 0,
+            visits: 0,
+            names_dropped: 0,
+            hosts_dropped: 0,
+            visits_dropped: 0,
+            late: Vec::new(),
+            stages: Vec::new(),
+            started: now,
+        }
+    }
+
+    fn names_left(&self) -> usize {
+        self.limits.names.saturating_sub(self.names)
+    }
+
+    /// Keeps the new assets the host cap has room for.
+    fn admit(
+        &mut self,
+        assets: &mut Vec<crate::discovery::Asset>,
+        resolved: crate::discovery::Resolved,
+    ) -> Vec<crate::discovery::Skipped> {
+        self.names += resolved.assets.len() + resolved.over_budget;
+        self.names_dropped += resolved.over_budget;
+        let room = self.limits.hosts.saturating_sub(assets.len());
+        let mut new = resolved.assets;
+        if new.len() > room {
+            self.hosts_dropped += new.len() - room;
+            new.truncate(room);
+        }
+        assets.extend(new);
+        resolved.skipped
+    }
+
+    fn expired(&self) -> bool {
+        tokio::time::Instant::now() >= self.deadline
+    }
+
+    fn out_of_time(&mut self, stage: &'static str) {
+        if !self.late.contains(&stage) {
+            self.late.push(stage);
+        }
+    }
+
+    fn stage(&mut self, name: &'static str, summary: String) {
+        let now = tokio::time::Instant::now();
+        let millis = u64::try_from(now.duration_since(self.started).as_millis()).unwrap_or(u64::MAX);
+        self.started = now;
+        self.stages.push(Stage { name, millis, summary });
+    }
+
+    /// One line per cap reached and for the deadline, e.g. "truncated: 500 hosts, the cap
+    /// (1549 more found)".
+    fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.names_dropped > 0 {
+            out.push(format!(
+                "truncated: {} candidate names, the cap ({} more not resolved)",
+                self.limits.names, self.names_dropped
+            ));
+        }
+        if self.hosts_dropped > 0 {
+            out.push(format!("truncated: {} hosts, the cap ({} more found)", self.limits.hosts, self.hosts_dropped));
+        }
+        if self.visits_dropped > 0 {
+            out.push(format!(
+                "truncated: {} host visits, the cap ({} more hosts not visited)",
+                self.limits.visits, self.visits_dropped
+            ));
+        }
+        if !self.late.is_empty() {
+            out.push(format!(
+                "truncated: the {}-second deadline passed during {}",
+                self.limits.time.as_secs(),
+                self.late.join(", ")
+            ));
+        }
+        for n in &out {
+            tracing::warn!(note = %n, "scan budget");
+        }
+        out
+    }
 }
 
 /// Mail ports whose TLS is probed on the domain's MX hosts (STARTTLS on 25 and 587).
@@ -167,6 +319,33 @@ pub async fn probe_tls(ctx: &Context, targets: Vec<crate::tlsprobe::Target>) -> 
         .await
 }
 
+/// [`probe_tls`] until `deadline`: the reports finished by then, and how many targets
+/// were done.
+async fn probe_tls_until(
+    ctx: &Context,
+    targets: Vec<crate::tlsprobe::Target>,
+    deadline: tokio::time::Instant,
+) -> (Vec<crate::tlsprobe::TlsReport>, usize) {
+    use futures_util::StreamExt;
+    let lab_root = ctx.lab_root.as_deref();
+    let results: Vec<Option<crate::tlsprobe::TlsReport>> = futures_util::stream::iter(targets)
+        .map(|t| async move {
+            match crate::tlsprobe::probe(&ctx.guard, &t, lab_root, ctx.now).await {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::debug!(target = %t.asset(), error = %e, "TLS probe failed");
+                    None
+                }
+            }
+        })
+        .buffered(CONCURRENT_TLS)
+        .take_until(tokio::time::sleep_until(deadline))
+        .collect()
+        .await;
+    let done = results.len();
+    (results.into_iter().flatten().collect(), done)
+}
+
 /// Rounds of the web visit: the hosts a round discovers (certificate names, links) are
 /// visited in the next, up to this many.
 const WEB_ROUNDS: usize = 3;
@@ -175,9 +354,12 @@ const CONCURRENT_VISITS: usize = 16;
 /// Hosts port-scanned at once.
 const CONCURRENT_HOSTS: usize = 8;
 
-/// Discovery, then the probes of this stage on what was found: the DNS and mail checks
-/// of the domain, and a visit to every discovered host (HTTPS availability, the stack's
-/// consistency, and the names its certificates and pages lead to).
+/// A company domain's scan, as a sequence of named stages under one budget
+/// ([`Limits`]): discovery (DNS sources, wordlist, CT search), mail and standards, the
+/// web rounds (each visit's certificate names, links and redirects are candidates of the
+/// next round), ports, TLS, software. Every name a source offers is parsed
+/// (`model::Domain`) before it becomes a candidate; the names refused are in `skipped`.
+/// A stage that reaches a cap or the deadline keeps what it has and adds a note.
 pub async fn scan_domain(
     ctx: &Context,
     domain: &str,
@@ -185,68 +367,58 @@ pub async fn scan_domain(
     wordlist: &[String],
 ) -> Result<DomainScan, DnsError> {
     let domain = crate::dns::host_name(domain);
+    let mut budget = Budget::new(&ctx.limits);
     let dns = ctx.guard.dns();
-    let mut assets = crate::discovery::discover(dns, &domain, wordlist).await?;
+
+    // Discovery.
+    let wildcard = crate::discovery::wildcard_addresses(dns, &domain).await;
+    let mut assets = Vec::new();
+    let found = crate::discovery::discover(dns, &domain, wordlist, &wildcard, budget.names_left()).await?;
+    let mut skipped = budget.admit(&mut assets, found);
     if let Some(template) = &ctx.ct_search {
         match crate::discovery::ct_search(template, &domain, ctx.guard.policy().read_timeout * 4).await {
             Ok(names) => {
                 let candidates =
                     names.into_iter().map(|(name, evidence)| Candidate::new(name, "ct", evidence)).collect();
                 let known: Vec<String> = assets.iter().map(|a| a.name.clone()).collect();
-                assets.extend(crate::discovery::resolve_candidates(dns, &domain, candidates, &[], &known).await);
+                let found = crate::discovery::resolve_candidates(
+                    dns,
+                    &domain,
+                    candidates,
+                    &wildcard,
+                    &known,
+                    budget.names_left(),
+                )
+                .await;
+                skipped.extend(budget.admit(&mut assets, found));
             }
             Err(e) => tracing::warn!(domain, error = %e, "certificate-transparency search failed"),
         }
     }
-    let mut findings = mail_and_standards(ctx, &domain, website_host).await?;
+    budget.stage("discovery", format!("{} hosts, {} names skipped", assets.len(), skipped.len()));
+
+    // Mail and standards: DNS questions, bounded by their own timeouts; the deadline
+    // here fails the scan (a partial mail check would read as records missing).
+    let left = budget.deadline.saturating_duration_since(tokio::time::Instant::now());
+    let mut findings = match tokio::time::timeout(left, mail_and_standards(ctx, &domain, website_host)).await {
+        Ok(found) => found?,
+        Err(_) => return Err(DnsError::Failed(format!("{domain}: the scan's deadline passed during the mail checks"))),
+    };
     let mail = !dns.mx(&domain).await?.is_empty();
-    let mut web_origins = 0u32;
-    let mut endpoints = Vec::new();
-    let mut visited = std::collections::BTreeSet::new();
-    let mut all_visits = Vec::new();
-    for _ in 0..WEB_ROUNDS {
-        let hosts: Vec<String> = assets
-            .iter()
-            .filter(|a| !a.addresses.is_empty() && !visited.contains(&a.name))
-            .map(|a| a.name.clone())
-            .collect();
-        if hosts.is_empty() {
-            break;
-        }
-        visited.extend(hosts.iter().cloned());
-        let visits = visit_all(ctx, hosts).await;
-        let mut candidates = Vec::new();
-        for v in &visits {
-            findings.extend(web::https_findings(v));
-            findings.extend(digital::host_findings(v));
-            if let Some(front) = v.front.as_ref().filter(|f| headers::assessable(f)) {
-                findings.extend(headers::assess(front, &v.host));
-                web_origins += 1;
-            }
-            if let Some((status, location)) = &v.plain_http
-                && v.https()
-            {
-                findings.extend(headers::redirect_finding(&v.host, *status, location.as_deref()));
-            }
-            endpoints.extend(v.endpoints.iter().cloned());
-            for name in &v.certificate_names {
-                let evidence = format!("named by the certificate of {}:443", v.host);
-                candidates.push(Candidate::new(name.trim_start_matches("*."), "certificate", evidence));
-            }
-            for (name, evidence) in &v.linked {
-                candidates.push(Candidate::new(name.clone(), "link", evidence.clone()));
-            }
-        }
-        let known: Vec<String> = assets.iter().map(|a| a.name.clone()).collect();
-        assets.extend(crate::discovery::resolve_candidates(dns, &domain, candidates, &[], &known).await);
-        all_visits.extend(visits);
-    }
+    budget.stage("mail and standards", format!("{} findings", findings.len()));
+
+    // The web rounds.
+    let web = web_rounds(ctx, &domain, &wildcard, &mut assets, &mut skipped, &mut budget).await;
+    findings.extend(web.findings);
+    let mut endpoints = web.endpoints;
+    let web_origins = web.web_origins;
     if ctx.wants(model::RiskVector::Digitalization) {
         findings.extend(digital::dangling_cnames(dns, &assets).await);
-        findings.extend(digital::wildcard(&domain, &crate::discovery::wildcard_addresses(dns, &domain).await));
-        findings.extend(page_findings(ctx, &all_visits).await);
+        findings.extend(digital::wildcard(&domain, &wildcard));
     }
-    // The port scan: every host with an address, a few at a time.
+    budget.stage("web rounds", format!("{} hosts visited, {} endpoints", budget.visits, endpoints.len()));
+
+    // Ports: every host with an address, a few at a time.
     let mut open_ports = Vec::new();
     if ctx.wants(model::RiskVector::OpenPorts)
         || ctx.wants(model::RiskVector::ItStandardization)
@@ -255,11 +427,16 @@ pub async fn scan_domain(
     {
         use futures_util::StreamExt;
         let hosts: Vec<String> = assets.iter().filter(|a| !a.addresses.is_empty()).map(|a| a.name.clone()).collect();
+        let total = hosts.len();
         let scans: Vec<Vec<ports::OpenPort>> = futures_util::stream::iter(hosts)
             .map(|h| async move { ports::scan(&ctx.guard, &h, &ctx.ports).await })
             .buffered(CONCURRENT_HOSTS)
+            .take_until(tokio::time::sleep_until(budget.deadline))
             .collect()
             .await;
+        if scans.len() < total {
+            budget.out_of_time("the port scan");
+        }
         open_ports = scans.into_iter().flatten().collect();
     }
     findings.extend(ports::judge(&open_ports));
@@ -277,8 +454,11 @@ pub async fn scan_domain(
         }
     }
     findings.extend(web::inconsistent_stack(&domain, &endpoints));
+    budget.stage("ports", format!("{} open ports", open_ports.len()));
+
+    // TLS.
     let mut tls = Vec::new();
-    if wants_tls(ctx) {
+    if wants_tls(ctx) && !budget.expired() {
         let mx: Vec<String> =
             dns.mx(&domain).await?.into_iter().filter(|h| crate::discovery::inside(h, &domain)).collect();
         let mut targets = Vec::new();
@@ -292,21 +472,171 @@ pub async fn scan_domain(
                 targets.push(crate::tlsprobe::Target::new(&p.host, p.port));
             }
         }
-        tls = probe_tls(ctx, targets).await;
+        let total = targets.len();
+        let (reports, done) = probe_tls_until(ctx, targets, budget.deadline).await;
+        if done < total {
+            budget.out_of_time("the TLS probes");
+        }
+        tls = reports;
         for report in &tls {
             findings.extend(crate::tlsprobe::findings::judge(report));
         }
+    } else if wants_tls(ctx) {
+        budget.out_of_time("the TLS probes");
     }
-    let software = crate::software::detect(&ctx.fingerprints, &all_visits, &open_ports);
+    budget.stage("tls", format!("{} TLS endpoints", tls.len()));
+
+    // Software: what the visits showed (already fingerprinted), and the services.
+    let mut software = web.software;
+    for s in crate::software::detect(&ctx.fingerprints, &[], &open_ports) {
+        crate::software::merge(&mut software, s);
+    }
+    software.sort_by(|a, b| (&a.host, &a.name, &a.version).cmp(&(&b.host, &b.name, &b.version)));
     if let Some(eol) = &ctx.eol {
         findings.extend(crate::software::sbom_findings(&software, eol, ctx.now.date()));
     }
+    budget.stage("software", format!("{} products", software.len()));
+
     findings.retain(|f| ctx.wants(f.risk_vector));
     assets.sort_by(|a, b| a.name.cmp(&b.name));
     endpoints.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     let mut seen = std::collections::BTreeSet::new();
     findings.retain(|f| seen.insert((f.code.clone(), f.asset.clone(), f.cve.clone(), f.component.clone())));
-    Ok(DomainScan { domain, assets, endpoints, open_ports, tls, software, mail, web_origins, findings })
+    Ok(DomainScan {
+        domain,
+        assets,
+        endpoints,
+        open_ports,
+        tls,
+        software,
+        mail,
+        web_origins,
+        findings,
+        skipped,
+        notes: budget.notes(),
+        stages: budget.stages,
+    })
+}
+
+/// What the web rounds found.
+struct WebRounds {
+    findings: Vec<ScanFinding>,
+    endpoints: Vec<web::Endpoint>,
+    software: Vec<crate::software::Software>,
+    web_origins: u32,
+}
+
+/// Rounds of visits: every host with an address not yet visited, then the hosts their
+/// certificates, links and redirects name. Each visit is analysed as it completes
+/// (headers, HTTPS, digitalization's page checks, fingerprints) and its page bodies are
+/// dropped, so what a scan holds does not grow with the pages it reads.
+async fn web_rounds(
+    ctx: &Context,
+    domain: &str,
+    wildcard: &[std::net::IpAddr],
+    assets: &mut Vec<crate::discovery::Asset>,
+    skipped: &mut Vec<crate::discovery::Skipped>,
+    budget: &mut Budget,
+) -> WebRounds {
+    use futures_util::StreamExt;
+    let dns = ctx.guard.dns();
+    let mut out = WebRounds { findings: Vec::new(), endpoints: Vec::new(), software: Vec::new(), web_origins: 0 };
+    let mut visited = std::collections::BTreeSet::new();
+    for _ in 0..WEB_ROUNDS {
+        let mut hosts: Vec<String> = assets
+            .iter()
+            .filter(|a| !a.addresses.is_empty() && !visited.contains(&a.name))
+            .map(|a| a.name.clone())
+            .collect();
+        if hosts.is_empty() {
+            break;
+        }
+        let room = budget.limits.visits.saturating_sub(budget.visits);
+        if hosts.len() > room {
+            budget.visits_dropped += hosts.len() - room;
+            hosts.truncate(room);
+        }
+        if hosts.is_empty() {
+            break;
+        }
+        if budget.expired() {
+            budget.out_of_time("the web rounds");
+            break;
+        }
+        visited.extend(hosts.iter().cloned());
+        let total = hosts.len();
+        let mut candidates = Vec::new();
+        let mut offered: std::collections::HashSet<String> = assets.iter().map(|a| a.name.clone()).collect();
+        let mut unoffered = 0usize;
+        let mut done = 0;
+        let mut visits = std::pin::pin!(
+            futures_util::stream::iter(hosts)
+                .map(|host| async move {
+                    let v = web::visit(ctx, &host).await;
+                    let pages = match (&v.front, ctx.wants(model::RiskVector::Digitalization)) {
+                        (Some(front), true) => digital::page_findings(ctx, front, &v.host).await,
+                        _ => Vec::new(),
+                    };
+                    (v, pages)
+                })
+                .buffered(CONCURRENT_VISITS)
+                .take_until(tokio::time::sleep_until(budget.deadline))
+        );
+        while let Some((mut v, pages)) = visits.next().await {
+            done += 1;
+            out.findings.extend(pages);
+            out.findings.extend(web::https_findings(&v));
+            out.findings.extend(digital::host_findings(&v));
+            if let Some(front) = v.front.as_ref().filter(|f| headers::assessable(f)) {
+                out.findings.extend(headers::assess(front, &v.host));
+                out.web_origins += 1;
+            }
+            if let Some((status, location)) = &v.plain_http
+                && v.https()
+            {
+                out.findings.extend(headers::redirect_finding(&v.host, *status, location.as_deref()));
+            }
+            if wants_software(ctx) {
+                for s in crate::software::detect(&ctx.fingerprints, std::slice::from_ref(&v), &[]) {
+                    crate::software::merge(&mut out.software, s);
+                }
+            }
+            out.endpoints.append(&mut v.endpoints);
+            let named = v.certificate_names.iter().map(|name| {
+                let evidence = format!("named by the certificate of {}:443", v.host);
+                Candidate::new(name.trim_start_matches("*."), "certificate", evidence)
+            });
+            let linked = v.linked.drain(..).map(|(name, evidence)| Candidate::new(name, "link", evidence));
+            for c in named.chain(linked) {
+                // Each name once, inside the domain, and no more than the budget can
+                // resolve: a page of thousands of links costs a set lookup each.
+                if !crate::discovery::inside(&c.name, domain) || offered.contains(&c.name) {
+                    continue;
+                }
+                offered.insert(c.name.clone());
+                if candidates.len() >= budget.names_left() {
+                    unoffered += 1;
+                    continue;
+                }
+                candidates.push(c);
+            }
+            // The bodies are analysed: drop them now.
+            v.front = None;
+            v.pages.clear();
+        }
+        budget.visits += done;
+        budget.names += unoffered;
+        budget.names_dropped += unoffered;
+        if done < total {
+            budget.out_of_time("the web rounds");
+            break;
+        }
+        let known: Vec<String> = assets.iter().map(|a| a.name.clone()).collect();
+        let found =
+            crate::discovery::resolve_candidates(dns, domain, candidates, wildcard, &known, budget.names_left()).await;
+        skipped.extend(budget.admit(assets, found));
+    }
+    out
 }
 
 /// A rescan of one host below a company domain for one risk vector: the domain's checks
@@ -352,8 +682,8 @@ pub async fn rescan_host(
                     found.extend(digital::page_findings(ctx, front, host).await);
                 }
                 let named = vec![Candidate::new(host, "rescan", "")];
-                let assets = crate::discovery::resolve_candidates(dns, domain, named, &[], &[]).await;
-                found.extend(digital::dangling_cnames(dns, &assets).await);
+                let resolved = crate::discovery::resolve_candidates(dns, domain, named, &[], &[], 1).await;
+                found.extend(digital::dangling_cnames(dns, &resolved.assets).await);
             }
         }
     }
@@ -384,33 +714,6 @@ pub async fn host_software(ctx: &Context, host: &str) -> Vec<crate::software::So
     let visit = web::visit(ctx, host).await;
     let open = ports::scan(&ctx.guard, host, &ctx.ports).await;
     crate::software::detect(&ctx.fingerprints, std::slice::from_ref(&visit), &open)
-}
-
-/// Admin panels and directory listings of every visited host's assessable origin.
-async fn page_findings(ctx: &Context, visits: &[web::Visit]) -> Vec<ScanFinding> {
-    use futures_util::StreamExt;
-    // By index: a closure over references in a tuple trips the Send check of callers.
-    let found: Vec<Vec<ScanFinding>> = futures_util::stream::iter(0..visits.len())
-        .map(|i| async move {
-            let v = &visits[i];
-            match &v.front {
-                Some(front) => digital::page_findings(ctx, front, &v.host).await,
-                None => Vec::new(),
-            }
-        })
-        .buffered(CONCURRENT_VISITS)
-        .collect()
-        .await;
-    found.into_iter().flatten().collect()
-}
-
-async fn visit_all(ctx: &Context, hosts: Vec<String>) -> Vec<web::Visit> {
-    use futures_util::StreamExt;
-    futures_util::stream::iter(hosts)
-        .map(|host| async move { web::visit(ctx, &host).await })
-        .buffered(CONCURRENT_VISITS)
-        .collect()
-        .await
 }
 
 /// The DNS and mail checks of one company domain (spf, dkim, dmarc, it_standardization):

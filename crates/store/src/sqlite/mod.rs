@@ -1227,6 +1227,10 @@ impl Store for SqliteStore {
             }
             kept.push(upsert_finding(&mut tx, company, f).await?);
         }
+        if !scope.close_missing {
+            tx.commit().await?;
+            return Ok(outcome);
+        }
         let closed = sqlx::query(
             "UPDATE findings SET closed_at = ?4 WHERE company_id = ?1 AND closed_at IS NULL \
              AND risk_vector IN (SELECT value FROM json_each(?2)) \

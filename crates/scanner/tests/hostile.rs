@@ -1,0 +1,187 @@
+//! Zones written by an attacker (issue 19): a name whose labels spell an address cannot
+//! steer a connection, and a zone whose pages link thousands of names makes a scan that
+//! stops at its budget and says so.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use lab::{Lab, LabFile};
+use scanner::guard::GuardError;
+
+/// Listeners on `ip` at the standard and lab web ports that count the connections they
+/// accept. Ports it cannot bind (not root) are left out, said on stderr.
+async fn counting_listeners(ip: &str) -> Arc<AtomicUsize> {
+    let count = Arc::new(AtomicUsize::new(0));
+    for port in [80, 443, 10080, 10443] {
+        match tokio::net::TcpListener::bind((ip, port)).await {
+            Ok(listener) => {
+                let count = count.clone();
+                tokio::spawn(async move {
+                    while let Ok((stream, _)) = listener.accept().await {
+                        count.fetch_add(1, Ordering::SeqCst);
+                        drop(stream);
+                    }
+                });
+            }
+            Err(e) => eprintln!("note: cannot listen on {ip}:{port} ({e}); that port is not watched"),
+        }
+    }
+    count
+}
+
+/// The labels `127`,`77`,`66`,`9\.x` under the zone print as `127.77.66.9\.x.ssrf.test`;
+/// a URL built from that text reads as host 127.77.66.9 with the rest as its path. The
+/// name is the zone's NS and MX target and has an A record on a real web host.
+#[tokio::test]
+async fn a_name_spelling_an_address_reaches_nothing() {
+    let file = r#"{
+      "dns": {"address": "127.77.66.53"},
+      "port_map": {"53": 10053, "80": 10080, "443": 10443},
+      "zones": [{"origin": "ssrf.test", "records": [
+        "@ MX 10 127.77.66.9\\.x", "@ NS 127.77.66.9\\.x", "127.77.66.9\\.x A 127.77.66.2",
+        "@ TXT \"v=spf1 -all\""]}],
+      "hosts": [
+        {"name": "www.ssrf.test", "address": "127.77.66.2", "services": [
+          {"port": 80, "kind": "http"}, {"port": 443, "kind": "https"}]}
+      ]
+    }"#;
+    let lab_file = LabFile::parse(file).unwrap();
+    let lab = Lab::up(&lab_file).await.unwrap();
+    let seen = counting_listeners("127.77.66.9").await;
+    let ctx = scanner::probes::Context::lab(
+        lab.resolver.unwrap(),
+        lab_file.effective_port_map(),
+        lab.ca_root_der.clone(),
+        "",
+    )
+    .unwrap();
+
+    // The guard refuses the name itself, unresolved.
+    let crafted = "127.77.66.9\\.x.ssrf.test";
+    assert!(matches!(ctx.guard.resolve(crafted).await, Err(GuardError::BadName(_))));
+    assert!(matches!(ctx.guard.connect_host(crafted, 80).await, Err(GuardError::BadName(_))));
+    let fetched = scanner::http::get(&ctx.guard, None, false, crafted, "/", scanner::http::Verify::No).await;
+    assert!(fetched.is_err(), "an HTTP fetch of the crafted name must fail");
+
+    let words = vec!["www".to_owned()];
+    let scan = scanner::probes::scan_domain(&ctx, "ssrf.test", Some("www.ssrf.test"), &words).await.unwrap();
+    assert_eq!(seen.load(Ordering::SeqCst), 0, "the address the name spells was connected to");
+    let names: Vec<&str> = scan.assets.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["www.ssrf.test"], "the crafted name is not an asset");
+    let skipped: Vec<(&str, &str)> = scan.skipped.iter().map(|s| (s.name.as_str(), s.source.as_str())).collect();
+    assert_eq!(skipped, [("127.77.66.9\\\\.x.ssrf.test", "mx"), ("127.77.66.9\\\\.x.ssrf.test", "ns")]);
+    assert!(scan.skipped[0].reason.contains("escaped"), "{:?}", scan.skipped[0]);
+    // The web host the crafted name's A record points at was visited under its own name.
+    assert!(scan.endpoints.iter().any(|e| e.host == "www.ssrf.test" && e.port == 443), "{:?}", scan.endpoints);
+    lab.down().await;
+}
+
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A wildcard zone whose front page links 4,096 names of the zone, each of which has its
+/// own address on a host serving the same page: the scan stops at its host and visit
+/// caps, says so, and holds little memory. Names that only the wildcard answers (here
+/// linked from the same page) are not hosts, whatever source names them.
+#[tokio::test]
+async fn a_zone_linking_thousands_of_names_is_scanned_within_its_budget() {
+    let mut records = vec!["* A 127.77.67.4".to_owned(), "@ TXT \"v=spf1 -all\"".to_owned()];
+    let mut body = String::from("<html><body>");
+    for i in 0..4096 {
+        records.push(format!("n{i:04} A 127.77.67.3"));
+        body.push_str(&format!(
+            "<a href=\"https://n{i:04}.flood.test/\">{i}</a><a href=\"http://w{i:04}.flood.test/\">w</a>\n"
+        ));
+    }
+    body.push_str("</body></html>");
+    let page = serde_json::json!({"pages": [{"path": "/", "body": body}]});
+    let file = serde_json::json!({
+        "dns": {"address": "127.77.67.53"},
+        "port_map": {"53": 10053, "80": 10080, "443": 10443},
+        "zones": [{"origin": "flood.test", "records": records}],
+        "hosts": [
+            {"name": "www.flood.test", "address": "127.77.67.2", "services": [{"port": 80, "kind": "http", "http": page}]},
+            {"name": "deep.flood.test", "address": "127.77.67.3", "services": [{"port": 80, "kind": "http", "http": page}]}
+        ]
+    });
+    let lab_file = LabFile::parse(&file.to_string()).unwrap();
+    let lab = Lab::up(&lab_file).await.unwrap();
+    let mut ctx = scanner::probes::Context::lab(
+        lab.resolver.unwrap(),
+        lab_file.effective_port_map(),
+        lab.ca_root_der.clone(),
+        "",
+    )
+    .unwrap();
+    ctx.ports = vec![22, 80, 443];
+    // The default caps; a shorter deadline than the default's ten minutes, so that a
+    // debug build (whose lab DNS server answers slowly from a zone of 4,098 names) meets
+    // it and the test shows the deadline at work too.
+    ctx.limits.time = std::time::Duration::from_secs(45);
+    let deadline = ctx.limits.time + std::time::Duration::from_secs(15);
+    let started = std::time::Instant::now();
+    let words = vec!["www".to_owned()];
+    let scan = scanner::probes::scan_domain(&ctx, "flood.test", Some("www.flood.test"), &words).await.unwrap();
+    let took = started.elapsed();
+    assert!(took < deadline, "took {took:?}");
+    assert!(scan.truncated());
+    assert!(scan.notes.iter().any(|n| n.starts_with("truncated: 500 hosts, the cap")), "{:?}", scan.notes);
+    assert!(
+        scan.notes.iter().any(|n| n.starts_with("truncated: 300 host visits, the cap")
+            || n.starts_with("truncated: the 45-second deadline passed during the web rounds")),
+        "{:?}",
+        scan.notes
+    );
+    assert_eq!(scan.assets.len(), ctx.limits.hosts);
+    assert!(scan.assets.iter().all(|a| !a.name.starts_with('w') || a.name == "www.flood.test"), "wildcard names kept");
+    let stages: Vec<&str> = scan.stages.iter().map(|s| s.name).collect();
+    assert_eq!(stages, ["discovery", "mail and standards", "web rounds", "ports", "tls", "software"]);
+    let peak = peak_rss_kib().expect("VmHWM in /proc/self/status");
+    eprintln!(
+        "flood scan: {took:?}, {} assets, peak RSS {} MiB, notes {:?}, stages {:?}",
+        scan.assets.len(),
+        peak / 1024,
+        scan.notes,
+        scan.stages
+    );
+    assert!(peak < 300 * 1024, "peak RSS {} MiB", peak / 1024);
+    lab.down().await;
+}
+
+/// The certificate-transparency search follows no redirect: a search answering 302 to an
+/// internal address is an error naming it, and nothing connects there.
+#[tokio::test]
+async fn the_ct_search_follows_no_redirect() {
+    let target = tokio::net::TcpListener::bind("127.77.68.9:0").await.unwrap();
+    let target_addr = target.local_addr().unwrap();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = target.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+            drop(s);
+        }
+    });
+    let search = tokio::net::TcpListener::bind("127.77.68.2:0").await.unwrap();
+    let search_addr = search.local_addr().unwrap();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut s, _)) = search.accept().await {
+            let mut buf = [0u8; 2048];
+            let _ = s.read(&mut buf).await;
+            let reply = format!(
+                "HTTP/1.1 302 Found\r\nlocation: http://{target_addr}/?q=x\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+            let _ = s.write_all(reply.as_bytes()).await;
+        }
+    });
+    let template = format!("http://{search_addr}/?q=%25.{{domain}}&output=json");
+    let err =
+        scanner::discovery::ct_search(&template, "acme.test", std::time::Duration::from_secs(5)).await.unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("302") && text.contains("not followed") && text.contains(&target_addr.to_string()), "{text}");
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+}
