@@ -185,3 +185,64 @@ async fn the_ct_search_follows_no_redirect() {
     assert!(text.contains("302") && text.contains("not followed") && text.contains(&target_addr.to_string()), "{text}");
     assert_eq!(hits.load(Ordering::SeqCst), 0);
 }
+
+/// A listener on `addr` that sends `prefix` at once, then `byte` every `every` to each
+/// client, forever.
+async fn trickler(addr: &str, prefix: &'static [u8], byte: u8, every: std::time::Duration) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+    let at = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                if s.write_all(prefix).await.is_err() {
+                    return;
+                }
+                while s.write_all(&[byte]).await.is_ok() {
+                    tokio::time::sleep(every).await;
+                }
+            });
+        }
+    });
+    at
+}
+
+/// A service that sends a byte every 30 ms (inside the banner grace of 40 ms) cannot hold
+/// a port probe: the answer has an overall time.
+#[tokio::test]
+async fn a_trickling_service_cannot_hold_the_port_scan() {
+    let at = trickler("127.77.68.20:0", b"", b'x', std::time::Duration::from_millis(30)).await;
+    let policy = scanner::Policy {
+        allow_private: true,
+        port_map: [(2222u16, at.port())].into_iter().collect(),
+        ..scanner::Policy::default()
+    };
+    let guard = scanner::Guard::new(policy, scanner::Dns::with_server("127.0.0.1:1".parse().unwrap()).unwrap());
+    let started = std::time::Instant::now();
+    let open = scanner::probes::ports::scan(&guard, "127.77.68.20", &[2222]).await;
+    let took = started.elapsed();
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert!(took < std::time::Duration::from_secs(15), "took {took:?}");
+}
+
+/// A TLS endpoint that answers a ClientHello with a handshake record header and then one
+/// byte every second: each flight has an overall time, so the enumeration ends.
+#[tokio::test]
+async fn a_trickling_tls_endpoint_cannot_hold_the_tls_probe() {
+    // A TLS 1.2 handshake record of 16 KiB, whose body never finishes arriving.
+    let at =
+        trickler("127.77.68.21:0", &[0x16, 0x03, 0x03, 0x40, 0x00], 0x0b, std::time::Duration::from_millis(500)).await;
+    let policy = scanner::Policy {
+        allow_private: true,
+        port_map: [(443u16, at.port())].into_iter().collect(),
+        read_timeout: std::time::Duration::from_secs(2),
+        ..scanner::Policy::default()
+    };
+    let guard = scanner::Guard::new(policy, scanner::Dns::with_server("127.0.0.1:1".parse().unwrap()).unwrap());
+    let target = scanner::tlsprobe::Target::new("127.77.68.21", 443);
+    let started = std::time::Instant::now();
+    let now = time::OffsetDateTime::now_utc();
+    let _ = scanner::tlsprobe::probe(&guard, &target, None, now).await;
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(40), "took {took:?}");
+}

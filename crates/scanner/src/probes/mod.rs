@@ -330,10 +330,15 @@ async fn probe_tls_until(
     let lab_root = ctx.lab_root.as_deref();
     let results: Vec<Option<crate::tlsprobe::TlsReport>> = futures_util::stream::iter(targets)
         .map(|t| async move {
-            match crate::tlsprobe::probe(&ctx.guard, &t, lab_root, ctx.now).await {
-                Ok(r) => Some(r),
-                Err(e) => {
+            match tokio::time::timeout(TLS_PROBE_TIME, crate::tlsprobe::probe(&ctx.guard, &t, lab_root, ctx.now)).await
+            {
+                Ok(Ok(r)) => Some(r),
+                Ok(Err(e)) => {
                     tracing::debug!(target = %t.asset(), error = %e, "TLS probe failed");
+                    None
+                }
+                Err(_) => {
+                    tracing::debug!(target = %t.asset(), "TLS probe over its time");
                     None
                 }
             }
@@ -344,6 +349,33 @@ async fn probe_tls_until(
         .await;
     let done = results.len();
     (results.into_iter().flatten().collect(), done)
+}
+
+/// Overall time for one host's visit, and again for its digitalization page checks:
+/// every request has its own timeout, and this bounds their sum.
+const VISIT_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+/// Overall time for one host's port scan.
+const PORT_SCAN_TIME: std::time::Duration = std::time::Duration::from_secs(60);
+/// Overall time for one TLS endpoint's enumeration (dozens of handshakes).
+const TLS_PROBE_TIME: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// One host of a web round: the visit, then (for digitalization) its page checks, each
+/// within [`VISIT_TIME`]. A visit over its time is a visit that saw nothing.
+async fn visit_and_check(ctx: &Context, host: String) -> (web::Visit, Vec<ScanFinding>) {
+    let v = match tokio::time::timeout(VISIT_TIME, web::visit(ctx, &host)).await {
+        Ok(v) => v,
+        Err(_) => {
+            tracing::debug!(host, "visit over its time");
+            web::Visit { host, ..web::Visit::default() }
+        }
+    };
+    let pages = match (&v.front, ctx.wants(model::RiskVector::Digitalization)) {
+        (Some(front), true) => {
+            tokio::time::timeout(VISIT_TIME, digital::page_findings(ctx, front, &v.host)).await.unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    (v, pages)
 }
 
 /// Rounds of the web visit: the hosts a round discovers (certificate names, links) are
@@ -429,7 +461,9 @@ pub async fn scan_domain(
         let hosts: Vec<String> = assets.iter().filter(|a| !a.addresses.is_empty()).map(|a| a.name.clone()).collect();
         let total = hosts.len();
         let scans: Vec<Vec<ports::OpenPort>> = futures_util::stream::iter(hosts)
-            .map(|h| async move { ports::scan(&ctx.guard, &h, &ctx.ports).await })
+            .map(|h| async move {
+                tokio::time::timeout(PORT_SCAN_TIME, ports::scan(&ctx.guard, &h, &ctx.ports)).await.unwrap_or_default()
+            })
             .buffered(CONCURRENT_HOSTS)
             .take_until(tokio::time::sleep_until(budget.deadline))
             .collect()
@@ -571,14 +605,7 @@ async fn web_rounds(
         let mut done = 0;
         let mut visits = std::pin::pin!(
             futures_util::stream::iter(hosts)
-                .map(|host| async move {
-                    let v = web::visit(ctx, &host).await;
-                    let pages = match (&v.front, ctx.wants(model::RiskVector::Digitalization)) {
-                        (Some(front), true) => digital::page_findings(ctx, front, &v.host).await,
-                        _ => Vec::new(),
-                    };
-                    (v, pages)
-                })
+                .map(|host| visit_and_check(ctx, host))
                 .buffered(CONCURRENT_VISITS)
                 .take_until(tokio::time::sleep_until(budget.deadline))
         );

@@ -98,15 +98,28 @@ fn product_version(text: &str, products: &[&str]) -> (Option<String>, Option<Str
 /// After the first bytes of an answer, how long more bytes are waited for.
 const GRACE: Duration = Duration::from_millis(40);
 
+/// How long the rest of an answer may take after its first bytes, in all: a service
+/// that trickles a byte within every [`GRACE`] ends here.
+const REST_OF_ANSWER: Duration = Duration::from_secs(2);
+
 /// Reads an answer: the first bytes within `wait`, then whatever follows without a
-/// pause longer than [`GRACE`] (or until the peer closes, or [`MAX_ANSWER`]).
+/// pause longer than [`GRACE`] (or until the peer closes, [`MAX_ANSWER`], or
+/// [`REST_OF_ANSWER`] after the first bytes).
 async fn read_answer(stream: &mut TcpStream, wait: Duration) -> Vec<u8> {
     let mut out = Vec::new();
     let mut chunk = [0u8; 4096];
+    let mut rest_until = None;
     while out.len() < MAX_ANSWER {
-        let limit = if out.is_empty() { wait } else { GRACE };
-        match tokio::time::timeout(limit, stream.read(&mut chunk)).await {
-            Ok(Ok(n)) if n > 0 => out.extend_from_slice(&chunk[..n.min(MAX_ANSWER - out.len())]),
+        let now = tokio::time::Instant::now();
+        let until = match rest_until {
+            None => now + wait,
+            Some(end) => (now + GRACE).min(end),
+        };
+        match tokio::time::timeout_at(until, stream.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => {
+                out.extend_from_slice(&chunk[..n.min(MAX_ANSWER - out.len())]);
+                rest_until.get_or_insert(tokio::time::Instant::now() + REST_OF_ANSWER);
+            }
             _ => break,
         }
     }

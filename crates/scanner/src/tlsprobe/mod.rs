@@ -256,11 +256,14 @@ impl<'a> Prober<'a> {
 
 const TIMED_OUT: &str = "no complete answer in time";
 
+/// Reads the server's first flight; `timeout` bounds the whole read, not each chunk, so
+/// a server that trickles a byte at a time cannot hold the probe.
 async fn read_flight(stream: &mut TcpStream, timeout: Duration) -> Answer {
+    let deadline = tokio::time::Instant::now() + timeout;
     let mut buf = Vec::with_capacity(8192);
     let mut chunk = vec![0u8; 16384];
     loop {
-        match tokio::time::timeout(timeout, stream.read(&mut chunk)).await {
+        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
             Err(_) => return Answer::Nothing(TIMED_OUT.into()),
             Ok(Err(e)) => return Answer::Nothing(format!("receive: {e}")),
             Ok(Ok(0)) => return Answer::Nothing("closed".into()),
@@ -430,10 +433,11 @@ pub async fn probe(
 }
 
 async fn read_ssl2(stream: &mut TcpStream, timeout: Duration) -> Option<wire::Ssl2Hello> {
+    let deadline = tokio::time::Instant::now() + timeout;
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 8192];
     loop {
-        let n = tokio::time::timeout(timeout, stream.read(&mut chunk)).await.ok()?.ok()?;
+        let n = tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await.ok()?.ok()?;
         if n == 0 || buf.len() > MAX_FLIGHT {
             return None;
         }
@@ -617,7 +621,7 @@ async fn heartbleed(
     if stream.write_all(&request).await.is_err() {
         return Ok(Some(HeartbleedResult { vulnerable: false, leaked: 0 }));
     }
-    let timeout = p.timeout().min(Duration::from_secs(3));
+    let deadline = tokio::time::Instant::now() + p.timeout().min(Duration::from_secs(3));
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 8192];
     let leaked = loop {
@@ -640,7 +644,7 @@ async fn heartbleed(
         if let Some(v) = verdict {
             break v;
         }
-        match tokio::time::timeout(timeout, stream.read(&mut chunk)).await {
+        match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
             Ok(Ok(n)) if n > 0 && buf.len() < MAX_FLIGHT => buf.extend_from_slice(&chunk[..n]),
             _ => break 0,
         }

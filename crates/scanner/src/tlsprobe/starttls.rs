@@ -45,10 +45,12 @@ impl Starttls {
 
 /// Reads until `done` says the reply is complete.
 async fn reply(stream: &mut TcpStream, timeout: Duration, done: impl Fn(&str) -> bool) -> Result<String, String> {
+    // The whole reply within `timeout`: a server trickling a byte at a time cannot hold it.
+    let deadline = tokio::time::Instant::now() + timeout;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 2048];
     loop {
-        let n = tokio::time::timeout(timeout, stream.read(&mut chunk))
+        let n = tokio::time::timeout_at(deadline, stream.read(&mut chunk))
             .await
             .map_err(|_| "no reply in time".to_owned())?
             .map_err(|e| format!("receive: {e}"))?;
