@@ -539,4 +539,45 @@ pub struct Job {
     pub kind: String,
     pub payload: Value,
     pub attempts: i64,
+    pub status: JobStatus,
+    /// The token of the current lease (a leased job); every call that ends or renews
+    /// the lease must give it.
+    pub lease_token: Option<String>,
+    /// The worker that holds or last held the lease.
+    pub worker: Option<String>,
+    pub last_error: Option<String>,
+    pub updated_at: String,
+}
+
+/// Where a job is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobStatus {
+    /// Waiting for its `run_after` time and a worker.
+    Queued,
+    /// Leased by a worker.
+    Running,
+    Done,
+    /// Given up: out of attempts, not retryable, or panicked. `last_error` says why.
+    Dead,
+    /// Cancelled by an operator.
+    Cancelled,
+}
+
+impl JobStatus {
+    pub const ALL: [JobStatus; 5] =
+        [JobStatus::Queued, JobStatus::Running, JobStatus::Done, JobStatus::Dead, JobStatus::Cancelled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Running => "running",
+            JobStatus::Done => "done",
+            JobStatus::Dead => "dead",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<JobStatus> {
+        JobStatus::ALL.into_iter().find(|s| s.as_str() == raw)
+    }
 }

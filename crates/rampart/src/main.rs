@@ -57,8 +57,20 @@ enum Command {
         /// Jobs run at once.
         #[arg(long, default_value_t = 4)]
         concurrency: usize,
+        /// Seconds a job's lease lasts (renewed every third of it while the job runs);
+        /// a worker that dies loses its jobs to another after at most this long.
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        lease_secs: u64,
+        /// Attempts of a job before it is dead.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(i64).range(1..=100))]
+        max_attempts: i64,
         #[command(flatten)]
         net: scan::NetOpts,
+    },
+    /// The job queue: list jobs, retry a dead one, cancel one.
+    Jobs {
+        #[command(subcommand)]
+        action: JobsAction,
     },
     /// Manage API keys.
     Keys {
@@ -169,6 +181,88 @@ enum Command {
         #[arg(long, default_value_t = 78, hide = true)]
         lab_octet: u8,
     },
+}
+
+#[derive(Subcommand)]
+enum JobsAction {
+    /// Jobs, newest first, with their state, attempts and last error.
+    List {
+        #[command(flatten)]
+        db: DbArg,
+        /// Only jobs in this state: queued, running, done, dead, cancelled.
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+    /// Queue a dead or cancelled job again (its attempts start over).
+    Retry {
+        #[command(flatten)]
+        db: DbArg,
+        id: i64,
+    },
+    /// Cancel a queued or running job (a running job's worker stops it at its next
+    /// lease renewal).
+    Cancel {
+        #[command(flatten)]
+        db: DbArg,
+        id: i64,
+    },
+}
+
+async fn jobs(action: JobsAction) -> Result<()> {
+    match action {
+        JobsAction::List { db, status, limit } => {
+            let status =
+                match status.as_deref() {
+                    None => None,
+                    Some(s) => Some(model::JobStatus::parse(&s.to_ascii_lowercase()).with_context(|| {
+                        format!("{s:?} is not a job state (queued, running, done, dead, cancelled)")
+                    })?),
+                };
+            let store = open(&db.db).await?;
+            let jobs = store.jobs(status, limit).await?;
+            println!(
+                "{:<8} {:<8} {:<10} {:<8} {:<21} {:<24} {:<28} LAST ERROR",
+                "ID", "KIND", "STATE", "ATTEMPTS", "UPDATED", "WORKER", "PAYLOAD"
+            );
+            for j in &jobs {
+                let payload: String = j.payload.to_string().chars().take(28).collect();
+                let error: String = j.last_error.as_deref().unwrap_or("").chars().take(200).collect();
+                let updated: String = j.updated_at.chars().take(19).collect();
+                println!(
+                    "{:<8} {:<8} {:<10} {:<8} {:<21} {:<24} {:<28} {error}",
+                    j.id,
+                    j.kind,
+                    j.status.as_str(),
+                    j.attempts,
+                    updated,
+                    j.worker.as_deref().unwrap_or("-"),
+                    payload
+                );
+            }
+            if jobs.is_empty() {
+                eprintln!("no jobs");
+            }
+            Ok(())
+        }
+        JobsAction::Retry { db, id } => {
+            let store = open(&db.db).await?;
+            if !store.retry_job(id).await? {
+                bail!("job {id} is not dead or cancelled (or another job of the same target is waiting)");
+            }
+            println!("job {id} queued again");
+            Ok(())
+        }
+        JobsAction::Cancel { db, id } => {
+            let store = open(&db.db).await?;
+            if !store.cancel_job(id).await? {
+                bail!("job {id} is not queued or running");
+            }
+            println!("job {id} cancelled");
+            Ok(())
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -369,17 +463,30 @@ async fn main() -> Result<()> {
                 store::open_with(&db.db, &options).await.with_context(|| format!("opening database {}", db.db))?;
             let config =
                 api::Config { cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs), ..Default::default() };
+            let mut running = None;
             if workers > 0 {
                 let ctx = Arc::new(scan::with_store_data(net.context()?, &*store).await?);
                 let config = worker::Config { concurrency: workers, ..Default::default() };
-                tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal()));
+                running = Some(tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal())));
             }
-            serve(store, listen, config).await
+            let served = serve(store, listen, config).await;
+            // The workers saw the same signal: their jobs in flight finish within the
+            // drain, or are released back to the queue, before the process ends.
+            if let Some(workers) = running {
+                let _ = workers.await;
+            }
+            served
         }
-        Command::Worker { db, concurrency, net } => {
+        Command::Jobs { action } => jobs(action).await,
+        Command::Worker { db, concurrency, lease_secs, max_attempts, net } => {
             let store = open(&db.db).await?;
             let ctx = Arc::new(scan::with_store_data(net.context()?, &*store).await?);
-            let config = worker::Config { concurrency, ..Default::default() };
+            let config = worker::Config {
+                concurrency,
+                lease: std::time::Duration::from_secs(lease_secs),
+                max_attempts,
+                ..Default::default()
+            };
             tracing::info!(concurrency, "worker running");
             worker::run(store, ctx, config, shutdown_signal()).await;
             Ok(())

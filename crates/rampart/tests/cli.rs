@@ -404,6 +404,115 @@ async fn worker_runs_a_queued_scan_and_stores_the_findings() {
     running.down().await;
 }
 
+/// A lab company whose website accepts TLS connections and never answers: its scan
+/// takes many seconds (the handshake and fetch timeouts), long enough to kill a worker
+/// in the middle of it.
+async fn slow_company(dir: &std::path::Path, octet: u8) -> (lab::Lab, PathBuf, String, i64) {
+    let file = lab::LabFile::parse(&format!(
+        r#"{{"dns": {{"address": "127.79.{octet}.53"}}, "port_map": {{"53": 10053, "443": 10443}},
+            "zones": [{{"origin": "crash{octet}.test", "records": ["@ MX 10 mail", "@ TXT \"v=spf1 mx ~all\"",
+                        "www A 127.79.{octet}.3"]}}],
+            "hosts": [{{"name": "mail.crash{octet}.test", "address": "127.79.{octet}.2"}}]}}"#
+    ))
+    .unwrap();
+    let running = lab::Lab::up(&file).await.unwrap();
+    let silent = tokio::net::TcpListener::bind(format!("127.79.{octet}.3:10443")).await.unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = silent.accept().await {
+            held.push(s);
+        }
+    });
+    let lab_dir = dir.join("lab");
+    running.write_scanner_files(&file, &lab_dir).unwrap();
+    let db = format!("sqlite://{}", dir.join("w.db").display());
+    let store = store::open(&db).await.unwrap();
+    let social = format!("crash{octet}");
+    let profile = model::CompanyProfile {
+        social_id: Some(model::SocialId::parse(&social).unwrap()),
+        company_name: "Crash Ltd".into(),
+        website: format!("https://www.crash{octet}.test"),
+        domain: Some(model::Domain::parse(&format!("crash{octet}.test")).unwrap()),
+        ..Default::default()
+    };
+    let c = store.save_company(&store::CompanySnapshot { profile, ..Default::default() }).await.unwrap();
+    store.enqueue("scan", &serde_json::json!({"social_id": social}), Some(&format!("scan:{social}"))).await.unwrap();
+    (running, lab_dir, db, c.id)
+}
+
+/// Runs `rampart worker` on `db` until no job is pending (at most 120 s); returns the
+/// worker, still running.
+async fn worker_until_drained(db: &str, lab_dir: &std::path::Path, store: &dyn store::Store) -> Server {
+    let worker = Server(
+        rampart()
+            .args(["worker", "--db", db, "--lease-secs", "3", "--lab", lab_dir.to_str().unwrap()])
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !store.pending_jobs().await.unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the job was not run: {:?}", store.jobs(None, 10).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    worker
+}
+
+fn finding_keys(found: &[model::Finding]) -> Vec<(String, String, String)> {
+    let mut keys: Vec<(String, String, String)> =
+        found.iter().map(|f| (f.risk_vector.as_str().to_owned(), f.code.clone(), f.asset.clone())).collect();
+    keys.sort();
+    keys
+}
+
+/// `kill -9` of a worker in the middle of a scan loses nothing: another worker takes the
+/// job over when the lease lapses, the scan completes exactly once (one job run to the
+/// end, one rating), and the findings equal those of a scan nobody interrupted.
+#[tokio::test]
+async fn a_worker_killed_mid_scan_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (lab, lab_dir, db, company) = slow_company(dir.path(), 46).await;
+    let store = store::open(&db).await.unwrap();
+    let mut first = rampart()
+        .args(["worker", "--db", &db, "--lease-secs", "3", "--lab", lab_dir.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while store.jobs(Some(model::JobStatus::Running), 1).await.unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the first worker never took the job");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let killed = Command::new("kill").args(["-KILL", &first.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let _ = first.wait();
+    let at_kill = store.jobs(None, 10).await.unwrap();
+    assert_eq!(at_kill[0].status, model::JobStatus::Running, "killed mid-scan: {at_kill:?}");
+    assert!(store.score_history(company, 10).await.unwrap().is_empty(), "nothing recorded yet");
+
+    let second = worker_until_drained(&db, &lab_dir, &*store).await;
+    drop(second);
+    let jobs = store.jobs(None, 10).await.unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!((jobs[0].status, jobs[0].attempts), (model::JobStatus::Done, 2), "{jobs:?}");
+    assert_eq!(store.score_history(company, 10).await.unwrap().len(), 1, "rated once");
+    let after_crash = store.open_findings(company).await.unwrap();
+    lab.down().await;
+
+    // The same company scanned by one worker, uninterrupted.
+    let clean_dir = tempfile::tempdir().unwrap();
+    let (lab, lab_dir, db, company) = slow_company(clean_dir.path(), 47).await;
+    let store = store::open(&db).await.unwrap();
+    drop(worker_until_drained(&db, &lab_dir, &*store).await);
+    let clean = store.open_findings(company).await.unwrap();
+    lab.down().await;
+    let rename = |keys: Vec<(String, String, String)>, from: &str| -> Vec<(String, String, String)> {
+        keys.into_iter().map(|(v, c, a)| (v, c, a.replace(from, "crashN"))).collect()
+    };
+    let crashed = rename(finding_keys(&after_crash), "crash46");
+    assert!(!crashed.is_empty());
+    assert_eq!(crashed, rename(finding_keys(&clean), "crash47"));
+}
+
 /// `rampart probe tls` in lab mode: the JSON report lists the versions and suites the
 /// lab host was configured with, and its findings; a bad target is refused.
 #[tokio::test]

@@ -961,32 +961,84 @@ async fn keys_and_usage(store: &dyn Store) {
 }
 
 async fn jobs(store: &dyn Store) {
+    use model::JobStatus;
+    let minute = Duration::from_secs(60);
     let payload = serde_json::json!({"social_id": "acme"});
     assert!(store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap());
     assert!(!store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap(), "deduplicated while queued");
     assert!(store.enqueue("scan", &payload, None).await.unwrap());
     assert_eq!(store.pending_jobs().await.unwrap().len(), 2);
 
-    let job = store.lease_job("w1", Duration::from_secs(60)).await.unwrap().unwrap();
-    assert_eq!((job.kind.as_str(), job.attempts), ("scan", 1));
+    let job = store.lease_job("w1", minute, 5).await.unwrap().unwrap();
+    assert_eq!((job.kind.as_str(), job.attempts, job.status), ("scan", 1, JobStatus::Running));
+    let token = job.lease_token.clone().expect("a leased job has a token");
+    assert_eq!(job.worker.as_deref(), Some("w1"));
     assert!(!store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap(), "deduplicated while running");
-    let second = store.lease_job("w2", Duration::from_secs(60)).await.unwrap().unwrap();
+    let second = store.lease_job("w2", minute, 5).await.unwrap().unwrap();
     assert_ne!(second.id, job.id, "a leased job is not handed out twice");
-    assert!(store.lease_job("w3", Duration::from_secs(60)).await.unwrap().is_none());
+    assert_ne!(second.lease_token, job.lease_token, "every lease has its own token");
+    assert!(store.lease_job("w3", minute, 5).await.unwrap().is_none());
 
-    store.complete_job(job.id).await.unwrap();
+    // Only the lease's token ends or renews it.
+    assert!(!store.complete_job(job.id, "not-the-token").await.unwrap());
+    assert!(store.renew_lease(job.id, &token, minute).await.unwrap());
+    assert!(store.complete_job(job.id, &token).await.unwrap());
+    assert!(!store.complete_job(job.id, &token).await.unwrap(), "a job completes once");
+    assert!(!store.renew_lease(job.id, &token, minute).await.unwrap());
     assert!(store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap(), "queued again once done");
 
-    // A failed job is retried after its delay; an expired lease is taken over.
-    store.fail_job(second.id, "boom", Duration::from_secs(0), false).await.unwrap();
+    // A failed job is retried after its delay; an expired lease is taken over, and the
+    // worker whose lease lapsed can neither complete, fail nor renew it.
+    let second_token = second.lease_token.clone().unwrap();
+    assert!(store.fail_job(second.id, &second_token, "boom", Duration::from_secs(0), false).await.unwrap());
     let mut seen = Vec::new();
-    while let Some(j) = store.lease_job("w4", Duration::from_secs(0)).await.unwrap() {
+    while let Some(j) = store.lease_job("w4", Duration::from_secs(0), 5).await.unwrap() {
         seen.push(j.id);
         if seen.len() > 10 {
             break;
         }
-        store.complete_job(j.id).await.unwrap();
+        let stale = j.lease_token.clone().unwrap();
+        // The lease (0 s) has lapsed: another worker takes the job over.
+        let taken = store.lease_job("w5", minute, 5).await.unwrap().unwrap();
+        assert_eq!(taken.id, j.id);
+        assert!(!store.complete_job(j.id, &stale).await.unwrap(), "a stale worker's completion is refused");
+        assert!(!store.fail_job(j.id, &stale, "late", Duration::ZERO, true).await.unwrap());
+        assert!(!store.renew_lease(j.id, &stale, minute).await.unwrap());
+        assert!(store.complete_job(j.id, &taken.lease_token.unwrap()).await.unwrap());
     }
     assert!(seen.contains(&second.id));
+    assert!(store.pending_jobs().await.unwrap().is_empty());
+    let done = store.jobs(Some(JobStatus::Done), 10).await.unwrap();
+    assert_eq!(done.len(), 3, "{done:?}");
+    assert!(done.windows(2).all(|w| w[0].id > w[1].id), "newest first");
+
+    // A job whose lease lapses on every attempt (it crashes its worker) is dead after
+    // the last one, with why; an operator can queue it again.
+    assert!(store.enqueue("scan", &serde_json::json!({"social_id": "crash"}), Some("scan:crash")).await.unwrap());
+    for attempt in 1..=3 {
+        let j = store.lease_job("w6", Duration::ZERO, 3).await.unwrap().unwrap();
+        assert_eq!(j.attempts, attempt);
+    }
+    assert!(store.lease_job("w6", Duration::ZERO, 3).await.unwrap().is_none(), "not handed out a fourth time");
+    let dead = store.jobs(Some(JobStatus::Dead), 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    let why = dead[0].last_error.clone().unwrap_or_default();
+    assert!(why.contains("lease expired on attempt 3 of 3"), "{why}");
+    assert!(store.retry_job(dead[0].id).await.unwrap());
+    assert!(!store.retry_job(dead[0].id).await.unwrap(), "only a dead or cancelled job is retried");
+    let again = store.lease_job("w7", minute, 3).await.unwrap().unwrap();
+    assert_eq!((again.id, again.attempts), (dead[0].id, 1), "attempts start over");
+
+    // Released by a worker shutting down: back in the queue, the attempt not counted.
+    assert!(store.release_job(again.id, again.lease_token.as_deref().unwrap()).await.unwrap());
+    let back = store.lease_job("w8", minute, 3).await.unwrap().unwrap();
+    assert_eq!((back.id, back.attempts), (again.id, 1));
+
+    // Cancelled while running: its worker's lease is gone.
+    assert!(store.cancel_job(back.id).await.unwrap());
+    assert!(!store.renew_lease(back.id, back.lease_token.as_deref().unwrap(), minute).await.unwrap());
+    assert!(!store.complete_job(back.id, back.lease_token.as_deref().unwrap()).await.unwrap());
+    assert_eq!(store.jobs(Some(JobStatus::Cancelled), 10).await.unwrap().len(), 1);
+    assert!(!store.cancel_job(back.id).await.unwrap());
     assert!(store.pending_jobs().await.unwrap().is_empty());
 }

@@ -69,6 +69,9 @@ pub struct Config {
     pub max_attempts: i64,
     /// Wait between polls of an empty queue.
     pub idle: Duration,
+    /// At shutdown, how long jobs in flight may take to finish before they are stopped
+    /// and their leases released (the job goes back to the queue).
+    pub drain: Duration,
     pub name: String,
 }
 
@@ -76,13 +79,19 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             concurrency: 4,
-            lease: Duration::from_secs(300),
+            lease: Duration::from_secs(120),
             max_attempts: 5,
             idle: Duration::from_millis(500),
+            drain: Duration::from_secs(30),
             name: format!("worker-{}", std::process::id()),
         }
     }
 }
+
+/// What runs a leased job. [`run`] runs [`process`]; tests give their own.
+pub type Handler = Arc<
+    dyn Fn(model::Job) -> std::pin::Pin<Box<dyn Future<Output = Result<ScanOutcome, JobError>> + Send>> + Send + Sync,
+>;
 
 /// Backoff before attempt `n + 1`: 10 s, 40 s, 90 s, … capped at 15 minutes.
 pub fn backoff(attempts: i64) -> Duration {
@@ -90,38 +99,42 @@ pub fn backoff(attempts: i64) -> Duration {
     Duration::from_secs((10 * n * n).min(900))
 }
 
-/// Leases and runs jobs until `shutdown` completes; jobs in flight are finished first.
+/// Leases and runs jobs until `shutdown` completes (see [`run_with`]).
 pub async fn run(store: Arc<dyn Store>, ctx: Arc<Context>, config: Config, shutdown: impl Future<Output = ()>) {
+    let runner = store.clone();
+    let handler: Handler = Arc::new(move |job: model::Job| {
+        let (store, ctx) = (runner.clone(), ctx.clone());
+        Box::pin(async move { process(&*store, &ctx, &job.kind, &job.payload).await })
+    });
+    run_with(store, config, shutdown, handler).await
+}
+
+/// Leases and runs jobs with `handler` until `shutdown` completes. Each job runs in a
+/// task of its own while its lease is renewed (a heartbeat every third of the lease);
+/// a job whose lease is lost (it lapsed and another worker took the job, or an operator
+/// cancelled it) is stopped, and its end is not recorded. A job that panics is dead with
+/// the panic's message. At shutdown, jobs in flight get `config.drain` to finish; those
+/// still running are then stopped and their leases released, so another worker takes
+/// them at once.
+pub async fn run_with(store: Arc<dyn Store>, config: Config, shutdown: impl Future<Output = ()>, handler: Handler) {
     tokio::pin!(shutdown);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut running: JoinSet<()> = JoinSet::new();
     loop {
         while running.len() >= config.concurrency.max(1) {
-            running.join_next().await;
+            tokio::select! {
+                () = &mut shutdown => return drain(running, &config, &stop_tx).await,
+                _ = running.join_next() => {}
+            }
         }
         let leased = tokio::select! {
             () = &mut shutdown => break,
-            leased = store.lease_job(&config.name, config.lease) => leased,
+            leased = store.lease_job(&config.name, config.lease, config.max_attempts) => leased,
         };
         match leased {
             Ok(Some(job)) => {
-                let (store, ctx, max) = (store.clone(), ctx.clone(), config.max_attempts);
-                running.spawn(async move {
-                    let outcome = process(&*store, &ctx, &job.kind, &job.payload).await;
-                    let done = match outcome {
-                        Ok(o) => {
-                            tracing::info!(job = job.id, kind = %job.kind, opened = o.opened, closed = o.closed, "job done");
-                            store.complete_job(job.id).await
-                        }
-                        Err(e) => {
-                            let give_up = !e.retryable() || job.attempts >= max;
-                            tracing::warn!(job = job.id, error = %e, give_up, "job failed");
-                            store.fail_job(job.id, &e.to_string(), backoff(job.attempts), give_up).await
-                        }
-                    };
-                    if let Err(e) = done {
-                        tracing::error!(job = job.id, error = %e, "recording the job's end failed; its lease will expire");
-                    }
-                });
+                let (store, handler, config, stop) = (store.clone(), handler.clone(), config.clone(), stop_rx.clone());
+                running.spawn(async move { supervise(&*store, job, &config, handler, stop).await });
             }
             Ok(None) => {
                 tokio::select! {
@@ -131,11 +144,110 @@ pub async fn run(store: Arc<dyn Store>, ctx: Arc<Context>, config: Config, shutd
             }
             Err(e) => {
                 tracing::error!(error = %e, "leasing a job failed");
-                tokio::time::sleep(config.idle).await;
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    () = tokio::time::sleep(config.idle) => {}
+                }
             }
         }
     }
-    while running.join_next().await.is_some() {}
+    drain(running, &config, &stop_tx).await
+}
+
+/// Waits up to `config.drain` for the jobs in flight, then stops the rest (each releases
+/// its lease) and waits for them to do so.
+async fn drain(mut running: JoinSet<()>, config: &Config, stop: &tokio::sync::watch::Sender<bool>) {
+    if running.is_empty() {
+        return;
+    }
+    tracing::info!(jobs = running.len(), drain_secs = config.drain.as_secs(), "waiting for jobs in flight");
+    let finished = tokio::time::timeout(config.drain, async { while running.join_next().await.is_some() {} }).await;
+    if finished.is_err() {
+        tracing::warn!(jobs = running.len(), "jobs still running at the end of the drain: releasing their leases");
+        let _ = stop.send(true);
+        while running.join_next().await.is_some() {}
+    }
+}
+
+/// Runs one leased job to its recorded end: done, failed (retried or dead), or released.
+async fn supervise(
+    store: &dyn Store,
+    job: model::Job,
+    config: &Config,
+    handler: Handler,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let Some(token) = job.lease_token.clone() else {
+        tracing::error!(job = job.id, "a leased job without a lease token");
+        return;
+    };
+    let (id, kind, attempts) = (job.id, job.kind.clone(), job.attempts);
+    let mut work = tokio::spawn((handler)(job));
+    let heartbeat = async {
+        let every = (config.lease / 3).max(Duration::from_millis(100));
+        loop {
+            tokio::time::sleep(every).await;
+            match store.renew_lease(id, &token, config.lease).await {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => tracing::warn!(job = id, error = %e, "renewing the lease failed; trying again"),
+            }
+        }
+    };
+    let stopped = async {
+        while !*stop.borrow_and_update() {
+            if stop.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    let recorded = tokio::select! {
+        joined = &mut work => match joined {
+            Ok(Ok(o)) => {
+                tracing::info!(job = id, kind = %kind, opened = o.opened, closed = o.closed, "job done");
+                store.complete_job(id, &token).await
+            }
+            Ok(Err(e)) => {
+                let give_up = !e.retryable() || attempts >= config.max_attempts;
+                tracing::warn!(job = id, error = %e, give_up, "job failed");
+                store.fail_job(id, &token, &e.to_string(), backoff(attempts), give_up).await
+            }
+            Err(e) => {
+                let why = if e.is_panic() { format!("panicked: {}", panic_message(e.into_panic())) } else { e.to_string() };
+                tracing::error!(job = id, kind = %kind, error = %why, "job panicked; it is dead");
+                store.fail_job(id, &token, &why, Duration::ZERO, true).await
+            }
+        },
+        () = heartbeat => {
+            work.abort();
+            tracing::warn!(job = id, "the job's lease is gone (lapsed and taken over, or cancelled): stopped, nothing recorded");
+            return;
+        }
+        () = stopped => {
+            work.abort();
+            tracing::info!(job = id, "stopped at shutdown; lease released");
+            store.release_job(id, &token).await
+        }
+    };
+    match recorded {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(
+            job = id,
+            "the job's lease was gone when its end was recorded: another worker's result stands"
+        ),
+        Err(e) => tracing::error!(job = id, error = %e, "recording the job's end failed; its lease will expire"),
+    }
+}
+
+/// The text of a panic's payload.
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(payload) => match payload.downcast::<&'static str>() {
+            Ok(s) => (*s).to_owned(),
+            Err(_) => "a panic without a message".to_owned(),
+        },
+    }
 }
 
 /// Runs one job: `scan` {social_id} or `rescan` {social_id, subdomain, risk_vector}.

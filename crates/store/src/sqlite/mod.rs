@@ -52,6 +52,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (9, "incident_links", include_str!("../../migrations/sqlite/0009_incident_links.sql")),
     (10, "slim_matches", include_str!("../../migrations/sqlite/0010_slim_matches.sql")),
     (11, "cve_candidates", include_str!("../../migrations/sqlite/0011_cve_candidates.sql")),
+    (12, "job_leases", include_str!("../../migrations/sqlite/0012_job_leases.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -657,11 +658,17 @@ fn key_from_row(row: &SqliteRow) -> Result<ApiKey> {
 }
 
 fn job_from_row(row: &SqliteRow) -> Result<Job> {
+    let status: &str = row.try_get("status")?;
     Ok(Job {
         id: row.try_get("id")?,
         kind: row.try_get("kind")?,
         payload: json(row.try_get::<&str, _>("payload")?)?,
         attempts: row.try_get("attempts")?,
+        status: model::JobStatus::parse(status).ok_or_else(|| StoreError::Corrupt(format!("job status {status:?}")))?,
+        lease_token: row.try_get("lease_token")?,
+        worker: row.try_get("worker")?,
+        last_error: row.try_get("last_error")?,
+        updated_at: row.try_get("updated_at")?,
     })
 }
 
@@ -2021,7 +2028,7 @@ impl Store for SqliteStore {
     }
 
     async fn enqueue(&self, kind: &str, payload: &serde_json::Value, dedup_key: Option<&str>) -> Result<bool> {
-        let now = rfc3339(OffsetDateTime::now_utc());
+        let now = rfc3339_micros(OffsetDateTime::now_utc());
         let done = sqlx::query(
             "INSERT INTO jobs (kind, payload, dedup_key, status, run_after, created_at, updated_at) \
              VALUES (?1, ?2, ?3, 'queued', ?4, ?4, ?4) ON CONFLICT DO NOTHING",
@@ -2035,13 +2042,26 @@ impl Store for SqliteStore {
         Ok(done.rows_affected() > 0)
     }
 
-    async fn lease_job(&self, worker: &str, lease: Duration) -> Result<Option<Job>> {
+    async fn lease_job(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>> {
         let now_t = OffsetDateTime::now_utc();
-        let now = rfc3339(now_t);
-        let until = rfc3339(now_t + lease);
+        let now = rfc3339_micros(now_t);
+        let until = rfc3339_micros(now_t + lease);
         let mut tx = self.begin().await?;
+        // Jobs whose lease lapsed on their last attempt: the worker died or hung running
+        // them each time. They are not handed to another worker to crash.
+        sqlx::query(
+            "UPDATE jobs SET status = 'dead', lease_until = NULL, lease_token = NULL, updated_at = ?1, \
+             last_error = 'the lease expired on attempt ' || attempts || ' of ' || ?2 || \
+             ' (the worker died or hung)' || COALESCE('; before: ' || last_error, '') \
+             WHERE status = 'running' AND lease_until < ?1 AND attempts >= ?2",
+        )
+        .bind(&now)
+        .bind(max_attempts)
+        .execute(&mut *tx)
+        .await?;
         let row = sqlx::query(
-            "UPDATE jobs SET status = 'running', lease_until = ?2, worker = ?3, attempts = attempts + 1, updated_at = ?1 \
+            "UPDATE jobs SET status = 'running', lease_until = ?2, worker = ?3, attempts = attempts + 1, updated_at = ?1, \
+             lease_token = lower(hex(randomblob(16))) \
              WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' AND run_after <= ?1) \
              OR (status = 'running' AND lease_until < ?1) ORDER BY run_after, id LIMIT 1) RETURNING *",
         )
@@ -2054,29 +2074,108 @@ impl Store for SqliteStore {
         row.as_ref().map(job_from_row).transpose()
     }
 
-    async fn complete_job(&self, job_id: i64) -> Result<()> {
-        sqlx::query("UPDATE jobs SET status = 'done', lease_until = NULL, updated_at = ?2 WHERE id = ?1")
-            .bind(job_id)
-            .bind(rfc3339(OffsetDateTime::now_utc()))
-            .execute(&self.write)
-            .await?;
-        Ok(())
+    async fn renew_lease(&self, job_id: i64, token: &str, lease: Duration) -> Result<bool> {
+        let now = OffsetDateTime::now_utc();
+        let done = sqlx::query(
+            "UPDATE jobs SET lease_until = ?3, updated_at = ?4 WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
+        )
+        .bind(job_id)
+        .bind(token)
+        .bind(rfc3339_micros(now + lease))
+        .bind(rfc3339_micros(now))
+        .execute(&self.write)
+        .await?;
+        Ok(done.rows_affected() > 0)
     }
 
-    async fn fail_job(&self, job_id: i64, error: &str, retry_after: Duration, give_up: bool) -> Result<()> {
+    async fn complete_job(&self, job_id: i64, token: &str) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE jobs SET status = 'done', lease_until = NULL, lease_token = NULL, updated_at = ?3 \
+             WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
+        )
+        .bind(job_id)
+        .bind(token)
+        .bind(rfc3339_micros(OffsetDateTime::now_utc()))
+        .execute(&self.write)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn fail_job(
+        &self,
+        job_id: i64,
+        token: &str,
+        error: &str,
+        retry_after: Duration,
+        give_up: bool,
+    ) -> Result<bool> {
         let now = OffsetDateTime::now_utc();
-        sqlx::query(
-            "UPDATE jobs SET status = CASE WHEN ?4 THEN 'failed' ELSE 'queued' END, last_error = ?2, \
-             run_after = ?3, lease_until = NULL, updated_at = ?5 WHERE id = ?1",
+        let done = sqlx::query(
+            "UPDATE jobs SET status = CASE WHEN ?4 THEN 'dead' ELSE 'queued' END, last_error = ?2, \
+             run_after = ?3, lease_until = NULL, lease_token = NULL, updated_at = ?5 \
+             WHERE id = ?1 AND lease_token = ?6 AND status = 'running'",
         )
         .bind(job_id)
         .bind(error)
-        .bind(rfc3339(now + retry_after))
+        .bind(rfc3339_micros(now + retry_after))
         .bind(give_up)
-        .bind(rfc3339(now))
+        .bind(rfc3339_micros(now))
+        .bind(token)
         .execute(&self.write)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn release_job(&self, job_id: i64, token: &str) -> Result<bool> {
+        let now = rfc3339_micros(OffsetDateTime::now_utc());
+        let done = sqlx::query(
+            "UPDATE jobs SET status = 'queued', run_after = ?3, lease_until = NULL, lease_token = NULL, \
+             attempts = MAX(attempts - 1, 0), updated_at = ?3 WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
+        )
+        .bind(job_id)
+        .bind(token)
+        .bind(&now)
+        .execute(&self.write)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn jobs(&self, status: Option<model::JobStatus>, limit: u32) -> Result<Vec<Job>> {
+        sqlx::query("SELECT * FROM jobs WHERE ?1 IS NULL OR status = ?1 ORDER BY id DESC LIMIT CAST(?2 AS INTEGER)")
+            .bind(status.map(model::JobStatus::as_str))
+            .bind(i64::from(limit))
+            .fetch_all(&mut *self.read.get().await?)
+            .await?
+            .iter()
+            .map(job_from_row)
+            .collect()
+    }
+
+    async fn retry_job(&self, job_id: i64) -> Result<bool> {
+        let now = rfc3339_micros(OffsetDateTime::now_utc());
+        // A dead job whose dedup key a newer job holds stays dead (the unique index).
+        let done = sqlx::query(
+            "UPDATE OR IGNORE jobs SET status = 'queued', attempts = 0, run_after = ?2, updated_at = ?2 \
+             WHERE id = ?1 AND status IN ('dead', 'cancelled')",
+        )
+        .bind(job_id)
+        .bind(&now)
+        .execute(&self.write)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn cancel_job(&self, job_id: i64) -> Result<bool> {
+        let now = rfc3339_micros(OffsetDateTime::now_utc());
+        let done = sqlx::query(
+            "UPDATE jobs SET status = 'cancelled', lease_until = NULL, lease_token = NULL, updated_at = ?2 \
+             WHERE id = ?1 AND status IN ('queued', 'running')",
+        )
+        .bind(job_id)
+        .bind(&now)
+        .execute(&self.write)
+        .await?;
+        Ok(done.rows_affected() > 0)
     }
 
     async fn pending_jobs(&self) -> Result<Vec<Job>> {
