@@ -1,11 +1,14 @@
 //! API keys: generation, hashing, lookup with a short cache, and the middleware that
 //! authenticates, authorises by scope and applies the rate limits.
 
-use std::time::Duration;
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use hashlink::LruCache;
 use model::{ApiKey, NewApiKey, Scope, SocialId};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -75,23 +78,96 @@ pub fn hash_key(secret: &str) -> String {
 
 /// Keys looked up recently (by hash), so that a burst of requests costs one query per
 /// key. Entries live `ttl`: a deactivation reaches every API process within that time.
-pub struct KeyCache(TtlCache<String, Option<ApiKey>>);
+/// Keys that were not found are kept apart, in a bounded least-recently-used list, so a
+/// flood of random keys never evicts the real ones.
+pub struct KeyCache {
+    ttl: Duration,
+    good: TtlCache<String, ApiKey>,
+    bad: Mutex<LruCache<String, Instant>>,
+}
+
+/// Unknown keys remembered at most.
+const BAD_KEYS: usize = 10_000;
 
 impl KeyCache {
     pub fn new(ttl: Duration) -> Self {
-        Self(TtlCache::new(ttl, 10_000))
+        Self { ttl, good: TtlCache::new(ttl, 10_000), bad: Mutex::new(LruCache::new(BAD_KEYS)) }
+    }
+
+    fn bad(&self) -> std::sync::MutexGuard<'_, LruCache<String, Instant>> {
+        self.bad.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A key found in the cache, without asking the store.
+    pub fn cached(&self, secret: &str) -> Option<ApiKey> {
+        self.good.get(&hash_key(secret))
     }
 
     pub async fn lookup(&self, store: &dyn store::Store, secret: &str) -> Result<Option<ApiKey>, ApiError> {
         let hash = hash_key(secret);
-        if let Some(key) = self.0.get(&hash) {
-            return Ok(key);
+        if let Some(key) = self.good.get(&hash) {
+            return Ok(Some(key));
+        }
+        if !self.ttl.is_zero() && self.bad().get(&hash).is_some_and(|at| at.elapsed() < self.ttl) {
+            return Ok(None);
         }
         let key = store.key_by_hash(&hash).await?;
         // The index lookup found the row by hash; confirm in constant time anyway.
         let key = key.filter(|k| bool::from(k.hash.as_bytes().ct_eq(hash.as_bytes())));
-        self.0.insert(hash, key.clone());
+        match &key {
+            Some(k) => self.good.insert(hash, k.clone()),
+            None if !self.ttl.is_zero() => {
+                self.bad().insert(hash, Instant::now());
+            }
+            None => {}
+        }
         Ok(key)
+    }
+}
+
+/// Failed authentications (no key, an unknown or deactivated one) per client address
+/// and calendar minute. Past [`FAILURES_PER_MINUTE`], an address's requests are answered
+/// 429 before any key lookup, unless their key is a known one already in memory: a
+/// client guessing keys cannot make the server query the store for each guess.
+pub struct FailureLimiter(Mutex<LruCache<IpAddr, (i64, u32)>>);
+
+/// Failed authentications an address may make in a minute.
+pub const FAILURES_PER_MINUTE: u32 = 60;
+
+impl Default for FailureLimiter {
+    fn default() -> Self {
+        Self(Mutex::new(LruCache::new(100_000)))
+    }
+}
+
+impl FailureLimiter {
+    fn map(&self) -> std::sync::MutexGuard<'_, LruCache<IpAddr, (i64, u32)>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn minute() -> (i64, u64) {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        (now.div_euclid(60), u64::try_from(60 - now.rem_euclid(60)).unwrap_or(60))
+    }
+
+    /// Seconds until the address may try again, when it is over its failures.
+    pub fn blocked(&self, ip: IpAddr) -> Option<Duration> {
+        let (minute, left) = Self::minute();
+        match self.map().get(&ip) {
+            Some((m, n)) if *m == minute && *n >= FAILURES_PER_MINUTE => Some(Duration::from_secs(left)),
+            _ => None,
+        }
+    }
+
+    pub fn failed(&self, ip: IpAddr) {
+        let (minute, _) = Self::minute();
+        let mut map = self.map();
+        match map.get_mut(&ip) {
+            Some((m, n)) if *m == minute => *n = n.saturating_add(1),
+            _ => {
+                map.insert(ip, (minute, 1));
+            }
+        }
     }
 }
 
@@ -115,12 +191,24 @@ pub fn scope_for_path(path: &str) -> Option<Scope> {
 pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
     let raw = req.headers().get("apikey").map(|v| v.to_str().unwrap_or("\u{0}").trim().to_owned());
     let needed = scope_for_path(req.uri().path());
+    let client = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+    if let Some(ip) = client
+        && let Some(retry_after) = app.failures().blocked(ip)
+        && raw.as_deref().is_none_or(|k| app.keys().cached(k).is_none())
+    {
+        return ApiError::TooManyRequests { message: error::PER_MINUTE, retry_after }.into_response();
+    }
     match check(&app, raw, needed).await {
         Ok(caller) => {
             req.extensions_mut().insert(caller);
             next.run(req).await
         }
-        Err(e) => e.into_response(),
+        Err(e) => {
+            if let (Some(ip), ApiError::Unauthorized(_)) = (client, &e) {
+                app.failures().failed(ip);
+            }
+            e.into_response()
+        }
     }
 }
 

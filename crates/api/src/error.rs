@@ -18,6 +18,8 @@ pub const NOT_ALLOWED: &str = "API key is not allowed to call this operation";
 pub const PER_MINUTE: &str = "Too many API requests per minute";
 pub const MONTHLY: &str = "API rate limit exceeded";
 pub const ROUTE_NOT_FOUND: &str = "404 Route Not Found";
+pub const METHOD_NOT_ALLOWED: &str = "405 Method Not Allowed";
+pub const UNAVAILABLE: &str = "The service is busy, please try again";
 
 /// `{"error": "..."}`: the body of every 400, 401, 403, 429 and 500.
 #[derive(Debug, Serialize, ToSchema)]
@@ -37,7 +39,13 @@ pub enum ApiError {
     Unauthorized(&'static str),
     Forbidden,
     RouteNotFound,
-    TooManyRequests { message: &'static str, retry_after: Duration },
+    MethodNotAllowed,
+    /// The server is saturated (no database connection within the wait): try again.
+    Unavailable,
+    TooManyRequests {
+        message: &'static str,
+        retry_after: Duration,
+    },
     Internal(String),
 }
 
@@ -57,7 +65,10 @@ impl ApiError {
 
 impl From<store::StoreError> for ApiError {
     fn from(e: store::StoreError) -> Self {
-        ApiError::Internal(e.to_string())
+        match e {
+            store::StoreError::Busy => ApiError::Unavailable,
+            e => ApiError::Internal(e.to_string()),
+        }
     }
 }
 
@@ -75,6 +86,15 @@ impl IntoResponse for ApiError {
                 (StatusCode::NOT_FOUND, axum::Json(RouteNotFound { error_msg: ROUTE_NOT_FOUND.to_owned() }))
                     .into_response()
             }
+            ApiError::MethodNotAllowed => {
+                (StatusCode::METHOD_NOT_ALLOWED, axum::Json(RouteNotFound { error_msg: METHOD_NOT_ALLOWED.to_owned() }))
+                    .into_response()
+            }
+            ApiError::Unavailable => {
+                let mut resp = error_body(StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE);
+                resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                resp
+            }
             ApiError::TooManyRequests { message, retry_after } => {
                 let mut resp = error_body(StatusCode::TOO_MANY_REQUESTS, message);
                 let secs = retry_after.as_secs().max(1);
@@ -91,9 +111,15 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The router's fallback: unknown paths and known paths with another method.
+/// The router's fallback: unknown paths.
 pub async fn route_not_found() -> ApiError {
     ApiError::RouteNotFound
+}
+
+/// A known path with another method (TRACE included: nothing is echoed). The router
+/// adds the `Allow` header naming the path's methods.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
 }
 
 /// What a panic in a handler turns into: a 500 that leaks nothing.

@@ -24,6 +24,8 @@ pub mod openapi;
 pub mod params;
 pub mod responses;
 mod routes;
+pub use auth::FAILURES_PER_MINUTE;
+pub use routes::monitor::MAX_CREATIONS_PER_DAY;
 
 pub use auth::{Caller, GeneratedKey, KeyError, generate_key, hash_key};
 pub use limit::{LimitKind, Limited, MemoryLimiter, RateLimiter};
@@ -141,6 +143,7 @@ struct Inner {
     store: Arc<dyn Store>,
     limiter: Arc<dyn RateLimiter>,
     keys: auth::KeyCache,
+    failures: auth::FailureLimiter,
     lookups: Lookups,
     companies: cache::TtlCache<SocialId, model::Company>,
     by_domain: cache::TtlCache<model::Domain, model::Company>,
@@ -160,6 +163,7 @@ impl AppState {
     pub fn new(store: Arc<dyn Store>, limiter: Arc<dyn RateLimiter>, config: Config) -> Self {
         Self(Arc::new(Inner {
             keys: auth::KeyCache::new(config.key_cache_ttl),
+            failures: auth::FailureLimiter::default(),
             companies: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             by_domain: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             scores: cache::TtlCache::new(config.read_cache_ttl, 10_000),
@@ -183,6 +187,9 @@ impl AppState {
     }
     pub fn limiter(&self) -> &dyn RateLimiter {
         &*self.0.limiter
+    }
+    pub(crate) fn failures(&self) -> &auth::FailureLimiter {
+        &self.0.failures
     }
     pub fn keys(&self) -> &auth::KeyCache {
         &self.0.keys
@@ -246,8 +253,9 @@ pub fn router(state: AppState) -> Router {
         .merge(swagger)
         .route("/healthz", axum::routing::get(routes::healthz))
         .fallback(error::route_not_found)
-        .method_not_allowed_fallback(error::route_not_found)
+        .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn(request_timeout))
         .layer(CatchPanicLayer::custom(error::panic_response))
         .with_state(state)
 }
@@ -271,8 +279,88 @@ pub async fn serve(
         })
     };
     let app = router(state.clone());
-    let result = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+    let result = serve_connections(listener, app, shutdown).await;
     flusher.abort();
     state.flush().await;
     result
+}
+
+/// The connections one server keeps open; past it, new connections are closed at once
+/// (a flood of idle or slow clients cannot exhaust the process's file descriptors).
+pub const MAX_CONNECTIONS: usize = 4096;
+/// Time for a client to send a request's whole header (slowloris: one byte a second
+/// holds nothing for long). Also how long an idle keep-alive connection is kept.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time for a whole request, from its header read to its answer.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// At shutdown, how long connections get to finish the request they are serving.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Accepts connections until `shutdown`, each served by hyper's HTTP/1 with a header
+/// read timeout, under [`MAX_CONNECTIONS`]; requests carry the client's address
+/// (`ConnectInfo`). At shutdown, serving connections finish their request (within
+/// [`SHUTDOWN_GRACE`]), idle ones close.
+async fn serve_connections(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, remote) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors, say: wait a little rather than spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(permit) = open.clone().try_acquire_owned() else {
+            tracing::warn!(%remote, "connection cap reached: connection closed");
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(axum::extract::ConnectInfo(remote));
+            tower::ServiceExt::oneshot(app.clone(), request.map(axum::body::Body::new))
+        });
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        let watched = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = watched.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(SHUTDOWN_GRACE) => tracing::warn!("connections still open at the end of the grace period"),
+    }
+    Ok(())
+}
+
+/// A request that takes longer than [`REQUEST_TIMEOUT`] is answered 503 with
+/// Retry-After (its work is dropped).
+async fn request_timeout(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::warn!("request over its time");
+            error::ApiError::Unavailable.into_response()
+        }
+    }
 }

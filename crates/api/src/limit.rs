@@ -49,11 +49,14 @@ struct Window {
 pub struct MemoryLimiter {
     store: Arc<dyn Store>,
     windows: Mutex<HashMap<i64, Window>>,
+    /// Counts taken for a flush whose write failed: written by the next flush (the
+    /// window may have moved to another month meanwhile, so they are kept apart).
+    unwritten: Mutex<Vec<(i64, String, u64)>>,
 }
 
 impl MemoryLimiter {
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store, windows: Mutex::new(HashMap::new()) }
+        Self { store, windows: Mutex::new(HashMap::new()), unwritten: Mutex::new(Vec::new()) }
     }
 
     fn windows(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Window>> {
@@ -126,36 +129,73 @@ impl RateLimiter for MemoryLimiter {
     }
 
     async fn flush(&self) -> Result<(), StoreError> {
-        let pending: Vec<(i64, String, u64)> = {
+        let mut pending: Vec<(i64, String, u64)> = {
             let mut windows = self.windows();
             windows
                 .iter_mut()
                 .filter(|(_, w)| w.month_pending > 0)
                 .map(|(id, w)| {
                     let n = std::mem::take(&mut w.month_pending);
+                    // Still counted against the quota (base), whether written yet or not.
                     w.month_base += n;
                     (*id, w.month.clone(), n)
                 })
                 .collect()
         };
-        for (id, month, n) in pending {
-            if let Err(e) = self.store.add_usage(id, &month, n).await {
-                // Put the count back so the next flush retries it.
-                if let Some(w) = self.windows().get_mut(&id).filter(|w| w.month == month) {
-                    w.month_base -= n;
-                    w.month_pending += n;
-                }
-                return Err(e);
-            }
-        }
-        Ok(())
+        pending.append(&mut self.unwritten.lock().unwrap_or_else(|p| p.into_inner()));
+        let store = &self.store;
+        let (failed, first_error) =
+            write_counts(pending, |id, month, n| async move { store.add_usage(id, &month, n).await }).await;
+        self.unwritten.lock().unwrap_or_else(|p| p.into_inner()).extend(failed);
+        first_error.map_or(Ok(()), Err)
     }
+}
+
+/// Writes each count with `write`; returns those whose write failed (to be written
+/// later: nothing counted is dropped) and the first error.
+async fn write_counts<F, Fut>(
+    counts: Vec<(i64, String, u64)>,
+    write: F,
+) -> (Vec<(i64, String, u64)>, Option<StoreError>)
+where
+    F: Fn(i64, String, u64) -> Fut,
+    Fut: std::future::Future<Output = Result<(), StoreError>>,
+{
+    let mut failed = Vec::new();
+    let mut first = None;
+    for (id, month, n) in counts {
+        if let Err(e) = write(id, month.clone(), n).await {
+            first.get_or_insert(e);
+            failed.push((id, month, n));
+        }
+    }
+    (failed, first)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use time::macros::datetime;
+
+    #[tokio::test]
+    async fn a_failed_write_keeps_every_count() {
+        let written = Mutex::new(Vec::new());
+        let counts = vec![(1, "2026-11".to_owned(), 5), (2, "2026-11".to_owned(), 7), (3, "2026-10".to_owned(), 2)];
+        let (failed, error) = write_counts(counts, |id, month, n| {
+            let written = &written;
+            async move {
+                if id == 1 {
+                    return Err(StoreError::Busy);
+                }
+                written.lock().unwrap().push((id, month, n));
+                Ok(())
+            }
+        })
+        .await;
+        assert!(matches!(error, Some(StoreError::Busy)));
+        assert_eq!(failed, [(1, "2026-11".to_owned(), 5)], "the failed count is kept");
+        assert_eq!(written.into_inner().unwrap().len(), 2, "the counts after the failure are still written");
+    }
 
     #[test]
     fn next_month_boundaries() {

@@ -20,23 +20,30 @@ pub struct Page(u64);
 impl Page {
     pub const FIRST: Page = Page(1);
 
-    /// `None` (parameter absent) is page 1. Numbers too large for 64 bits are a page
-    /// past any end, not an error.
+    /// The largest page number: the OpenAPI document's `maximum` (a 32-bit signed
+    /// integer, what clients generated from it can hold).
+    pub const MAX: u64 = (1 << 31) - 1;
+
+    /// `None` (parameter absent) is page 1. Exactly what the OpenAPI document allows:
+    /// decimal digits, 1 to [`Page::MAX`]. Zero or a negative number is "Page value
+    /// should be greater than 0"; anything else (signs, spaces, exponents, a number over
+    /// the maximum) is "Invalid request" — never a page number saturated and echoed.
     pub fn parse(raw: Option<&str>) -> Result<Self, PageError> {
         let Some(raw) = raw else { return Ok(Page::FIRST) };
-        let raw = raw.trim();
         let (negative, digits) = match raw.strip_prefix('-') {
             Some(d) => (true, d),
-            None => (false, raw.strip_prefix('+').unwrap_or(raw)),
+            None => (false, raw),
         };
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(PageError::NotANumber);
         }
-        if negative {
+        if negative || digits.bytes().all(|b| b == b'0') {
             return Err(PageError::NotPositive);
         }
-        let n = digits.parse::<u64>().unwrap_or(u64::MAX);
-        if n == 0 { Err(PageError::NotPositive) } else { Ok(Page(n)) }
+        match digits.parse::<u64>() {
+            Ok(n) if n <= Self::MAX => Ok(Page(n)),
+            _ => Err(PageError::NotANumber),
+        }
     }
 
     pub fn number(self) -> u64 {
@@ -87,7 +94,13 @@ mod tests {
         assert_eq!(Page::parse(Some("-2")), Err(PageError::NotPositive));
         assert_eq!(Page::parse(Some("abc")), Err(PageError::NotANumber));
         assert_eq!(Page::parse(Some("")), Err(PageError::NotANumber));
-        assert_eq!(Page::parse(Some("99999999999999999999999")).unwrap().offset(), i64::MAX);
+        assert_eq!(Page::parse(Some("2147483647")).unwrap().number(), Page::MAX);
+        for bad in ["2147483648", "99999999999999999999999", "+3", " 3", "3 ", "1e3", "0x10", "３"] {
+            assert_eq!(Page::parse(Some(bad)), Err(PageError::NotANumber), "{bad:?}");
+        }
+        assert_eq!(Page::parse(Some("-0")), Err(PageError::NotPositive));
+        assert_eq!(Page::parse(Some("000")), Err(PageError::NotPositive));
+        assert_eq!(Page::parse(Some("007")).unwrap().number(), 7);
     }
 
     #[test]
@@ -102,7 +115,7 @@ mod tests {
         #[test]
         fn never_panics(s in "\\PC{0,40}") {
             if let Ok(p) = Page::parse(Some(&s)) {
-                prop_assert!(p.number() >= 1);
+                prop_assert!(p.number() >= 1 && p.number() <= Page::MAX);
                 prop_assert!(p.offset() >= 0);
             }
         }

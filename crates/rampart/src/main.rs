@@ -72,6 +72,11 @@ enum Command {
         #[command(subcommand)]
         action: JobsAction,
     },
+    /// Subsidiary links that keys asked for and an operator must approve.
+    Subsidiaries {
+        #[command(subcommand)]
+        action: SubsidiariesAction,
+    },
     /// Manage API keys.
     Keys {
         #[command(subcommand)]
@@ -181,6 +186,82 @@ enum Command {
         #[arg(long, default_value_t = 78, hide = true)]
         lab_octet: u8,
     },
+}
+
+#[derive(Subcommand)]
+enum SubsidiariesAction {
+    /// Requests waiting for a decision (with --all: every request, decided or not).
+    Pending {
+        #[command(flatten)]
+        db: DbArg,
+        #[arg(long)]
+        all: bool,
+    },
+    /// Link the companies of a pending request.
+    Approve {
+        #[command(flatten)]
+        db: DbArg,
+        id: i64,
+        /// Why (kept with the request).
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+    /// Refuse a pending request: the companies stay apart.
+    Reject {
+        #[command(flatten)]
+        db: DbArg,
+        id: i64,
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+}
+
+async fn subsidiaries(action: SubsidiariesAction) -> Result<()> {
+    match action {
+        SubsidiariesAction::Pending { db, all } => {
+            let store = open(&db.db).await?;
+            let state = if all { None } else { Some(store::SubsidiaryState::Pending) };
+            let requests = store.subsidiary_requests(state).await?;
+            println!(
+                "{:<6} {:<9} {:<24} {:<24} {:<6} {:<20} NOTE",
+                "ID", "STATE", "PARENT", "SUBSIDIARY", "KEY", "ASKED"
+            );
+            for r in &requests {
+                let key = r.key_id.map_or("-".to_owned(), |k| k.to_string());
+                println!(
+                    "{:<6} {:<9} {:<24} {:<24} {:<6} {:<20} {}",
+                    r.id,
+                    r.state.as_str(),
+                    r.parent.as_str(),
+                    r.child.as_str(),
+                    key,
+                    r.created_at,
+                    r.note.as_deref().unwrap_or("")
+                );
+            }
+            if requests.is_empty() {
+                eprintln!("no requests");
+            }
+            Ok(())
+        }
+        SubsidiariesAction::Approve { db, id, note } | SubsidiariesAction::Reject { db, id, note }
+            if note.len() > 1000 =>
+        {
+            let _ = (db, id);
+            bail!("--note is {} bytes; at most 1000", note.len())
+        }
+        SubsidiariesAction::Approve { db, id, note } => decide(&db.db, id, true, &note).await,
+        SubsidiariesAction::Reject { db, id, note } => decide(&db.db, id, false, &note).await,
+    }
+}
+
+async fn decide(db: &str, id: i64, approve: bool, note: &str) -> Result<()> {
+    let store = open(db).await?;
+    let Some(r) = store.decide_subsidiary_request(id, approve, note).await? else {
+        bail!("no pending request {id} (`rampart subsidiaries pending --all` lists them)");
+    };
+    println!("request {id} {}: {} and {} ({})", r.state.as_str(), r.parent, r.child, r.child_name);
+    Ok(())
 }
 
 #[derive(Subcommand)]
@@ -478,6 +559,7 @@ async fn main() -> Result<()> {
             served
         }
         Command::Jobs { action } => jobs(action).await,
+        Command::Subsidiaries { action } => subsidiaries(action).await,
         Command::Worker { db, concurrency, lease_secs, max_attempts, net } => {
             let store = open(&db.db).await?;
             let ctx = Arc::new(scan::with_store_data(net.context()?, &*store).await?);

@@ -70,6 +70,18 @@ pub struct NetOpts {
     /// endoflife.date product data (JSON) for the sbom end-of-life and outdated checks.
     #[arg(long, value_name = "FILE")]
     eol: Option<PathBuf>,
+    /// A domain scan's budget: candidate names resolved, over every source.
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_names: u64,
+    /// Hosts kept as assets of one domain.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    max_hosts: u64,
+    /// Hosts visited by the web rounds of one domain.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    max_visits: u64,
+    /// Seconds one domain's scan may take; a stage that runs out keeps what it has.
+    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    scan_secs: u64,
 }
 
 fn parse_vector(text: &str) -> Result<model::RiskVector, String> {
@@ -115,6 +127,13 @@ impl NetOpts {
                 }
                 ctx
             }
+        };
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        ctx.limits = scanner::probes::Limits {
+            names: count(self.max_names),
+            hosts: count(self.max_hosts),
+            visits: count(self.max_visits),
+            time: std::time::Duration::from_secs(self.scan_secs),
         };
         if !self.selectors.is_empty() {
             ctx.selectors = self.selectors.clone();

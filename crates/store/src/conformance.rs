@@ -118,6 +118,7 @@ fn cve(id: &str, modified: &str, products: &[&str]) -> CveRecord {
 pub async fn run_all(store: Arc<dyn Store>) {
     companies(&*store).await;
     subsidiaries_and_search(&*store).await;
+    subsidiary_requests(&*store).await;
     cves(&*store).await;
     served_forms_follow_their_record(&*store, &*store).await;
     cve_batches(&*store).await;
@@ -126,6 +127,58 @@ pub async fn run_all(store: Arc<dyn Store>) {
     scans(&*store).await;
     discovery(&*store).await;
     software(&*store).await;
+}
+
+/// add-subsidiary's record: a created company is linked at once and counted for its key;
+/// a pending one is not linked until approved; asked twice, one request; a rejected one
+/// is never linked.
+async fn subsidiary_requests(store: &dyn Store) {
+    use crate::SubsidiaryState as S;
+    let save = |id: &'static str| async move {
+        store
+            .save_company(&CompanySnapshot { profile: profile(id, id, &format!("{id}.example")), ..Default::default() })
+            .await
+            .unwrap()
+    };
+    let (parent, made, stranger, other) =
+        (save("req-parent").await, save("req-made").await, save("req-stranger").await, save("req-other").await);
+    let ids = |companies: Vec<model::Company>| companies.into_iter().map(|c| c.id).collect::<Vec<_>>();
+    let since = time::OffsetDateTime::now_utc() - Duration::from_secs(60);
+    assert_eq!(store.companies_created_by_key(7, since).await.unwrap(), 0);
+    store.record_subsidiary_request(parent.id, made.id, Some(7), S::Created).await.unwrap();
+    assert_eq!(ids(store.subsidiaries(parent.id, None).await.unwrap().items), [made.id], "created: linked at once");
+    assert_eq!(store.companies_created_by_key(7, since).await.unwrap(), 1);
+    assert_eq!(store.companies_created_by_key(8, since).await.unwrap(), 0);
+    let future = time::OffsetDateTime::now_utc() + Duration::from_secs(60);
+    assert_eq!(store.companies_created_by_key(7, future).await.unwrap(), 0);
+
+    let pending = store.record_subsidiary_request(parent.id, stranger.id, Some(7), S::Pending).await.unwrap();
+    assert_eq!(store.record_subsidiary_request(parent.id, stranger.id, Some(7), S::Pending).await.unwrap(), pending);
+    assert_eq!(ids(store.subsidiaries(parent.id, None).await.unwrap().items), [made.id], "pending: not linked");
+    let open = store.subsidiary_requests(Some(S::Pending)).await.unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(
+        (open[0].parent.as_str(), open[0].child.as_str(), open[0].key_id),
+        ("req-parent", "req-stranger", Some(7))
+    );
+    let approved =
+        store.decide_subsidiary_request(pending, true, "checked the group's filings").await.unwrap().unwrap();
+    assert_eq!((approved.state, approved.note.as_deref()), (S::Approved, Some("checked the group's filings")));
+    assert!(approved.decided_at.is_some());
+    let mut linked = ids(store.subsidiaries(parent.id, None).await.unwrap().items);
+    linked.sort_unstable();
+    assert_eq!(linked, [made.id, stranger.id]);
+    assert!(store.decide_subsidiary_request(pending, false, "").await.unwrap().is_none(), "decided once");
+
+    let rejected = store.record_subsidiary_request(parent.id, other.id, None, S::Pending).await.unwrap();
+    assert_eq!(
+        store.decide_subsidiary_request(rejected, false, "not theirs").await.unwrap().unwrap().state,
+        S::Rejected
+    );
+    assert!(!ids(store.subsidiaries(parent.id, None).await.unwrap().items).contains(&other.id));
+    assert!(store.subsidiary_requests(Some(S::Pending)).await.unwrap().is_empty());
+    assert_eq!(store.subsidiary_requests(None).await.unwrap().len(), 3);
+    assert!(store.record_subsidiary_request(parent.id, parent.id, None, S::Pending).await.is_err());
 }
 
 /// Batches written several to a transaction end as one `upsert_cves` after the other

@@ -38,6 +38,9 @@ pub enum StoreError {
     Invalid(String),
     #[error("unsupported database URL {0:?}: expected sqlite://PATH or a file path")]
     UnsupportedUrl(String),
+    /// No connection was free within the wait: the store is saturated, try again.
+    #[error("the database is busy: no connection free within the wait")]
+    Busy,
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -187,6 +190,48 @@ pub struct FindingFilter<'a> {
     pub risk_vector: Option<RiskVector>,
 }
 
+/// Where an add-subsidiary request stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubsidiaryState {
+    /// The request created the company, and linked it.
+    Created,
+    /// An existing company outside the key's tree: waits for an operator.
+    Pending,
+    Approved,
+    Rejected,
+}
+
+impl SubsidiaryState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubsidiaryState::Created => "created",
+            SubsidiaryState::Pending => "pending",
+            SubsidiaryState::Approved => "approved",
+            SubsidiaryState::Rejected => "rejected",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<SubsidiaryState> {
+        [SubsidiaryState::Created, SubsidiaryState::Pending, SubsidiaryState::Approved, SubsidiaryState::Rejected]
+            .into_iter()
+            .find(|s| s.as_str() == raw)
+    }
+}
+
+/// An add-subsidiary request, as an operator reviews it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubsidiaryRequest {
+    pub id: i64,
+    pub parent: model::SocialId,
+    pub child: model::SocialId,
+    pub child_name: String,
+    pub key_id: Option<i64>,
+    pub state: SubsidiaryState,
+    pub created_at: String,
+    pub decided_at: Option<String>,
+    pub note: Option<String>,
+}
+
 /// What a scan covered: the open findings of these risk vectors (on this asset only,
 /// when given) that the scan did not see again are closed.
 #[derive(Debug, Clone, Copy)]
@@ -267,6 +312,23 @@ pub trait Store: Send + Sync + 'static {
     // --- subsidiaries ----------------------------------------------------------
     /// Links `child` below `parent`; false when the link existed.
     async fn link_subsidiary(&self, parent: i64, child: i64) -> Result<bool>;
+    /// Records what a key asked of add-subsidiary: `Created` links at once (a company
+    /// the request created); `Pending` waits for an operator (an existing company outside
+    /// the key's tree; asked again, the open request's id is returned). Returns the id.
+    async fn record_subsidiary_request(
+        &self,
+        parent: i64,
+        child: i64,
+        key_id: Option<i64>,
+        state: SubsidiaryState,
+    ) -> Result<i64>;
+    /// The requests in `state` (all when `None`), oldest first.
+    async fn subsidiary_requests(&self, state: Option<SubsidiaryState>) -> Result<Vec<SubsidiaryRequest>>;
+    /// Approves (links the companies) or rejects a pending request; `None` when no
+    /// pending request has that id.
+    async fn decide_subsidiary_request(&self, id: i64, approve: bool, note: &str) -> Result<Option<SubsidiaryRequest>>;
+    /// Companies created through add-subsidiary by a key since `since`.
+    async fn companies_created_by_key(&self, key_id: i64, since: time::OffsetDateTime) -> Result<u64>;
     /// Removes the link; false when there was none.
     async fn unlink_subsidiary(&self, parent: i64, child: i64) -> Result<bool>;
     /// Subsidiaries by name; all of them when `page` is `None`.
@@ -357,6 +419,8 @@ pub trait Store: Send + Sync + 'static {
     async fn incidents_for_company(&self, company: i64) -> Result<Vec<Incident>>;
     async fn incidents_for_domain(&self, domain: &Domain) -> Result<Vec<Incident>>;
     async fn incident(&self, incident_id: &str) -> Result<Option<Incident>>;
+    /// The company an incident is linked to (`None`: unknown incident or not linked).
+    async fn incident_company(&self, incident_id: &str) -> Result<Option<i64>>;
     async fn save_prediction(&self, company: i64, kind: &str, period: u32, data: &serde_json::Value) -> Result<()>;
     async fn prediction(&self, company: i64, kind: &str, period: u32) -> Result<Option<serde_json::Value>>;
 

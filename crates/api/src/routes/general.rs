@@ -30,7 +30,7 @@ pub async fn get_domain_by_social_id(
 /// Companies whose name contains `company_name` (case-insensitive), best matches first.
 #[utoipa::path(get, path = "/general-getsocialid-by-companyname", operation_id = "general-getsocialid-by-companyname", tag = "General",
     params(("company_name" = String, Query, description = "Name or part of a name"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Matching companies", body = SocialIdsByName), CommonErrors))]
 pub async fn get_social_id_by_company_name(
     State(app): State<AppState>,

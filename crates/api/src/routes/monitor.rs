@@ -6,7 +6,8 @@ use axum::body::Bytes;
 use axum::extract::{Extension, State};
 use model::{CompanyProfile, Domain, SocialId};
 use serde_json::Value;
-use store::{CompanySnapshot, FindingFilter};
+use store::{CompanySnapshot, FindingFilter, SubsidiaryState};
+use time::OffsetDateTime;
 
 use crate::error::ApiError;
 use crate::openapi::CommonErrors;
@@ -29,7 +30,7 @@ pub async fn get_company_info(
 
 /// Applications and technologies detected on the caller's assets.
 #[utoipa::path(get, path = "/monitor-getcompanyapplicationsassets", operation_id = "monitor-getcompanyapplicationsassets", tag = "Monitor",
-    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
 pub async fn get_company_applications_assets(
     State(app): State<AppState>,
@@ -43,7 +44,7 @@ pub async fn get_company_applications_assets(
 
 /// The caller's network endpoints.
 #[utoipa::path(get, path = "/monitor-getcompanyinfrastructureassets", operation_id = "monitor-getcompanyinfrastructureassets", tag = "Monitor",
-    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
 pub async fn get_company_infrastructure_assets(
     State(app): State<AppState>,
@@ -57,7 +58,7 @@ pub async fn get_company_infrastructure_assets(
 
 /// The caller's external software bill of materials.
 #[utoipa::path(get, path = "/monitor-getcompanysbom", operation_id = "monitor-getcompanysbom", tag = "Monitor",
-    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
 pub async fn get_company_sbom(
     State(app): State<AppState>,
@@ -71,7 +72,7 @@ pub async fn get_company_sbom(
 
 /// The caller's SBOM components that have known CVEs.
 #[utoipa::path(get, path = "/monitor-getcompanysbomcve", operation_id = "monitor-getcompanysbomcve", tag = "Monitor",
-    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
 pub async fn get_company_sbom_cve(
     State(app): State<AppState>,
@@ -86,7 +87,7 @@ pub async fn get_company_sbom_cve(
 /// The caller's SBOM by subdomain of one domain.
 #[utoipa::path(get, path = "/monitor-getcompanysbomdomain", operation_id = "monitor-getcompanysbomdomain", tag = "Monitor",
     params(("domain" = String, Query, description = "A domain of the company"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM by subdomain", body = SbomByDomain), CommonErrors))]
 pub async fn get_company_sbom_domain(
     State(app): State<AppState>,
@@ -112,7 +113,7 @@ pub async fn get_company_scores(
 
 /// Statistics of each of the caller's subsidiaries.
 #[utoipa::path(get, path = "/monitor-getcompanystats", operation_id = "monitor-getcompanystats", tag = "Monitor",
-    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
 pub async fn get_company_stats(
     State(app): State<AppState>,
@@ -126,7 +127,7 @@ pub async fn get_company_stats(
 
 /// Scores of each of the caller's subsidiaries.
 #[utoipa::path(get, path = "/monitor-getcompanysubscores", operation_id = "monitor-getcompanysubscores", tag = "Monitor",
-    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
 pub async fn get_company_subscores(
     State(app): State<AppState>,
@@ -165,7 +166,7 @@ pub async fn get_company_subsidiaries(
 
 /// The caller's subsidiaries, paged (records spell `serched_by`).
 #[utoipa::path(get, path = "/monitor-listsubsidiaries", operation_id = "monitor-listsubsidiaries", tag = "Monitor",
-    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiaries", body = ListSubsidiaries), CommonErrors))]
 pub async fn list_subsidiaries(
     State(app): State<AppState>,
@@ -194,7 +195,7 @@ pub async fn get_company_history(
 
 /// Every vulnerability finding (CVE of detected software) on the caller's assets.
 #[utoipa::path(get, path = "/monitor-getall-vulnerability-detection", operation_id = "monitor-getall-vulnerability-detection", tag = "Monitor",
-    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Vulnerability findings", body = VulnerabilityDetections), CommonErrors))]
 pub async fn get_all_vulnerability_detection(
     State(app): State<AppState>,
@@ -237,7 +238,7 @@ async fn subdomain_findings(
 /// Every finding on one subdomain (all of the company's when none is given).
 #[utoipa::path(get, path = "/monitor-getall-subdomain-findings", operation_id = "monitor-getall-subdomain-findings", tag = "Monitor",
     params(("subdomain" = Option<String>, Query, description = "Host name, e.g. www.example.com"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Findings", body = SubdomainFindings), CommonErrors))]
 pub async fn get_all_subdomain_findings(
     State(app): State<AppState>,
@@ -251,7 +252,7 @@ pub async fn get_all_subdomain_findings(
 #[utoipa::path(get, path = "/monitor-get-subdomain-findings", operation_id = "monitor-get-subdomain-findings", tag = "Monitor",
     params(("subdomain" = Option<String>, Query, description = "Host name, e.g. www.example.com"),
            ("risk_vector_type" = String, Query, description = "One of the twelve components, case-insensitive, e.g. DKIM"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Findings", body = SubdomainFindings), CommonErrors))]
 pub async fn get_subdomain_findings(
     State(app): State<AppState>,
@@ -492,9 +493,39 @@ pub async fn add_subsidiary(
     if new.social_id == parent.social_id {
         return Err(ApiError::bad("social_id must differ from parent_social_id"));
     }
-    let child = match app.store().company_by_social_id(&new.social_id).await? {
-        Some(existing) => existing,
+    let existing = app.store().company_by_social_id(&new.social_id).await?;
+    let message = match existing {
+        // A company that exists already: linked only if it is in the key's tree now;
+        // otherwise an operator decides (a key must not reach a company by naming it).
+        Some(child) => {
+            let linked = app.store().subsidiaries(parent.id, None).await?.items.iter().any(|c| c.id == child.id);
+            if linked {
+                format!(
+                    "Subsidiary {} ({}) is already a subsidiary of {}",
+                    child.company_name, child.social_id, parent.company_name
+                )
+            } else {
+                let id = app
+                    .store()
+                    .record_subsidiary_request(parent.id, child.id, caller.key_id, SubsidiaryState::Pending)
+                    .await?;
+                tracing::info!(request = id, parent = %parent.social_id, child = %child.social_id, "subsidiary link pending approval");
+                format!(
+                    "Subsidiary {} is pending approval (request {id}): the company exists already, so an operator must \
+                     approve the link; nothing of it is visible to this key until then",
+                    child.social_id
+                )
+            }
+        }
         None => {
+            if let Some(key) = caller.key_id {
+                let today = OffsetDateTime::now_utc().replace_time(time::Time::MIDNIGHT);
+                if app.store().companies_created_by_key(key, today).await? >= MAX_CREATIONS_PER_DAY {
+                    let tomorrow = today + time::Duration::days(1);
+                    let wait = (tomorrow - OffsetDateTime::now_utc()).unsigned_abs();
+                    return Err(ApiError::TooManyRequests { message: CREATIONS_EXCEEDED, retry_after: wait });
+                }
+            }
             let profile = CompanyProfile {
                 social_id: Some(new.social_id.clone()),
                 company_name: new.name.clone(),
@@ -506,22 +537,21 @@ pub async fn add_subsidiary(
                 ..Default::default()
             };
             let created = app.store().save_company(&CompanySnapshot { profile, ..Default::default() }).await?;
+            app.store()
+                .record_subsidiary_request(parent.id, created.id, caller.key_id, SubsidiaryState::Created)
+                .await?;
             super::queue_scan(&app, &created).await?;
-            created
+            format!("Subsidiary {} ({}) was added to {}", created.company_name, created.social_id, parent.company_name)
         }
     };
-    let linked = app.store().link_subsidiary(parent.id, child.id).await?;
     app.invalidate();
-    let message = if linked {
-        format!("Subsidiary {} ({}) was added to {}", child.company_name, child.social_id, parent.company_name)
-    } else {
-        format!(
-            "Subsidiary {} ({}) is already a subsidiary of {}",
-            child.company_name, child.social_id, parent.company_name
-        )
-    };
     Ok(Json(MessageOut { message }))
 }
+
+/// Companies one key may create through add-subsidiary per UTC day: creating companies
+/// queues scans, so a key cannot turn the scanner on the internet at will.
+pub const MAX_CREATIONS_PER_DAY: u64 = 20;
+const CREATIONS_EXCEEDED: &str = "Too many companies created by this API key today";
 
 /// Removes a subsidiary from the caller's company.
 #[utoipa::path(delete, path = "/monitor-delete-subsidiary", operation_id = "monitor-delete-subsidiary", tag = "Monitor",

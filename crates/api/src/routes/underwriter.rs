@@ -322,7 +322,7 @@ pub async fn get_company_info(
 /// Applications and technologies detected on the company's assets.
 #[utoipa::path(get, path = "/underwriter-getcompanyapplicationsassets", operation_id = "underwriter-getcompanyapplicationsassets", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
 pub async fn get_company_applications_assets(
     State(app): State<AppState>,
@@ -337,7 +337,7 @@ pub async fn get_company_applications_assets(
 /// Network endpoints (IP address and port) of the company.
 #[utoipa::path(get, path = "/underwriter-getcompanyinfrastructureassets", operation_id = "underwriter-getcompanyinfrastructureassets", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
 pub async fn get_company_infrastructure_assets(
     State(app): State<AppState>,
@@ -352,7 +352,7 @@ pub async fn get_company_infrastructure_assets(
 /// The external software bill of materials.
 #[utoipa::path(get, path = "/underwriter-getcompanysbom", operation_id = "underwriter-getcompanysbom", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
 pub async fn get_company_sbom(
     State(app): State<AppState>,
@@ -367,7 +367,7 @@ pub async fn get_company_sbom(
 /// SBOM components that have known CVEs, with those CVEs.
 #[utoipa::path(get, path = "/underwriter-getcompanysbomcve", operation_id = "underwriter-getcompanysbomcve", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
 pub async fn get_company_sbom_cve(
     State(app): State<AppState>,
@@ -383,7 +383,7 @@ pub async fn get_company_sbom_cve(
 #[utoipa::path(get, path = "/underwriter-getcompanysbomdomain", operation_id = "underwriter-getcompanysbomdomain", tag = "Underwriter",
     params(("domain" = String, Query, description = "A domain of the company"),
            ("social_id" = String, Query, description = "The company's social_id"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM by subdomain", body = SbomByDomain), CommonErrors))]
 pub async fn get_company_sbom_domain(
     State(app): State<AppState>,
@@ -413,7 +413,7 @@ pub async fn get_company_scores(
 /// scores (an extension of the spec: its operations have no score history).
 #[utoipa::path(get, path = "/underwriter-getcompanyscore-history", operation_id = "underwriter-getcompanyscore-history", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The company's social_id"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Score history (extension)", body = ScoreHistory), CommonErrors))]
 pub async fn get_company_score_history(
     State(app): State<AppState>,
@@ -444,7 +444,7 @@ const HISTORY_LIMIT: u32 = 10_000;
 /// Statistics of each subsidiary.
 #[utoipa::path(get, path = "/underwriter-getcompanystats", operation_id = "underwriter-getcompanystats", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The parent company's social_id"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
 pub async fn get_company_stats(
     State(app): State<AppState>,
@@ -459,7 +459,7 @@ pub async fn get_company_stats(
 /// Scores of each subsidiary.
 #[utoipa::path(get, path = "/underwriter-getcompanysubscores", operation_id = "underwriter-getcompanysubscores", tag = "Underwriter",
     params(("social_id" = String, Query, description = "The parent company's social_id"),
-           ("page" = Option<u64>, Query, description = "Page number, from 1")),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
 pub async fn get_company_subscores(
     State(app): State<AppState>,
@@ -477,25 +477,38 @@ pub async fn get_company_subscores(
     responses((status = 200, description = "The incident", body = IncidentDetail), CommonErrors))]
 pub async fn get_incident_detail_by_id(
     State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
     p: Params,
 ) -> Result<Json<IncidentDetail>, ApiError> {
     let id = p.required("incident_id")?;
     if id.len() > 200 {
         return Err(ApiError::not_valid("incident_id"));
     }
+    let not_found = || ApiError::bad("Incident not found");
     let mut found = app.store().incident(id).await?;
     if found.is_none()
         && let Some(m) = app.mock()
     {
         found = app.store().incident(&m.incident).await?;
     }
-    let incident = found.ok_or_else(|| ApiError::bad("Incident not found"))?;
+    let incident = found.ok_or_else(not_found)?;
+    // A key bound to a company sees the incidents of its company and subsidiaries only;
+    // any other incident is answered as one that does not exist (nothing leaks).
+    if let Some(own) = &caller.company
+        && app.mock().is_none()
+    {
+        let owner = app.store().incident_company(&incident.incident_id).await?;
+        let family = super::family(&app, own).await?;
+        if !owner.is_some_and(|o| family.iter().any(|c| c.id == o)) {
+            return Err(not_found());
+        }
+    }
     Ok(Json(incident.into()))
 }
 
 /// Companies most recently rated.
 #[utoipa::path(get, path = "/underwriter-getlastcompaniesscanned", operation_id = "underwriter-getlastcompaniesscanned", tag = "Underwriter",
-    params(("page" = Option<u64>, Query, description = "Page number, from 1")),
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Last companies scanned", body = LastScanned), CommonErrors))]
 pub async fn get_last_companies_scanned(
     State(app): State<AppState>,

@@ -242,12 +242,35 @@ async fn unknown_routes_and_methods() {
         (Method::GET, "/nope", None),
         (Method::GET, "/nope", Some(app.underwriter.as_str())),
         (Method::GET, "/general-getdomain-by-socialid/extra", None),
-        (Method::POST, "/general-getdomain-by-socialid?social_id=acme-robotics", Some(app.underwriter.as_str())),
-        (Method::GET, "/monitor-add-subsidiary", Some(app.monitor.as_str())),
-        (Method::DELETE, "/monitor-rescan-subdomain-by-vectorid", Some(app.monitor.as_str())),
+        (Method::TRACE, "/nope", None),
     ] {
         let (s, v, _) = app.call(method.clone(), path, key, None).await;
         assert_eq!((s, v), (StatusCode::NOT_FOUND, nf.clone()), "{method} {path}");
+    }
+    // A known path with another method: 405 naming the methods it takes. TRACE is one
+    // of them, and echoes nothing of the request.
+    let na = json!({"error_msg": "405 Method Not Allowed"});
+    for (method, path, key, allow) in [
+        (
+            Method::POST,
+            "/general-getdomain-by-socialid?social_id=acme-robotics",
+            Some(app.underwriter.as_str()),
+            "GET,HEAD",
+        ),
+        (Method::GET, "/monitor-add-subsidiary", Some(app.monitor.as_str()), "POST"),
+        (Method::DELETE, "/monitor-rescan-subdomain-by-vectorid", Some(app.monitor.as_str()), "PUT"),
+        (
+            Method::TRACE,
+            "/underwriter-getcompanyscores?social_id=acme-robotics",
+            Some(app.underwriter.as_str()),
+            "GET,HEAD",
+        ),
+        (Method::TRACE, "/healthz", None, "GET,HEAD"),
+    ] {
+        let (s, v, h) = app.call(method.clone(), path, key, Some("echo-me")).await;
+        assert_eq!((s, v.clone()), (StatusCode::METHOD_NOT_ALLOWED, na.clone()), "{method} {path}");
+        assert_eq!(h.get("allow").and_then(|v| v.to_str().ok()), Some(allow), "{method} {path}");
+        assert!(!v.to_string().contains("echo-me") && !v.to_string().contains("apikey"));
     }
 }
 
@@ -352,4 +375,106 @@ async fn hostile_input_never_crashes_the_server() {
         }
     }
     assert_eq!(app.get("/vulnerability-get-vendors", &app.underwriter).await.0, StatusCode::OK);
+}
+
+/// `page` is what the OpenAPI document says (1 to 2^31−1); anything else is a 400 with
+/// the spec's text, never a saturated page number echoed back.
+#[tokio::test]
+async fn page_numbers_outside_the_schema_are_refused() {
+    let app = TestApp::spawn().await;
+    let path = "/underwriter-getlastcompaniesscanned";
+    let (s, v) = app.get(&format!("{path}?page=2147483647"), &app.underwriter).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["pagination"]["current_page"], 2147483647u64);
+    for bad in ["2147483648", "18446744073709551616", "99999999999999999999999999", "%2B2", "%202", "1e3"] {
+        let (s, v) = app.get(&format!("{path}?page={bad}"), &app.underwriter).await;
+        assert_eq!((s, v), (StatusCode::BAD_REQUEST, json!({"error": "Invalid request"})), "page={bad}");
+    }
+    for zero in ["0", "-1", "-99999999999999999999"] {
+        let (s, v) = app.get(&format!("{path}?page={zero}"), &app.underwriter).await;
+        assert_eq!((s, v), (StatusCode::BAD_REQUEST, json!({"error": "Page value should be greater than 0"})));
+    }
+}
+
+/// Many connections that send a header one byte a second (slowloris) neither delay a
+/// normal client nor stay open: each is closed once the header read timeout passes.
+#[tokio::test]
+async fn slow_header_senders_are_cut_off_and_starve_nobody() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = TestApp::spawn().await;
+    let mut slow = Vec::new();
+    for _ in 0..200 {
+        let mut s = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+        s.write_all(b"G").await.unwrap();
+        slow.push(s);
+    }
+    let dripping = tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        let mut closed_at = None;
+        for second in 0..30 {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let mut alive = 0;
+            for s in &mut slow {
+                if s.write_all(b"E").await.is_ok() {
+                    alive += 1;
+                }
+            }
+            // A closed connection answers the next read with EOF (or a reset).
+            let mut buf = [0u8; 256];
+            let first = &mut slow[0];
+            let ended = matches!(
+                tokio::time::timeout(std::time::Duration::from_millis(10), first.read(&mut buf)).await,
+                Ok(Ok(0) | Err(_))
+            );
+            if ended && closed_at.is_none() {
+                closed_at = Some(started.elapsed());
+                let _ = (second, alive);
+                break;
+            }
+        }
+        closed_at
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let started = std::time::Instant::now();
+    let (s, _) = app.get("/vulnerability-get-vendors", &app.underwriter).await;
+    let took = started.elapsed();
+    assert_eq!(s, StatusCode::OK);
+    assert!(took < std::time::Duration::from_secs(1), "a normal request took {took:?} beside 200 slow ones");
+    let closed = dripping.await.unwrap().expect("a slow header sender was never cut off");
+    let limit = api::HEADER_READ_TIMEOUT + std::time::Duration::from_secs(3);
+    assert!(closed <= limit, "cut off after {closed:?}");
+}
+
+/// A client that keeps failing authentication (guessing keys) is answered 429 past the
+/// per-address limit, before any key lookup; a known key from the same address that is
+/// in memory still works.
+#[tokio::test]
+async fn key_guessing_is_rate_limited_per_address() {
+    let app = TestApp::spawn_with(api::Config {
+        key_cache_ttl: std::time::Duration::from_secs(60),
+        ..api::Config::default()
+    })
+    .await;
+    let path = "/vulnerability-get-vendors";
+    assert_eq!(app.get(path, &app.underwriter).await.0, StatusCode::OK);
+    for i in 0..api::FAILURES_PER_MINUTE {
+        let (s, v) = app.get(path, &format!("rk_guess{i:04}")).await;
+        if s == StatusCode::TOO_MANY_REQUESTS {
+            // The calendar minute turned: the count started over (at most once).
+            continue;
+        }
+        assert_eq!((s, v), (StatusCode::UNAUTHORIZED, json!({"error": "Invalid API key"})), "guess {i}");
+    }
+    let (mut s, mut v, mut h) = app.call(Method::GET, path, Some("rk_one-more"), None).await;
+    if s == StatusCode::UNAUTHORIZED {
+        // The minute turned during the loop: spend the new minute's budget too.
+        for i in 0..api::FAILURES_PER_MINUTE {
+            app.get(path, &format!("rk_again{i:04}")).await;
+        }
+        (s, v, h) = app.call(Method::GET, path, Some("rk_one-more"), None).await;
+    }
+    assert_eq!((s, v), (StatusCode::TOO_MANY_REQUESTS, json!({"error": "Too many API requests per minute"})));
+    let retry: u64 = h["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry));
+    assert_eq!(app.get(path, &app.underwriter).await.0, StatusCode::OK, "a known key still works");
 }

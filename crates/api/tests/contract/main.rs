@@ -6,3 +6,4 @@ mod mock;
 mod openapi;
 mod operations;
 mod shapes;
+mod tenancy;

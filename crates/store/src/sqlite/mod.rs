@@ -33,6 +33,7 @@ use crate::migrate::Embedded;
 use crate::{
     CandidateQuery, CapecRow, CompanyCounts, CompanySnapshot, CveCandidate, CweRow, EpssRow, FindingFilter,
     HostComponents, KevRow, Paged, Result, ScanOutcome, ScanScope, ServedCve, SharedStr, Store, StoreError, StoredCve,
+    SubsidiaryRequest, SubsidiaryState,
 };
 use readers::Readers;
 use served_cache::ServedCache;
@@ -53,6 +54,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (10, "slim_matches", include_str!("../../migrations/sqlite/0010_slim_matches.sql")),
     (11, "cve_candidates", include_str!("../../migrations/sqlite/0011_cve_candidates.sql")),
     (12, "job_leases", include_str!("../../migrations/sqlite/0012_job_leases.sql")),
+    (13, "subsidiary_requests", include_str!("../../migrations/sqlite/0013_subsidiary_requests.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -657,6 +659,22 @@ fn key_from_row(row: &SqliteRow) -> Result<ApiKey> {
     })
 }
 
+fn subsidiary_request_from_row(row: &SqliteRow) -> Result<SubsidiaryRequest> {
+    let state: &str = row.try_get("state")?;
+    Ok(SubsidiaryRequest {
+        id: row.try_get("id")?,
+        parent: SocialId::parse(row.try_get("parent_social_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        child: SocialId::parse(row.try_get("child_social_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        child_name: row.try_get("child_name")?,
+        key_id: row.try_get("key_id")?,
+        state: SubsidiaryState::parse(state)
+            .ok_or_else(|| StoreError::Corrupt(format!("subsidiary request state {state:?}")))?,
+        created_at: row.try_get("created_at")?,
+        decided_at: row.try_get("decided_at")?,
+        note: row.try_get("note")?,
+    })
+}
+
 fn job_from_row(row: &SqliteRow) -> Result<Job> {
     let status: &str = row.try_get("status")?;
     Ok(Job {
@@ -1060,6 +1078,110 @@ impl Store for SqliteStore {
         .execute(&self.write)
         .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    async fn record_subsidiary_request(
+        &self,
+        parent: i64,
+        child: i64,
+        key_id: Option<i64>,
+        state: SubsidiaryState,
+    ) -> Result<i64> {
+        if parent == child {
+            return Err(StoreError::Invalid("a company cannot be its own subsidiary".into()));
+        }
+        let now = rfc3339(OffsetDateTime::now_utc());
+        let mut tx = self.begin().await?;
+        if state == SubsidiaryState::Pending {
+            let open: Option<i64> = sqlx::query_scalar(
+                "SELECT id FROM subsidiary_requests WHERE parent_id = ?1 AND child_id = ?2 AND state = 'pending'",
+            )
+            .bind(parent)
+            .bind(child)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(id) = open {
+                tx.commit().await?;
+                return Ok(id);
+            }
+        }
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO subsidiary_requests (parent_id, child_id, key_id, state, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
+             RETURNING id",
+        )
+        .bind(parent)
+        .bind(child)
+        .bind(key_id)
+        .bind(state.as_str())
+        .bind(&now)
+        .fetch_one(&mut *tx)
+        .await?;
+        if state == SubsidiaryState::Created {
+            sqlx::query(
+                "INSERT INTO subsidiaries (parent_id, child_id, added_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+            )
+            .bind(parent)
+            .bind(child)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn subsidiary_requests(&self, state: Option<SubsidiaryState>) -> Result<Vec<SubsidiaryRequest>> {
+        let rows = sqlx::query(
+            "SELECT r.*, p.social_id AS parent_social_id, c.social_id AS child_social_id, c.company_name AS child_name \
+             FROM subsidiary_requests r JOIN companies p ON p.id = r.parent_id JOIN companies c ON c.id = r.child_id \
+             WHERE ?1 IS NULL OR r.state = ?1 ORDER BY r.id",
+        )
+        .bind(state.map(SubsidiaryState::as_str))
+        .fetch_all(&mut *self.read.get().await?)
+        .await?;
+        rows.iter().map(subsidiary_request_from_row).collect()
+    }
+
+    async fn decide_subsidiary_request(&self, id: i64, approve: bool, note: &str) -> Result<Option<SubsidiaryRequest>> {
+        let now = rfc3339(OffsetDateTime::now_utc());
+        let mut tx = self.begin().await?;
+        let decided: Option<(i64, i64)> = sqlx::query_as(
+            "UPDATE subsidiary_requests SET state = ?2, decided_at = ?3, note = ?4 WHERE id = ?1 AND state = 'pending' \
+             RETURNING parent_id, child_id",
+        )
+        .bind(id)
+        .bind(if approve { "approved" } else { "rejected" })
+        .bind(&now)
+        .bind(note)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((parent, child)) = decided else {
+            tx.commit().await?;
+            return Ok(None);
+        };
+        if approve {
+            sqlx::query(
+                "INSERT INTO subsidiaries (parent_id, child_id, added_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+            )
+            .bind(parent)
+            .bind(child)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(self.subsidiary_requests(None).await?.into_iter().find(|r| r.id == id))
+    }
+
+    async fn companies_created_by_key(&self, key_id: i64, since: OffsetDateTime) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM subsidiary_requests WHERE key_id = ?1 AND state = 'created' AND created_at >= ?2",
+        )
+        .bind(key_id)
+        .bind(rfc3339(since))
+        .fetch_one(&mut *self.read.get().await?)
+        .await?;
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 
     async fn unlink_subsidiary(&self, parent: i64, child: i64) -> Result<bool> {
@@ -1579,6 +1701,14 @@ impl Store for SqliteStore {
             .fetch_optional(&mut *self.read.get().await?)
             .await?;
         rec.as_deref().map(json).transpose()
+    }
+
+    async fn incident_company(&self, incident_id: &str) -> Result<Option<i64>> {
+        let owner: Option<Option<i64>> = sqlx::query_scalar("SELECT company_id FROM incidents WHERE incident_id = ?1")
+            .bind(incident_id)
+            .fetch_optional(&mut *self.read.get().await?)
+            .await?;
+        Ok(owner.flatten())
     }
 
     async fn save_prediction(&self, company: i64, kind: &str, period: u32, data: &serde_json::Value) -> Result<()> {

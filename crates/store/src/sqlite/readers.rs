@@ -16,6 +16,9 @@ use tokio::sync::{Mutex, MutexGuard, Semaphore, SemaphorePermit};
 
 use crate::Result;
 
+/// How long a query waits for a free read connection.
+pub(super) const ACQUIRE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Where reads go.
 #[derive(Debug)]
 pub(super) enum Readers {
@@ -36,12 +39,17 @@ impl Readers {
         Ok(Readers::Ordered { conns, free })
     }
 
-    /// A connection for one query (or a few in a row); it goes back when dropped.
+    /// A connection for one query (or a few in a row); it goes back when dropped. A
+    /// caller waits at most [`ACQUIRE_WAIT`] for one, then gets `StoreError::Busy`: a
+    /// saturated server answers "try again" instead of queueing without end.
     pub(super) async fn get(&self) -> Result<ReadConn<'_>> {
         match self {
             Readers::Shared(pool) => Ok(ReadConn::Pooled(pool.acquire().await?)),
             Readers::Ordered { conns, free } => {
-                let permit = free.acquire().await.map_err(|_| crate::StoreError::Db(sqlx::Error::PoolClosed))?;
+                let permit = match tokio::time::timeout(ACQUIRE_WAIT, free.acquire()).await {
+                    Ok(p) => p.map_err(|_| crate::StoreError::Db(sqlx::Error::PoolClosed))?,
+                    Err(_) => return Err(crate::StoreError::Busy),
+                };
                 // A permit guarantees a free connection; take the first.
                 for conn in conns {
                     if let Ok(guard) = conn.try_lock() {

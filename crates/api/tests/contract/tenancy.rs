@@ -1,0 +1,222 @@
+//! Tenancy (issue 19 §6): what a key sees of each company, operation by operation.
+//!
+//! Companies: `acme-robotics` (the bound keys' own), `acme-robotics-labs` (its
+//! subsidiary), `globex-logistics` (a stranger), `initech` (a stranger the monitor key
+//! asked add-subsidiary to link: pending an operator's approval). Keys: the monitor key
+//! (every scope, bound to acme), a bound key with the underwriter scopes only, and an
+//! unbound underwriter key. Every cell is an exact status.
+
+use reqwest::{Method, StatusCode};
+
+use super::helpers::TestApp;
+
+const OWN: &str = "acme-robotics";
+const SUB: &str = "acme-robotics-labs";
+const STRANGER: &str = "globex-logistics";
+const PENDING: &str = "initech";
+
+/// The web domain of each company of the matrix (the sample's).
+fn domain_of(company: &str) -> &'static str {
+    match company {
+        OWN => "acme-robotics.example",
+        SUB => "acme-labs.example",
+        STRANGER => "globex-logistics.example",
+        _ => "initech.example",
+    }
+}
+
+/// An incident linked to each company.
+fn incident_of(company: &str) -> String {
+    match company {
+        OWN => "RP-INC-2024-0001".into(),
+        other => format!("RP-INC-T-{other}"),
+    }
+}
+
+async fn setup() -> (TestApp, [String; 3]) {
+    let app = TestApp::spawn().await;
+    for company in [SUB, STRANGER, PENDING] {
+        let c = app.store.company_by_social_id(&model::SocialId::parse(company).unwrap()).await.unwrap().unwrap();
+        let incident: model::Incident = serde_json::from_value(serde_json::json!({
+            "incident_id": incident_of(company), "title": format!("An incident of {company}")
+        }))
+        .unwrap();
+        app.store.save_incident(&incident, Some(c.id), None, Some("test")).await.unwrap();
+    }
+    let body = r#"{"name":"Initech","website":"https://initech.example","social_id":"initech","parent_social_id":"acme-robotics"}"#;
+    let (s, v, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(&app.monitor), Some(body)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("pending approval"), "{v}");
+    let bound = app
+        .key(vec![model::Scope::General, model::Scope::Vulnerability, model::Scope::Underwriter], Some(OWN), 0, 0)
+        .await;
+    let keys = [app.monitor.clone(), bound, app.underwriter.clone()];
+    (app, keys)
+}
+
+/// The Underwriter (and General) operations that name a company, for `company`.
+fn underwriter_paths(company: &str) -> Vec<String> {
+    let d = domain_of(company);
+    let mut paths: Vec<String> = [
+        "underwriter-getcompanyinfo",
+        "underwriter-getcompanyapplicationsassets",
+        "underwriter-getcompanyinfrastructureassets",
+        "underwriter-getcompanysbom",
+        "underwriter-getcompanysbomcve",
+        "underwriter-getcompanyscores",
+        "underwriter-getcompanystats",
+        "underwriter-getcompanysubscores",
+        "underwriter-getcompany-history",
+        "underwriter-getcompanyscore-history",
+        "general-getdomain-by-socialid",
+    ]
+    .iter()
+    .map(|op| format!("/{op}?social_id={company}"))
+    .collect();
+    paths.push(format!("/underwriter-getcompanysbomdomain?social_id={company}&domain={d}"));
+    paths.push(format!("/underwriter-getcompany-history-domain?domain={d}"));
+    paths.push(format!("/general-getsocialid-by-domain?domain={d}"));
+    paths.push(format!("/underwriter-getincidentdetail-by-id?incident_id={}", incident_of(company)));
+    paths
+}
+
+#[tokio::test]
+async fn every_underwriter_operation_shows_a_bound_key_its_own_tree_only() {
+    let (app, keys) = setup().await;
+    let mut wrong = Vec::new();
+    for company in [OWN, SUB, STRANGER, PENDING] {
+        for path in underwriter_paths(company) {
+            for (k, key) in keys.iter().enumerate() {
+                let bound = k < 2;
+                let visible = !bound || company == OWN || company == SUB;
+                let want = if visible {
+                    StatusCode::OK
+                } else if path.starts_with("/underwriter-getincidentdetail-by-id") {
+                    // Answered as an incident that does not exist: nothing leaks.
+                    StatusCode::BAD_REQUEST
+                } else {
+                    StatusCode::FORBIDDEN
+                };
+                let (got, body) = app.get(&path, key).await;
+                if got != want {
+                    wrong.push(format!("key {k} {path}: {got} (want {want}) {body}"));
+                }
+                if want == StatusCode::BAD_REQUEST {
+                    assert_eq!(body["error"], "Incident not found", "{path}");
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} cells wrong:\n{}", wrong.len(), wrong.join("\n"));
+
+    // Lists never name a stranger to a bound key.
+    for key in &keys[..2] {
+        let (s, v) = app.get("/underwriter-getlastcompaniesscanned", key).await;
+        assert_eq!(s, StatusCode::OK);
+        let text = v.to_string();
+        assert!(!text.contains(STRANGER) && !text.contains(PENDING), "{text}");
+        let (s, v) = app.get("/general-getsocialid-by-companyname?company_name=initech", key).await;
+        assert!(s != StatusCode::OK || !v.to_string().contains(PENDING), "{s} {v}");
+    }
+}
+
+/// Monitor operations need the monitor scope, and act on the key's own company; the
+/// ones that name a domain, subdomain or subsidiary refuse a stranger's.
+#[tokio::test]
+async fn monitor_operations_reach_the_keys_tree_only() {
+    let (app, keys) = setup().await;
+    let own_only = [
+        "/monitor-getcompanyinfo",
+        "/monitor-getcompanyscores",
+        "/monitor-getcompanysubsidiaries",
+        "/monitor-getcompany-history",
+        "/monitor-get-incident-prediction?period=6",
+    ];
+    for path in own_only {
+        assert_eq!(app.get(path, &keys[0]).await.0, StatusCode::OK, "{path}");
+        assert_eq!(app.get(path, &keys[1]).await.0, StatusCode::FORBIDDEN, "{path}: no monitor scope");
+        assert_eq!(app.get(path, &keys[2]).await.0, StatusCode::FORBIDDEN, "{path}: unbound");
+    }
+    let subs = app.get("/monitor-getcompanysubsidiaries", &keys[0]).await.1.to_string();
+    assert!(subs.contains(SUB) && !subs.contains(PENDING), "pending is not a subsidiary yet: {subs}");
+    for company in [STRANGER, PENDING] {
+        let d = domain_of(company);
+        for path in [
+            format!("/monitor-getcompanysbomdomain?domain={d}"),
+            format!("/monitor-getall-subdomain-findings?subdomain=www.{d}"),
+            format!("/monitor-get-subdomain-findings?subdomain=www.{d}&risk_vector_type=DKIM"),
+        ] {
+            // These report on the key's own company only: a stranger's name is refused,
+            // or answered with what the key's company has there (nothing).
+            let (s, v) = app.get(&path, &keys[0]).await;
+            match s {
+                StatusCode::BAD_REQUEST | StatusCode::FORBIDDEN => {}
+                StatusCode::OK => {
+                    let items = v["data"]["subdomain"].as_array().or(v["data"].as_array()).or(v.as_array());
+                    assert!(items.is_some_and(|i| i.is_empty()), "{path}: {v}");
+                }
+                other => panic!("{path}: {other} {v}"),
+            }
+        }
+        let rescan = format!("/monitor-rescan-subdomain-by-vectorid?risk_vector_id=dkim&subdomain=mail.{d}");
+        let (s, v, _) = app.call(Method::PUT, &rescan, Some(&keys[0]), None).await;
+        assert!(s == StatusCode::BAD_REQUEST || s == StatusCode::FORBIDDEN, "{rescan}: {s} {v}");
+        let delete = format!("/monitor-delete-subsidiary?subsidiary_id={company}");
+        let (s, v, _) = app.call(Method::DELETE, &delete, Some(&keys[0]), None).await;
+        assert_eq!((s, v["error"].as_str()), (StatusCode::BAD_REQUEST, Some("Subsidiary not found")), "{delete}");
+    }
+    let rescans = app.store.pending_jobs().await.unwrap();
+    assert!(rescans.iter().all(|j| j.kind != "rescan"), "no rescan of a stranger was queued: {rescans:?}");
+}
+
+/// The pending link: invisible until an operator approves it, visible after; a rejected
+/// one stays invisible. Asking again does not open a second request.
+#[tokio::test]
+async fn a_pending_link_is_visible_only_once_approved() {
+    let (app, keys) = setup().await;
+    let scores = format!("/underwriter-getcompanyscores?social_id={PENDING}");
+    assert_eq!(app.get(&scores, &keys[1]).await.0, StatusCode::FORBIDDEN);
+    let body = r#"{"name":"Initech","website":"https://initech.example","social_id":"initech","parent_social_id":"acme-robotics"}"#;
+    let (_, again, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(&keys[0]), Some(body)).await;
+    assert!(again["message"].as_str().unwrap().contains("pending approval"), "{again}");
+    let pending = app.store.subsidiary_requests(Some(store::SubsidiaryState::Pending)).await.unwrap();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    app.store.decide_subsidiary_request(pending[0].id, true, "group structure checked").await.unwrap().unwrap();
+    assert_eq!(app.get(&scores, &keys[1]).await.0, StatusCode::OK);
+    assert_eq!(app.get(&scores, &keys[0]).await.0, StatusCode::OK);
+    let subs = app.get("/monitor-getcompanysubsidiaries", &keys[0]).await.1.to_string();
+    assert!(subs.contains(PENDING), "{subs}");
+
+    // Rejected: the stranger stays out of reach.
+    let body = r#"{"name":"Globex","website":"https://globex-logistics.example","social_id":"globex-logistics","parent_social_id":"acme-robotics"}"#;
+    let (s, v, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(&keys[0]), Some(body)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let pending = app.store.subsidiary_requests(Some(store::SubsidiaryState::Pending)).await.unwrap();
+    app.store.decide_subsidiary_request(pending[0].id, false, "not theirs").await.unwrap().unwrap();
+    let globex = format!("/underwriter-getcompanyscores?social_id={STRANGER}");
+    assert_eq!(app.get(&globex, &keys[1]).await.0, StatusCode::FORBIDDEN);
+}
+
+/// A key creates at most `MAX_CREATIONS_PER_DAY` companies a day through add-subsidiary;
+/// the next is a 429 with Retry-After, and nothing is created.
+#[tokio::test]
+async fn company_creations_per_key_are_capped() {
+    let app = TestApp::spawn().await;
+    let cap = api::MAX_CREATIONS_PER_DAY;
+    for i in 0..=cap {
+        let body = format!(
+            r#"{{"name":"Sub {i}","website":"https://sub{i}.acme-new.example","social_id":"acme-new-{i}","parent_social_id":"acme-robotics"}}"#
+        );
+        let (s, v, headers) = app.call(Method::POST, "/monitor-add-subsidiary", Some(&app.monitor), Some(&body)).await;
+        if i < cap {
+            assert_eq!(s, StatusCode::OK, "{i}: {v}");
+        } else {
+            assert_eq!(s, StatusCode::TOO_MANY_REQUESTS, "{v}");
+            assert_eq!(v["error"], "Too many companies created by this API key today");
+            let retry: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+            assert!((1..=86_400).contains(&retry), "{retry}");
+            let id = model::SocialId::parse(&format!("acme-new-{i}")).unwrap();
+            assert!(app.store.company_by_social_id(&id).await.unwrap().is_none());
+        }
+    }
+}
