@@ -533,13 +533,14 @@ pub enum CtError {
 pub async fn ct_search(template: &str, domain: &str, timeout: Duration) -> Result<Vec<(String, String)>, CtError> {
     let url = template.replace("{domain}", domain);
     let err = |message: String| CtError::Search { url: url.clone(), message };
-    let client = reqwest::Client::builder()
-        .user_agent(crate::guard::USER_AGENT)
-        .timeout(timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .build()
-        .map_err(|e| err(e.to_string()))?;
+    let client = egress::service::ServiceClient {
+        user_agent: crate::guard::USER_AGENT.to_owned(),
+        timeout,
+        connect_timeout: timeout,
+        env_proxy: false,
+    }
+    .build()
+    .map_err(|e| err(e.to_string()))?;
     let mut response = client.get(&url).send().await.map_err(|e| err(e.to_string()))?;
     if response.status().is_redirection() {
         let to = response.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or("");

@@ -20,7 +20,7 @@ pub enum TlsError {
 /// The chain `host` presents on the standard `port` (lab port in lab mode), leaf first.
 pub async fn peer_chain(guard: &Guard, host: &str, port: u16) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let connection = guard.connect_host(host, port).await?;
-    let seen = crate::tlsprobe::cert::rustls_handshake(connection.stream, host, guard.policy().read_timeout)
+    let seen = crate::tlsprobe::cert::rustls_handshake(connection, host, guard.policy().read_timeout)
         .await
         .map_err(|message| TlsError::Handshake { host: host.to_owned(), message })?;
     Ok(seen.chain.into_iter().map(CertificateDer::from).collect())

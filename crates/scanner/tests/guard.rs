@@ -36,7 +36,7 @@ async fn a_name_resolving_to_loopback_is_refused_outside_lab_mode() {
     let mut c = lab_mode.connect_host("shell.looks-public.test", 22).await.unwrap();
     assert_eq!(c.addr.to_string(), "127.77.50.2:10022", "the checked address, on the lab port");
     let mut banner = [0u8; 32];
-    let n = c.stream.read(&mut banner).await.unwrap();
+    let n = c.read(&mut banner).await.unwrap();
     assert!(banner[..n].starts_with(b"SSH-2.0-"));
     assert!(matches!(lab_mode.resolve("missing.looks-public.test").await, Err(GuardError::NoAddress(_))));
     // Documentation and other never-routable addresses are refused even in lab mode, and

@@ -152,13 +152,14 @@ async fn status_error(url: &str, mut response: reqwest::Response) -> SyncError {
 
 impl Downloader {
     pub fn new(opts: &SyncOptions) -> Result<Self, SyncError> {
-        let client = reqwest::Client::builder()
-            .user_agent(USER_AGENT)
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(opts.timeout.min(CONNECT_TIMEOUT))
-            .timeout(opts.timeout)
-            .build()
-            .map_err(SyncError::Client)?;
+        let client = egress::service::ServiceClient {
+            user_agent: USER_AGENT.to_owned(),
+            timeout: opts.timeout,
+            connect_timeout: CONNECT_TIMEOUT,
+            env_proxy: true,
+        }
+        .build()
+        .map_err(SyncError::Client)?;
         Ok(Downloader {
             client,
             cache_dir: opts.cache_dir.clone(),

@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
+use crate::guard::Connection;
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use crate::finding::ScanFinding;
 use crate::guard::{Guard, USER_AGENT};
@@ -105,7 +105,7 @@ const REST_OF_ANSWER: Duration = Duration::from_secs(2);
 /// Reads an answer: the first bytes within `wait`, then whatever follows without a
 /// pause longer than [`GRACE`] (or until the peer closes, [`MAX_ANSWER`], or
 /// [`REST_OF_ANSWER`] after the first bytes).
-async fn read_answer(stream: &mut TcpStream, wait: Duration) -> Vec<u8> {
+async fn read_answer(stream: &mut Connection, wait: Duration) -> Vec<u8> {
     let mut out = Vec::new();
     let mut chunk = [0u8; 4096];
     let mut rest_until = None;
@@ -127,7 +127,7 @@ async fn read_answer(stream: &mut TcpStream, wait: Duration) -> Vec<u8> {
 }
 
 /// Sends `request` and reads the answer.
-async fn exchange(stream: &mut TcpStream, request: &[u8], wait: Duration) -> Vec<u8> {
+async fn exchange(stream: &mut Connection, request: &[u8], wait: Duration) -> Vec<u8> {
     if stream.write_all(request).await.is_err() {
         return Vec::new();
     }
@@ -222,7 +222,7 @@ fn probes_for(port: u16) -> Vec<Probe> {
     out
 }
 
-async fn run_probe(probe: Probe, stream: &mut TcpStream, host: &str, wait: Duration) -> Option<Identified> {
+async fn run_probe(probe: Probe, stream: &mut Connection, host: &str, wait: Duration) -> Option<Identified> {
     match probe {
         Probe::Http => {
             let request = format!("GET / HTTP/1.0\r\nHost: {host}\r\nUser-Agent: {USER_AGENT}\r\nAccept: */*\r\n\r\n");
@@ -441,7 +441,7 @@ pub async fn scan(guard: &Guard, host: &str, ports: &[u16]) -> Vec<OpenPort> {
             let ip = conn.addr.ip();
             // Where the client speaks first (web and TLS ports) the probes go first; a
             // banner is waited for only when they do not identify the service.
-            let mut first = Some(conn.stream);
+            let mut first = Some(conn);
             let mut found = None;
             let mut banner = Vec::new();
             if !client_first(port)
@@ -455,7 +455,7 @@ pub async fn scan(guard: &Guard, host: &str, ports: &[u16]) -> Vec<OpenPort> {
                     let mut s = match first.take() {
                         Some(s) => s,
                         None => match guard.connect(host, addrs, port).await {
-                            Ok(c) => c.stream,
+                            Ok(c) => c,
                             Err(_) => break,
                         },
                     };
@@ -469,7 +469,7 @@ pub async fn scan(guard: &Guard, host: &str, ports: &[u16]) -> Vec<OpenPort> {
                 && client_first(port)
                 && let Ok(c) = guard.connect(host, addrs, port).await
             {
-                let mut s = c.stream;
+                let mut s = c;
                 banner = read_answer(&mut s, wait).await;
                 found = from_banner(&banner, port);
             }

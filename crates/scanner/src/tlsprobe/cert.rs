@@ -12,7 +12,6 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use serde::Serialize;
 use time::OffsetDateTime;
-use tokio::net::TcpStream;
 use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
 use x509_parser::public_key::PublicKey;
 
@@ -263,7 +262,11 @@ pub struct RustlsSeen {
 
 /// A full TLS 1.2/1.3 handshake by rustls on `stream`, accepting any certificate (it is
 /// judged by [`analyse`]): the chain, a stapled OCSP response, the ALPN protocol.
-pub async fn rustls_handshake(stream: TcpStream, sni: &str, timeout: Duration) -> Result<RustlsSeen, String> {
+pub async fn rustls_handshake(
+    stream: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    sni: &str,
+    timeout: Duration,
+) -> Result<RustlsSeen, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let recorder = Arc::new(Recorder { provider: provider.clone(), seen: std::sync::Mutex::default() });
     let mut config = rustls::ClientConfig::builder_with_provider(provider)

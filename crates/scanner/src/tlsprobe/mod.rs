@@ -21,9 +21,9 @@ pub mod wire;
 use std::net::IpAddr;
 use std::time::Duration;
 
+use crate::guard::Connection;
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use crate::guard::{Guard, GuardError};
 pub use starttls::Starttls;
@@ -212,11 +212,11 @@ impl<'a> Prober<'a> {
     }
 
     /// A connection ready for a ClientHello (STARTTLS done when the target needs it).
-    pub async fn connect(&mut self) -> Result<TcpStream, ProbeError> {
+    pub async fn connect(&mut self) -> Result<Connection, ProbeError> {
         let c = self.guard.connect(&self.target.host, &self.addrs, self.target.port).await?;
         self.connections += 1;
         self.ip = Some(c.addr.ip());
-        let mut stream = c.stream;
+        let mut stream = c;
         if let Some(kind) = self.target.starttls {
             starttls::negotiate(&mut stream, kind, self.guard.policy().read_timeout)
                 .await
@@ -230,7 +230,7 @@ impl<'a> Prober<'a> {
     }
 
     /// Sends `hello` on a new connection and reads the server's first flight.
-    async fn ask(&mut self, hello: &[u8]) -> Result<(Answer, TcpStream), ProbeError> {
+    async fn ask(&mut self, hello: &[u8]) -> Result<(Answer, Connection), ProbeError> {
         if self.silent >= SILENT_LIMIT {
             return Err(ProbeError::Silent { target: self.target.asset() });
         }
@@ -258,7 +258,7 @@ const TIMED_OUT: &str = "no complete answer in time";
 
 /// Reads the server's first flight; `timeout` bounds the whole read, not each chunk, so
 /// a server that trickles a byte at a time cannot hold the probe.
-async fn read_flight(stream: &mut TcpStream, timeout: Duration) -> Answer {
+async fn read_flight(stream: &mut Connection, timeout: Duration) -> Answer {
     let deadline = tokio::time::Instant::now() + timeout;
     let mut buf = Vec::with_capacity(8192);
     let mut chunk = vec![0u8; 16384];
@@ -432,7 +432,7 @@ pub async fn probe(
     Ok(report)
 }
 
-async fn read_ssl2(stream: &mut TcpStream, timeout: Duration) -> Option<wire::Ssl2Hello> {
+async fn read_ssl2(stream: &mut Connection, timeout: Duration) -> Option<wire::Ssl2Hello> {
     let deadline = tokio::time::Instant::now() + timeout;
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 8192];

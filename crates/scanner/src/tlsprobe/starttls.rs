@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use crate::guard::Connection;
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// The most of one server line (or multi-line reply) read.
 const MAX_REPLY: usize = 16 * 1024;
@@ -44,7 +44,7 @@ impl Starttls {
 }
 
 /// Reads until `done` says the reply is complete.
-async fn reply(stream: &mut TcpStream, timeout: Duration, done: impl Fn(&str) -> bool) -> Result<String, String> {
+async fn reply(stream: &mut Connection, timeout: Duration, done: impl Fn(&str) -> bool) -> Result<String, String> {
     // The whole reply within `timeout`: a server trickling a byte at a time cannot hold it.
     let deadline = tokio::time::Instant::now() + timeout;
     let mut buf = Vec::new();
@@ -77,7 +77,7 @@ fn line_done(text: &str) -> bool {
     text.ends_with('\n')
 }
 
-async fn send(stream: &mut TcpStream, line: &str) -> Result<(), String> {
+async fn send(stream: &mut Connection, line: &str) -> Result<(), String> {
     stream.write_all(line.as_bytes()).await.map_err(|e| format!("send: {e}"))
 }
 
@@ -87,7 +87,7 @@ fn expect(reply: &str, ok: impl Fn(&str) -> bool, what: &str) -> Result<(), Stri
 }
 
 /// Runs the plaintext part of `kind` on `stream`; afterwards the next bytes are TLS.
-pub async fn negotiate(stream: &mut TcpStream, kind: Starttls, timeout: Duration) -> Result<(), String> {
+pub async fn negotiate(stream: &mut Connection, kind: Starttls, timeout: Duration) -> Result<(), String> {
     match kind {
         Starttls::Smtp => {
             let greeting = reply(stream, timeout, coded_reply_done).await?;

@@ -180,13 +180,57 @@ pub struct Guard {
     per_host: Arc<Mutex<HashMap<IpAddr, Arc<Semaphore>>>>,
 }
 
-/// A connection the guard made, with the permits it holds while open.
+/// A connection the guard made. It is the stream (reads and writes go through it) and
+/// it holds the guard's permits for as long as it is open: the stream cannot be taken
+/// out of it, so no probe can keep a connection while the permits go back.
 pub struct Connection {
-    pub stream: TcpStream,
+    stream: TcpStream,
     pub addr: SocketAddr,
-    _global: OwnedSemaphorePermit,
-    _host: OwnedSemaphorePermit,
+    _permits: Permits,
 }
+
+/// A global and a per-address permit of the guard, held together.
+pub struct Permits {
+    _host: OwnedSemaphorePermit,
+    _global: OwnedSemaphorePermit,
+}
+
+impl tokio::io::AsyncRead for Connection {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Connection {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// Addresses the per-address table keeps before it drops those not in use.
+const PER_HOST_TABLE: usize = 4096;
 
 impl Guard {
     pub fn new(policy: Policy, dns: Dns) -> Guard {
@@ -249,6 +293,29 @@ impl Guard {
         Ok(addrs)
     }
 
+    /// The permits for one exchange with `ip`: the address's first, then a global one,
+    /// so a task waiting on a busy (or silent) address never holds a global permit that
+    /// scans of other hosts need. HTTP requests take them too.
+    pub async fn permits(&self, ip: IpAddr) -> Result<Permits, GuardError> {
+        let host_limit = {
+            let mut map = self.per_host.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if map.len() >= PER_HOST_TABLE {
+                // Only the table holds an entry nobody uses: drop those.
+                map.retain(|_, s| Arc::strong_count(s) > 1);
+            }
+            map.entry(ip).or_insert_with(|| Arc::new(Semaphore::new(self.policy.per_host_limit.max(1)))).clone()
+        };
+        let closed = || GuardError::Timeout(SocketAddr::new(ip, 0));
+        let host = host_limit.acquire_owned().await.map_err(|_| closed())?;
+        let global = self.global.clone().acquire_owned().await.map_err(|_| closed())?;
+        Ok(Permits { _host: host, _global: global })
+    }
+
+    /// Addresses in the per-address table (for tests of its pruning).
+    pub fn tracked_addresses(&self) -> usize {
+        self.per_host.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+    }
+
     /// Connects to the first reachable of `addrs` (already checked by [`Guard::resolve`])
     /// on the lab port for `standard_port`, within the connect timeout and the limits.
     pub async fn connect(&self, host: &str, addrs: &[IpAddr], standard_port: u16) -> Result<Connection, GuardError> {
@@ -257,15 +324,10 @@ impl Guard {
         for ip in addrs {
             self.check(host, *ip)?;
             let addr = SocketAddr::new(*ip, port);
-            let global = self.global.clone().acquire_owned().await.map_err(|_| GuardError::Timeout(addr))?;
-            let host_limit = {
-                let mut map = self.per_host.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                map.entry(*ip).or_insert_with(|| Arc::new(Semaphore::new(self.policy.per_host_limit.max(1)))).clone()
-            };
-            let host_permit = host_limit.acquire_owned().await.map_err(|_| GuardError::Timeout(addr))?;
+            let permits = self.permits(*ip).await?;
             match tokio::time::timeout(self.policy.connect_timeout, TcpStream::connect(addr)).await {
                 Ok(Ok(stream)) => {
-                    return Ok(Connection { stream, addr, _global: global, _host: host_permit });
+                    return Ok(Connection { stream, addr, _permits: permits });
                 }
                 Ok(Err(source)) => last = Some(GuardError::Connect { addr, source }),
                 Err(_) => last = Some(GuardError::Timeout(addr)),
@@ -298,10 +360,18 @@ pub fn target(host: &str) -> Result<Target, GuardError> {
     model::Domain::parse(host).map(Target::Name).map_err(|_| GuardError::BadName(printable(host)))
 }
 
-/// A name from the network as it may be shown: control and non-ASCII characters
-/// escaped, at most 300 characters.
+/// A name from the network as it may be shown: printable ASCII as it is (so a DNS
+/// presentation form such as `127.0.0.1\.x.zone` reads as DNS tools print it), control
+/// and non-ASCII characters escaped, at most 300 characters.
 pub fn printable(raw: &str) -> String {
-    let mut out: String = raw.chars().take(300).flat_map(char::escape_default).collect();
+    let mut out = String::new();
+    for c in raw.chars().take(300) {
+        if c.is_ascii_graphic() || c == ' ' {
+            out.push(c);
+        } else {
+            out.extend(c.escape_default());
+        }
+    }
     if raw.chars().count() > 300 {
         out.push('…');
     }
@@ -385,6 +455,45 @@ mod tests {
         assert!(guard.check("x.test", "127.0.0.1".parse().unwrap()).is_ok());
     }
 
+    fn offline_guard(global: usize, per_host: usize) -> Guard {
+        let policy = Policy { global_limit: global, per_host_limit: per_host, ..Policy::default() };
+        Guard::new(policy, Dns::with_server("127.0.0.1:1".parse().unwrap()).unwrap())
+    }
+
+    /// A task waiting for a busy address holds no global permit: another address is
+    /// served at once.
+    #[tokio::test]
+    async fn waiting_on_one_address_holds_no_global_permit() {
+        let guard = offline_guard(2, 1);
+        let busy: IpAddr = "198.51.100.1".parse().unwrap();
+        let held = guard.permits(busy).await.unwrap();
+        let waiter = {
+            let guard = guard.clone();
+            tokio::spawn(async move { guard.permits(busy).await.map(|_| ()) })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let other = tokio::time::timeout(Duration::from_secs(1), guard.permits("198.51.100.2".parse().unwrap())).await;
+        assert!(other.is_ok(), "another address waited behind the busy one");
+        drop(held);
+        drop(other);
+        assert!(tokio::time::timeout(Duration::from_secs(1), waiter).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn the_per_address_table_is_pruned() {
+        let guard = offline_guard(8, 1);
+        let kept: IpAddr = "198.51.100.1".parse().unwrap();
+        let held = guard.permits(kept).await.unwrap();
+        for i in 0..(PER_HOST_TABLE as u32 + 100) {
+            drop(guard.permits(IpAddr::V4(Ipv4Addr::from(0x0b00_0000 + i))).await.unwrap());
+        }
+        assert!(guard.tracked_addresses() <= PER_HOST_TABLE, "{}", guard.tracked_addresses());
+        // The address in use kept its semaphore: a second permit for it still waits.
+        let again = tokio::time::timeout(Duration::from_millis(100), guard.permits(kept)).await;
+        assert!(again.is_err(), "the busy address's limit was lost in the pruning");
+        drop(held);
+    }
+
     #[test]
     fn targets_are_addresses_or_names_that_parse() {
         assert_eq!(target("192.0.2.7").unwrap(), Target::Ip("192.0.2.7".parse().unwrap()));
@@ -407,6 +516,6 @@ mod tests {
         ] {
             assert!(matches!(target(bad), Err(GuardError::BadName(_))), "{bad:?}");
         }
-        assert_eq!(printable("a\\.b\u{7}"), "a\\\\.b\\u{7}");
+        assert_eq!(printable("a\\.b\u{7}\u{e9}\n"), "a\\.b\\u{7}\\u{e9}\\n");
     }
 }

@@ -122,6 +122,10 @@ async fn fetch(
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
+    // The guard's permits for the first checked address, held until the body is read:
+    // HTTP goes through the same limits as every other connection.
+    let first = addrs.first().copied().ok_or_else(|| err("no checked address".into()))?;
+    let _permits = guard.permits(first).await?;
     let mut response = request.send().await.map_err(|e| err(describe(&e)))?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
