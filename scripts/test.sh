@@ -34,6 +34,27 @@ python3 scripts/check-lab.py >/dev/null
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 
+# cargo-deny (advisories, licences, bans, sources; deny.toml) against the offline
+# snapshot of the RustSec database in ../shared/data/rustsec. cargo-deny's --offline
+# also keeps cargo metadata off the network, so the sources of every platform's
+# dependencies are fetched first.
+command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --locked
+ADVISORY_BUNDLE=../shared/data/rustsec/advisory-db.bundle
+ADVISORY_DB=target/advisory-dbs/advisory-db-3157b0e258782691
+if [ -f "$ADVISORY_BUNDLE" ]; then
+    if [ ! -d "$ADVISORY_DB" ]; then
+        mkdir -p target/advisory-dbs
+        git clone -q "$ADVISORY_BUNDLE" "$ADVISORY_DB"
+    fi
+    cargo fetch -q
+    cargo deny --offline check
+elif [ -n "${CI:-}" ]; then
+    echo "CI is set and $ADVISORY_BUNDLE is absent" >&2
+    exit 1
+else
+    echo "note: $ADVISORY_BUNDLE is absent; cargo-deny skipped"
+fi
+
 cargo build -q -p rampart
 ./target/debug/rampart openapi > target/openapi.json
 # The validator echoes the whole document on failure; keep the verdict readable.

@@ -52,6 +52,7 @@ async fn findings_match_the_lab_ground_truth() {
     match eol() {
         Some(eol) => ctx.eol = Some(std::sync::Arc::new(eol)),
         None => {
+            assert!(std::env::var_os("CI").is_none(), "CI is set and ../shared/data/endoflife is absent");
             println!("sbom left out: ../shared/data/endoflife is not there");
             components.retain(|c| *c != "sbom");
         }
