@@ -84,23 +84,44 @@ pub struct KeyCache {
     ttl: Duration,
     good: TtlCache<String, ApiKey>,
     bad: Mutex<LruCache<String, Instant>>,
+    /// Hashes of keys that authenticated recently (for [`RECENT`]), whatever the cache's
+    /// TTL: such a key is let through an address's failure limit (it is still looked up
+    /// and checked), so a real client behind a busy address is not locked out.
+    recent: Mutex<LruCache<String, Instant>>,
 }
 
-/// Unknown keys remembered at most.
+/// Unknown keys remembered at most, and keys that authenticated recently.
 const BAD_KEYS: usize = 10_000;
+const RECENT_KEYS: usize = 10_000;
+/// How long a key that authenticated counts as known.
+const RECENT: Duration = Duration::from_secs(3600);
 
 impl KeyCache {
     pub fn new(ttl: Duration) -> Self {
-        Self { ttl, good: TtlCache::new(ttl, 10_000), bad: Mutex::new(LruCache::new(BAD_KEYS)) }
+        Self {
+            ttl,
+            good: TtlCache::new(ttl, 10_000),
+            bad: Mutex::new(LruCache::new(BAD_KEYS)),
+            recent: Mutex::new(LruCache::new(RECENT_KEYS)),
+        }
     }
 
     fn bad(&self) -> std::sync::MutexGuard<'_, LruCache<String, Instant>> {
         self.bad.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A key found in the cache, without asking the store.
-    pub fn cached(&self, secret: &str) -> Option<ApiKey> {
-        self.good.get(&hash_key(secret))
+    fn recent(&self) -> std::sync::MutexGuard<'_, LruCache<String, Instant>> {
+        self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Did this key authenticate in the last hour (in this process)?
+    pub fn known(&self, secret: &str) -> bool {
+        self.recent().get(&hash_key(secret)).is_some_and(|at| at.elapsed() < RECENT)
+    }
+
+    /// Notes that a key authenticated.
+    pub fn authenticated(&self, secret: &str) {
+        self.recent().insert(hash_key(secret), Instant::now());
     }
 
     pub async fn lookup(&self, store: &dyn store::Store, secret: &str) -> Result<Option<ApiKey>, ApiError> {
@@ -127,8 +148,9 @@ impl KeyCache {
 
 /// Failed authentications (no key, an unknown or deactivated one) per client address
 /// and calendar minute. Past [`FAILURES_PER_MINUTE`], an address's requests are answered
-/// 429 before any key lookup, unless their key is a known one already in memory: a
-/// client guessing keys cannot make the server query the store for each guess.
+/// 429 before any key lookup, unless their key authenticated in the last hour: a client
+/// guessing keys cannot make the server query the store for each guess, and a real
+/// client behind the same address is not locked out.
 pub struct FailureLimiter(Mutex<LruCache<IpAddr, (i64, u32)>>);
 
 /// Failed authentications an address may make in a minute.
@@ -194,12 +216,15 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     let client = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
     if let Some(ip) = client
         && let Some(retry_after) = app.failures().blocked(ip)
-        && raw.as_deref().is_none_or(|k| app.keys().cached(k).is_none())
+        && raw.as_deref().is_none_or(|k| !app.keys().known(k))
     {
         return ApiError::TooManyRequests { message: error::PER_MINUTE, retry_after }.into_response();
     }
-    match check(&app, raw, needed).await {
+    match check(&app, raw.clone(), needed).await {
         Ok(caller) => {
+            if let Some(k) = raw.as_deref() {
+                app.keys().authenticated(k);
+            }
             req.extensions_mut().insert(caller);
             next.run(req).await
         }
