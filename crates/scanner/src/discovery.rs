@@ -209,6 +209,8 @@ pub struct Skipped {
 pub struct Resolved {
     pub assets: Vec<Asset>,
     pub skipped: Vec<Skipped>,
+    /// Candidates looked up (each costs DNS questions, whether it became a host or not).
+    pub looked_up: usize,
     /// Candidates left unresolved because the name budget was spent.
     pub over_budget: usize,
 }
@@ -328,6 +330,7 @@ pub async fn resolve_candidates(
         out.over_budget = candidates.len() - max_names;
         candidates.truncate(max_names);
     }
+    out.looked_up = candidates.len();
     let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(CONCURRENT_LOOKUPS));
     let mut tasks = tokio::task::JoinSet::new();
     for (index, candidate) in candidates.iter().enumerate() {

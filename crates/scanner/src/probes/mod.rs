@@ -203,7 +203,7 @@ impl Budget {
         assets: &mut Vec<crate::discovery::Asset>,
         resolved: crate::discovery::Resolved,
     ) -> Vec<crate::discovery::Skipped> {
-        self.names += resolved.assets.len() + resolved.over_budget;
+        self.names += resolved.looked_up + resolved.over_budget;
         self.names_dropped += resolved.over_budget;
         let room = self.limits.hosts.saturating_sub(assets.len());
         let mut new = resolved.assets;
