@@ -151,20 +151,22 @@ impl KeyCache {
 /// 429 before any key lookup, unless their key authenticated in the last hour: a client
 /// guessing keys cannot make the server query the store for each guess, and a real
 /// client behind the same address is not locked out.
-pub struct FailureLimiter(Mutex<LruCache<IpAddr, (i64, u32)>>);
-
-/// Failed authentications an address may make in a minute.
-pub const FAILURES_PER_MINUTE: u32 = 60;
-
-impl Default for FailureLimiter {
-    fn default() -> Self {
-        Self(Mutex::new(LruCache::new(100_000)))
-    }
+pub struct FailureLimiter {
+    per_minute: u32,
+    seen: Mutex<LruCache<IpAddr, (i64, u32)>>,
 }
 
+/// Failed authentications an address may make in a minute, by default.
+pub const FAILURES_PER_MINUTE: u32 = 60;
+
 impl FailureLimiter {
+    /// `per_minute` failures allowed per address; 0: no limit.
+    pub fn new(per_minute: u32) -> Self {
+        Self { per_minute, seen: Mutex::new(LruCache::new(100_000)) }
+    }
+
     fn map(&self) -> std::sync::MutexGuard<'_, LruCache<IpAddr, (i64, u32)>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn minute() -> (i64, u64) {
@@ -174,9 +176,12 @@ impl FailureLimiter {
 
     /// Seconds until the address may try again, when it is over its failures.
     pub fn blocked(&self, ip: IpAddr) -> Option<Duration> {
+        if self.per_minute == 0 {
+            return None;
+        }
         let (minute, left) = Self::minute();
         match self.map().get(&ip) {
-            Some((m, n)) if *m == minute && *n >= FAILURES_PER_MINUTE => Some(Duration::from_secs(left)),
+            Some((m, n)) if *m == minute && *n >= self.per_minute => Some(Duration::from_secs(left)),
             _ => None,
         }
     }

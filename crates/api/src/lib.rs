@@ -51,6 +51,9 @@ pub struct Config {
     /// How often lookup and usage counters are written to the store.
     pub flush_every: Duration,
     pub mock: Option<MockData>,
+    /// Failed authentications a client address may make per minute before its requests
+    /// are refused (429) without a key lookup; 0 turns the limit off.
+    pub auth_failures_per_minute: u32,
 }
 
 impl Default for Config {
@@ -61,6 +64,7 @@ impl Default for Config {
             cve_cache_ttl: Duration::from_secs(60),
             flush_every: Duration::from_secs(1),
             mock: None,
+            auth_failures_per_minute: auth::FAILURES_PER_MINUTE,
         }
     }
 }
@@ -163,7 +167,7 @@ impl AppState {
     pub fn new(store: Arc<dyn Store>, limiter: Arc<dyn RateLimiter>, config: Config) -> Self {
         Self(Arc::new(Inner {
             keys: auth::KeyCache::new(config.key_cache_ttl),
-            failures: auth::FailureLimiter::default(),
+            failures: auth::FailureLimiter::new(config.auth_failures_per_minute),
             companies: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             by_domain: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             scores: cache::TtlCache::new(config.read_cache_ttl, 10_000),

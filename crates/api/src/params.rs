@@ -8,7 +8,8 @@ use model::{Domain, Page, RiskVector, SocialId};
 
 use crate::error::ApiError;
 
-/// The query string of a request. A parameter given twice keeps its first value.
+/// The query string of a request. A parameter given more than once is refused (400
+/// `Invalid request`): the document allows one value, and no value is picked silently.
 #[derive(Debug, Default)]
 pub struct Params(HashMap<String, String>);
 
@@ -20,7 +21,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
             .map_err(|_| ApiError::bad(crate::error::INVALID_REQUEST))?;
         let mut map = HashMap::with_capacity(pairs.len());
         for (k, v) in pairs {
-            map.entry(k).or_insert(v);
+            if map.insert(k, v).is_some() {
+                return Err(ApiError::bad(crate::error::INVALID_REQUEST));
+            }
         }
         Ok(Params(map))
     }
@@ -52,18 +55,20 @@ impl Params {
 
     /// `limit`: a positive integer, `default` when absent, capped at [`MAX_LIMIT`].
     pub fn limit(&self, default: u32) -> Result<u32, ApiError> {
-        match self.optional("limit") {
+        match self.0.get("limit") {
             None => Ok(default),
-            Some(raw) => match raw.parse::<u64>() {
-                Ok(0) | Err(_) => Err(ApiError::bad("limit must be a positive integer")),
-                Ok(n) => Ok(u32::try_from(n).unwrap_or(u32::MAX).min(MAX_LIMIT)),
+            // What the OpenAPI document says: 1 to 2^31−1 (an int32; an empty value is
+            // not one); above MAX_LIMIT the answer is MAX_LIMIT records.
+            Some(raw) => match raw.parse::<u32>() {
+                Ok(n) if (1..=i32::MAX.unsigned_abs()).contains(&n) => Ok(n.min(MAX_LIMIT)),
+                _ => Err(ApiError::bad("limit must be a positive integer")),
             },
         }
     }
 
     /// `period`: months, 1 to 60, 6 when absent.
     pub fn period(&self) -> Result<u32, ApiError> {
-        match self.optional("period") {
+        match self.0.get("period").map(String::as_str) {
             None => Ok(6),
             Some(raw) => raw
                 .parse::<u32>()

@@ -44,6 +44,10 @@ enum Command {
         /// MiB of CVE records kept in memory for the CVE searches (0: none).
         #[arg(long, env = "RAMPART_SERVED_CACHE_MIB", default_value_t = 64)]
         served_cache_mib: usize,
+        /// Failed authentications a client address may make per minute before its
+        /// requests are refused (429) without a key lookup (0: no limit).
+        #[arg(long, env = "RAMPART_AUTH_FAILURES_PER_MINUTE", default_value_t = api::FAILURES_PER_MINUTE)]
+        auth_failures_per_minute: u32,
         /// Scan jobs run in this process at once (0: none; run `rampart worker` apart).
         #[arg(long, env = "RAMPART_WORKERS", default_value_t = 0)]
         workers: usize,
@@ -538,12 +542,15 @@ async fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { db, listen, cve_cache_secs, served_cache_mib, workers, net } => {
+        Command::Serve { db, listen, cve_cache_secs, served_cache_mib, auth_failures_per_minute, workers, net } => {
             let options = store::Options { served_cache_bytes: served_cache_mib.saturating_mul(1 << 20) };
             let store =
                 store::open_with(&db.db, &options).await.with_context(|| format!("opening database {}", db.db))?;
-            let config =
-                api::Config { cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs), ..Default::default() };
+            let config = api::Config {
+                cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs),
+                auth_failures_per_minute,
+                ..Default::default()
+            };
             let mut running = None;
             if workers > 0 {
                 let ctx = Arc::new(scan::with_store_data(net.context()?, &*store).await?);

@@ -354,7 +354,7 @@ fn model_prediction(c: &model::Company, incidents: &[model::Incident], kind: &st
 
 /// Tail-risk (large-loss) estimation over `period` months.
 #[utoipa::path(get, path = "/monitor-get-tail-risk-estimation", operation_id = "monitor-get-tail-risk-estimation", tag = "Monitor",
-    params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
+    params(("period" = Option<u32>, Query, minimum = 1, maximum = 60, description = "Months, 1 to 60 (default 6)")),
     responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
 pub async fn get_tail_risk_estimation(
     State(app): State<AppState>,
@@ -366,7 +366,7 @@ pub async fn get_tail_risk_estimation(
 
 /// Data-loss prediction over `period` months.
 #[utoipa::path(get, path = "/monitor-get-data-loss-prediction", operation_id = "monitor-get-data-loss-prediction", tag = "Monitor",
-    params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
+    params(("period" = Option<u32>, Query, minimum = 1, maximum = 60, description = "Months, 1 to 60 (default 6)")),
     responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
 pub async fn get_data_loss_prediction(
     State(app): State<AppState>,
@@ -378,7 +378,7 @@ pub async fn get_data_loss_prediction(
 
 /// Incident prediction over `period` months.
 #[utoipa::path(get, path = "/monitor-get-incident-prediction", operation_id = "monitor-get-incident-prediction", tag = "Monitor",
-    params(("period" = Option<u32>, Query, description = "Months, 1 to 60 (default 6)")),
+    params(("period" = Option<u32>, Query, minimum = 1, maximum = 60, description = "Months, 1 to 60 (default 6)")),
     responses((status = 200, description = "Prediction", body = Prediction), CommonErrors))]
 pub async fn get_incident_prediction(
     State(app): State<AppState>,

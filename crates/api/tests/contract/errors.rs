@@ -390,6 +390,8 @@ async fn page_numbers_outside_the_schema_are_refused() {
         let (s, v) = app.get(&format!("{path}?page={bad}"), &app.underwriter).await;
         assert_eq!((s, v), (StatusCode::BAD_REQUEST, json!({"error": "Invalid request"})), "page={bad}");
     }
+    let (s, v) = app.get(&format!("{path}?page=1&page=2"), &app.underwriter).await;
+    assert_eq!((s, v), (StatusCode::BAD_REQUEST, json!({"error": "Invalid request"})), "a parameter given twice");
     for zero in ["0", "-1", "-99999999999999999999"] {
         let (s, v) = app.get(&format!("{path}?page={zero}"), &app.underwriter).await;
         assert_eq!((s, v), (StatusCode::BAD_REQUEST, json!({"error": "Page value should be greater than 0"})));

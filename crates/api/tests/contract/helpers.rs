@@ -67,6 +67,7 @@ impl TestApp {
             cve_cache_ttl: Duration::ZERO,
             flush_every: Duration::from_millis(50),
             mock: None,
+            auth_failures_per_minute: api::FAILURES_PER_MINUTE,
         })
         .await
     }

@@ -21,6 +21,7 @@ async fn spawn_mock() -> TestApp {
         cve_cache_ttl: Duration::ZERO,
         flush_every: Duration::from_millis(50),
         mock: Some(mock),
+        auth_failures_per_minute: api::FAILURES_PER_MINUTE,
     })
     .await
 }
