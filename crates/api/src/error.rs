@@ -127,3 +127,17 @@ pub fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     tracing::error!("handler panicked");
     error_body(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL)
 }
+
+#[cfg(test)]
+mod busy_tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_store_is_a_503_with_retry_after() {
+        let response = ApiError::from(store::StoreError::Busy).into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()), Some("1"));
+        let other = ApiError::from(store::StoreError::Corrupt("x".into())).into_response();
+        assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+}

@@ -86,3 +86,24 @@ impl DerefMut for ReadConn<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With every read connection lent out, a query waits [`ACQUIRE_WAIT`] and then gets
+    /// `StoreError::Busy` (the API answers 503 with Retry-After), never waits forever.
+    #[tokio::test]
+    async fn a_saturated_pool_answers_busy_after_the_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = SqliteConnectOptions::new().filename(dir.path().join("r.db")).create_if_missing(true);
+        let readers = Readers::open(&options, 1).await.unwrap();
+        let held = readers.get().await.unwrap();
+        let started = tokio::time::Instant::now();
+        let second = readers.get().await;
+        assert!(matches!(second, Err(crate::StoreError::Busy)), "{:?}", second.err());
+        assert!(started.elapsed() >= ACQUIRE_WAIT);
+        drop(held);
+        assert!(readers.get().await.is_ok(), "free again once returned");
+    }
+}
