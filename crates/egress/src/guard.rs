@@ -271,8 +271,13 @@ impl Guard {
     /// `host` is an IP address or a name `model::Domain` accepts; anything else (a name
     /// from DNS with an escaped dot that prints as an address, say) is refused unresolved.
     pub async fn resolve(&self, host: &str) -> Result<Vec<IpAddr>, GuardError> {
-        let mut addrs = match target(host)? {
-            Target::Ip(ip) => vec![ip],
+        self.resolve_target(host, &target(host)?).await
+    }
+
+    /// [`Guard::resolve`] of a target parsed already (`host` names it in errors).
+    pub async fn resolve_target(&self, host: &str, target: &Target) -> Result<Vec<IpAddr>, GuardError> {
+        let mut addrs = match target {
+            Target::Ip(ip) => vec![*ip],
             Target::Name(name) => self
                 .dns
                 .addresses(name.as_str())
@@ -311,8 +316,9 @@ impl Guard {
         Ok(Permits { _host: host, _global: global })
     }
 
-    /// Addresses in the per-address table (for tests of its pruning).
-    pub fn tracked_addresses(&self) -> usize {
+    /// Addresses in the per-address table (for the test of its pruning).
+    #[cfg(test)]
+    fn tracked_addresses(&self) -> usize {
         self.per_host.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
     }
 

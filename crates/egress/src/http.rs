@@ -95,7 +95,7 @@ async fn fetch(
 ) -> Result<(u16, HeaderMap, Vec<u8>), HttpError> {
     let standard = if https { 443 } else { 80 };
     let target = crate::guard::target(host)?;
-    let addrs = guard.resolve(host).await?;
+    let addrs = guard.resolve_target(host, &target).await?;
     let port = guard.port(standard);
     let url = origin_url(https, &target, port, path)?;
     let shown = url.as_str().to_owned();

@@ -248,18 +248,15 @@ async fn subsidiaries(action: SubsidiariesAction) -> Result<()> {
             }
             Ok(())
         }
-        SubsidiariesAction::Approve { db, id, note } | SubsidiariesAction::Reject { db, id, note }
-            if note.len() > 1000 =>
-        {
-            let _ = (db, id);
-            bail!("--note is {} bytes; at most 1000", note.len())
-        }
         SubsidiariesAction::Approve { db, id, note } => decide(&db.db, id, true, &note).await,
         SubsidiariesAction::Reject { db, id, note } => decide(&db.db, id, false, &note).await,
     }
 }
 
 async fn decide(db: &str, id: i64, approve: bool, note: &str) -> Result<()> {
+    if note.len() > 1000 {
+        bail!("--note is {} bytes; at most 1000", note.len());
+    }
     let store = open(db).await?;
     let Some(r) = store.decide_subsidiary_request(id, approve, note).await? else {
         bail!("no pending request {id} (`rampart subsidiaries pending --all` lists them)");

@@ -380,19 +380,19 @@ pub async fn resolve_candidates(
         }
         // A CNAME target is only looked up (the dangling check), never connected to;
         // one that is not a host name is noted and left out.
-        let target = match target {
-            Some(t) if refusal(&t).is_some() => {
+        let target = match target.as_deref().and_then(refusal) {
+            Some(reason) => {
                 if out.skipped.len() < MAX_SKIPPED {
                     out.skipped.push(Skipped {
-                        name: crate::guard::printable(&t),
+                        name: crate::guard::printable(target.as_deref().unwrap_or_default()),
                         source: "cname".into(),
                         evidence: format!("CNAME of {name}"),
-                        reason: refusal(&t).unwrap_or_default().to_owned(),
+                        reason: reason.to_owned(),
                     });
                 }
                 None
             }
-            other => other,
+            None => target,
         };
         let evidence = match (&target, evidence.is_empty(), source.as_str()) {
             (Some(t), _, "wordlist") => format!("CNAME {t}"),

@@ -659,6 +659,19 @@ fn key_from_row(row: &SqliteRow) -> Result<ApiKey> {
     })
 }
 
+/// Links `child` below `parent` (nothing when the link exists); whether it was new.
+async fn link(conn: &mut sqlx::SqliteConnection, parent: i64, child: i64, now: &str) -> Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO subsidiaries (parent_id, child_id, added_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+    )
+    .bind(parent)
+    .bind(child)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
 fn subsidiary_request_from_row(row: &SqliteRow) -> Result<SubsidiaryRequest> {
     let state: &str = row.try_get("state")?;
     Ok(SubsidiaryRequest {
@@ -818,6 +831,20 @@ async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySn
 }
 
 impl SqliteStore {
+    /// Subsidiary requests in `state` and/or with `id` (either unset: any), oldest first.
+    async fn requests(&self, state: Option<SubsidiaryState>, id: Option<i64>) -> Result<Vec<SubsidiaryRequest>> {
+        let rows = sqlx::query(
+            "SELECT r.*, p.social_id AS parent_social_id, c.social_id AS child_social_id, c.company_name AS child_name \
+             FROM subsidiary_requests r JOIN companies p ON p.id = r.parent_id JOIN companies c ON c.id = r.child_id \
+             WHERE (?1 IS NULL OR r.state = ?1) AND (?2 IS NULL OR r.id = ?2) ORDER BY r.id",
+        )
+        .bind(state.map(SubsidiaryState::as_str))
+        .bind(id)
+        .fetch_all(&mut *self.read.get().await?)
+        .await?;
+        rows.iter().map(subsidiary_request_from_row).collect()
+    }
+
     async fn load_sbom(&self, rows: Vec<SqliteRow>) -> Result<Vec<SbomComponent>> {
         let ids: Vec<i64> = rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?;
         let ids_json = to_json(&ids)?;
@@ -1069,15 +1096,8 @@ impl Store for SqliteStore {
         if parent == child {
             return Err(StoreError::Invalid("a company cannot be its own subsidiary".into()));
         }
-        let done = sqlx::query(
-            "INSERT INTO subsidiaries (parent_id, child_id, added_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-        )
-        .bind(parent)
-        .bind(child)
-        .bind(rfc3339(OffsetDateTime::now_utc()))
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        let mut conn = self.write.acquire().await?;
+        link(&mut conn, parent, child, &rfc3339(OffsetDateTime::now_utc())).await
     }
 
     async fn record_subsidiary_request(
@@ -1117,29 +1137,14 @@ impl Store for SqliteStore {
         .fetch_one(&mut *tx)
         .await?;
         if state == SubsidiaryState::Created {
-            sqlx::query(
-                "INSERT INTO subsidiaries (parent_id, child_id, added_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-            )
-            .bind(parent)
-            .bind(child)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?;
+            link(&mut tx, parent, child, &now).await?;
         }
         tx.commit().await?;
         Ok(id)
     }
 
     async fn subsidiary_requests(&self, state: Option<SubsidiaryState>) -> Result<Vec<SubsidiaryRequest>> {
-        let rows = sqlx::query(
-            "SELECT r.*, p.social_id AS parent_social_id, c.social_id AS child_social_id, c.company_name AS child_name \
-             FROM subsidiary_requests r JOIN companies p ON p.id = r.parent_id JOIN companies c ON c.id = r.child_id \
-             WHERE ?1 IS NULL OR r.state = ?1 ORDER BY r.id",
-        )
-        .bind(state.map(SubsidiaryState::as_str))
-        .fetch_all(&mut *self.read.get().await?)
-        .await?;
-        rows.iter().map(subsidiary_request_from_row).collect()
+        self.requests(state, None).await
     }
 
     async fn decide_subsidiary_request(&self, id: i64, approve: bool, note: &str) -> Result<Option<SubsidiaryRequest>> {
@@ -1160,17 +1165,10 @@ impl Store for SqliteStore {
             return Ok(None);
         };
         if approve {
-            sqlx::query(
-                "INSERT INTO subsidiaries (parent_id, child_id, added_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-            )
-            .bind(parent)
-            .bind(child)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?;
+            link(&mut tx, parent, child, &now).await?;
         }
         tx.commit().await?;
-        Ok(self.subsidiary_requests(None).await?.into_iter().find(|r| r.id == id))
+        Ok(self.requests(None, Some(id)).await?.pop())
     }
 
     async fn companies_created_by_key(&self, key_id: i64, since: OffsetDateTime) -> Result<u64> {
