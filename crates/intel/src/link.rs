@@ -6,55 +6,11 @@
 
 use std::path::Path;
 
-use model::{Domain, Page};
+use model::Domain;
+pub use model::normalise_name;
 use store::Store;
 
 use crate::veris::{VerisError, VerisIncident};
-
-/// Legal-form words removed from the end of a name.
-const LEGAL_FORMS: [&str; 22] = [
-    "inc",
-    "incorporated",
-    "llc",
-    "ltd",
-    "limited",
-    "corp",
-    "corporation",
-    "co",
-    "company",
-    "plc",
-    "gmbh",
-    "ag",
-    "sa",
-    "sas",
-    "bv",
-    "nv",
-    "srl",
-    "spa",
-    "pty",
-    "lp",
-    "llp",
-    "the",
-];
-
-/// Victim names that name nobody.
-const VAGUE: [&str; 5] = ["unknown", "other", "na", "n a", "none"];
-
-/// Lower case, `&` as `and`, punctuation as spaces, a leading `the` and trailing legal
-/// forms removed, spaces collapsed: `NORTHROP GRUMMAN CORP.` → `northrop grumman`.
-pub fn normalise_name(name: &str) -> String {
-    let lower = name.to_lowercase().replace('&', " and ");
-    let cleaned: String = lower.chars().map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect();
-    let mut words: Vec<&str> = cleaned.split_whitespace().collect();
-    if words.first() == Some(&"the") {
-        words.remove(0);
-    }
-    while words.len() > 1 && words.last().is_some_and(|w| LEGAL_FORMS.contains(w)) {
-        words.pop();
-    }
-    let out = words.join(" ");
-    if VAGUE.contains(&out.as_str()) { String::new() } else { out }
-}
 
 /// The registrable domain (eTLD+1, Public Suffix List) of a URL's host.
 pub fn registrable_of_url(url: &str) -> Option<String> {
@@ -89,21 +45,9 @@ pub async fn link(store: &dyn Store, v: &VerisIncident) -> Result<Linked, store:
     if name.is_empty() {
         return Ok(Linked::None);
     }
-    // Name: the store's search narrows (case-insensitive contains); equality decides.
-    let mut by_name = Vec::new();
-    let mut page = Page::FIRST;
-    loop {
-        let found = store.search_companies(&name, page).await?;
-        let n = found.items.len();
-        by_name.extend(found.items.into_iter().filter(|c| normalise_name(&c.company_name) == name));
-        if n == 0 || page.number() * u64::from(model::PAGE_SIZE) >= found.total || page.number() >= 20 {
-            break;
-        }
-        page = match Page::parse(Some(&(page.number() + 1).to_string())) {
-            Ok(p) => p,
-            Err(_) => break,
-        };
-    }
+    // Name: equality of the normalised names the store keeps (AT&T, Procter & Gamble,
+    // T-Mobile and J.P. Morgan match however the victim's name was punctuated).
+    let by_name = store.companies_by_normalised_name(&name, 50).await?;
     match by_name.as_slice() {
         [c] => {
             return Ok(Linked::One(Link {
@@ -198,17 +142,6 @@ pub async fn import_veris(store: &dyn Store, paths: &[&Path]) -> Result<VerisRep
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_normalise_conservatively() {
-        assert_eq!(normalise_name("Northrop Grumman Corporation"), "northrop grumman");
-        assert_eq!(normalise_name("NORTHROP GRUMMAN CORP."), "northrop grumman");
-        assert_eq!(normalise_name("The Home Depot, Inc."), "home depot");
-        assert_eq!(normalise_name("AT&T"), "at and t");
-        assert_eq!(normalise_name("Unknown"), "");
-        assert_eq!(normalise_name("Co"), "co", "a name is never emptied by its legal form");
-        assert_ne!(normalise_name("Acme Robotics"), normalise_name("Acme Robotics Labs"));
-    }
 
     #[test]
     fn registrable_domains_of_urls() {

@@ -98,3 +98,44 @@ async fn a_notice_on_the_victims_own_domain_links_and_a_news_site_does_not() {
     let news = company(&*store, "daily-news").await;
     assert!(store.incidents_for_company(news.id).await.unwrap().is_empty(), "a news site is not the victim");
 }
+
+#[tokio::test]
+async fn names_with_punctuation_and_ampersands_link() {
+    let (_tmp, store) = store_with(concat!(
+        r#"{"social_id": "att", "company_name": "AT&T", "website": "https://www.att.example", "domain": "att.example"}"#,
+        "\n",
+        r#"{"social_id": "pg", "company_name": "Procter & Gamble", "website": "https://pg.example", "domain": "pg.example"}"#,
+        "\n",
+        r#"{"social_id": "t-mobile", "company_name": "T-Mobile", "website": "https://t-mobile.example", "domain": "t-mobile.example"}"#,
+        "\n",
+        r#"{"social_id": "jpm", "company_name": "J.P. Morgan", "website": "https://jpm.example", "domain": "jpm.example"}"#,
+        "\n",
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("c0e45760-0001-4000-8000-000000000001", "AT&T Inc.", "att"),
+        ("c0e45760-0002-4000-8000-000000000002", "Procter and Gamble Co.", "pg"),
+        ("c0e45760-0003-4000-8000-000000000003", "T-Mobile", "t-mobile"),
+        ("c0e45760-0004-4000-8000-000000000004", "JP Morgan", "jpm"),
+    ];
+    for (i, (id, victim, _)) in cases.iter().enumerate() {
+        let doc = serde_json::json!({
+            "schema_version": "1.3.7", "incident_id": id, "security_incident": "Confirmed",
+            "summary": "Test", "timeline": {"incident": {"year": 2023, "month": 4}},
+            "victim": {"victim_id": victim}, "action": {"hacking": {"variety": ["Use of stolen creds"], "vector": ["Web application"]}},
+            "actor": {"external": {"variety": ["Organized crime"], "motive": ["Financial"]}},
+        });
+        std::fs::write(dir.path().join(format!("{i}.json")), doc.to_string()).unwrap();
+    }
+    let report = intel::link::import_veris(&*store, &[dir.path()]).await.unwrap();
+    assert_eq!((report.stored, report.linked_by_name), (4, 4), "{report:?}");
+    for (id, _, owner) in cases {
+        let c = company(&*store, owner).await;
+        let linked = store.incidents_for_company(c.id).await.unwrap();
+        assert_eq!(linked.iter().map(|i| i.incident_id.to_lowercase()).collect::<Vec<_>>(), [id], "{owner}");
+        // VERIS writes the id in lower case; the lookup finds it however it is written.
+        assert!(store.incident(id).await.unwrap().is_some(), "{id}");
+        assert_eq!(store.incident_company(id).await.unwrap(), Some(c.id), "{id}");
+    }
+}

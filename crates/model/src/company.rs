@@ -581,3 +581,83 @@ impl JobStatus {
         JobStatus::ALL.into_iter().find(|s| s.as_str() == raw)
     }
 }
+
+/// Legal-form words removed from the end of a name.
+const LEGAL_FORMS: [&str; 22] = [
+    "inc",
+    "incorporated",
+    "llc",
+    "ltd",
+    "limited",
+    "corp",
+    "corporation",
+    "co",
+    "company",
+    "plc",
+    "gmbh",
+    "ag",
+    "sa",
+    "sas",
+    "bv",
+    "nv",
+    "srl",
+    "spa",
+    "pty",
+    "lp",
+    "llp",
+    "the",
+];
+
+/// Victim names that name nobody.
+const VAGUE: [&str; 5] = ["unknown", "other", "na", "n a", "none"];
+
+/// The form in which company names are compared (incident linking): lower case, `&` as
+/// `and`, punctuation as spaces, runs of single letters joined (`J.P.` and `JP`), a
+/// leading `the` and trailing legal forms removed, spaces collapsed:
+/// `NORTHROP GRUMMAN CORP.` → `northrop grumman`, `AT&T` → `at and t`.
+pub fn normalise_name(name: &str) -> String {
+    let lower = name.to_lowercase().replace('&', " and ");
+    let cleaned: String = lower.chars().map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect();
+    let mut joined: Vec<String> = Vec::new();
+    let mut letters_run = false;
+    for w in cleaned.split_whitespace() {
+        let single = w.chars().count() == 1;
+        match joined.last_mut() {
+            Some(last) if single && letters_run => last.push_str(w),
+            _ => joined.push(w.to_owned()),
+        }
+        letters_run = single;
+    }
+    let mut words: Vec<&str> = joined.iter().map(String::as_str).collect();
+    if words.first() == Some(&"the") {
+        words.remove(0);
+    }
+    while words.len() > 1 && words.last().is_some_and(|w| LEGAL_FORMS.contains(w)) {
+        words.pop();
+    }
+    let out = words.join(" ");
+    if VAGUE.contains(&out.as_str()) { String::new() } else { out }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::normalise_name;
+
+    #[test]
+    fn names_normalise_conservatively() {
+        assert_eq!(normalise_name("Northrop Grumman Corporation"), "northrop grumman");
+        assert_eq!(normalise_name("NORTHROP GRUMMAN CORP."), "northrop grumman");
+        assert_eq!(normalise_name("The Home Depot, Inc."), "home depot");
+        assert_eq!(normalise_name("AT&T"), "at and t");
+        assert_eq!(normalise_name("AT & T Corp."), "at and t");
+        assert_eq!(normalise_name("Procter & Gamble Co."), "procter and gamble");
+        assert_eq!(normalise_name("Procter and Gamble"), "procter and gamble");
+        assert_eq!(normalise_name("T-Mobile"), "t mobile");
+        assert_eq!(normalise_name("J.P. Morgan"), "jp morgan");
+        assert_eq!(normalise_name("JP Morgan"), "jp morgan");
+        assert_eq!(normalise_name("U.S. Bank"), "us bank");
+        assert_eq!(normalise_name("Unknown"), "");
+        assert_eq!(normalise_name("Co"), "co", "a name is never emptied by its legal form");
+        assert_ne!(normalise_name("Acme Robotics"), normalise_name("Acme Robotics Labs"));
+    }
+}

@@ -118,6 +118,7 @@ fn cve(id: &str, modified: &str, products: &[&str]) -> CveRecord {
 pub async fn run_all(store: Arc<dyn Store>) {
     companies(&*store).await;
     subsidiaries_and_search(&*store).await;
+    normalised_names(&*store).await;
     subsidiary_requests(&*store).await;
     cves(&*store).await;
     served_forms_follow_their_record(&*store, &*store).await;
@@ -127,6 +128,35 @@ pub async fn run_all(store: Arc<dyn Store>) {
     scans(&*store).await;
     discovery(&*store).await;
     software(&*store).await;
+}
+
+/// Companies are found by the normalised form of their name (`model::normalise_name`):
+/// punctuation, `&` and legal forms do not hide a company; a similar name is not it.
+async fn normalised_names(store: &dyn Store) {
+    for (id, name) in [("norm-att", "AT&T Inc."), ("norm-pg", "Procter & Gamble"), ("norm-jpm", "J.P. Morgan")] {
+        let p = profile(id, name, &format!("{id}.example"));
+        store.save_company(&CompanySnapshot { profile: p, ..Default::default() }).await.unwrap();
+    }
+    let found = |name: &'static str| async move {
+        store
+            .companies_by_normalised_name(&model::normalise_name(name), 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.social_id.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(found("AT&T").await, ["norm-att"]);
+    assert_eq!(found("at & t corp.").await, ["norm-att"]);
+    assert_eq!(found("Procter and Gamble Co.").await, ["norm-pg"]);
+    assert_eq!(found("JP Morgan").await, ["norm-jpm"]);
+    assert!(found("Procter").await.is_empty(), "equality, not containment");
+    assert!(store.companies_by_normalised_name("", 10).await.unwrap().is_empty());
+    // A renamed company is found by its new name only.
+    let p = profile("norm-pg", "P&G", "norm-pg.example");
+    store.save_company(&CompanySnapshot { profile: p, ..Default::default() }).await.unwrap();
+    assert!(found("Procter & Gamble").await.is_empty());
+    assert_eq!(found("P & G").await, ["norm-pg"]);
 }
 
 /// add-subsidiary's record: a created company is linked at once and counted for its key;
@@ -616,6 +646,9 @@ async fn companies(store: &dyn Store) {
     store.save_incident(&inc, None, None, None).await.unwrap();
     assert!(!store.incidents_for_company(c.id).await.unwrap().iter().any(|i| i.incident_id == "VCDB-1"));
     assert_eq!(store.incident("VCDB-1").await.unwrap().map(|i| i.title), Some("Breach at Acme".to_owned()));
+    // VERIS writes ids in lower case: a lookup ignores ASCII case.
+    assert_eq!(store.incident("vcdb-1").await.unwrap().map(|i| i.incident_id), Some("VCDB-1".to_owned()));
+    assert!(store.incident_company("vcdb-1").await.unwrap().is_none(), "unlinked");
     let open = store.open_findings(c.id).await.unwrap();
     let paged = store.findings(c.id, FindingFilter::default(), Page::FIRST).await.unwrap();
     assert_eq!(open.len() as u64, paged.total);

@@ -302,6 +302,9 @@ pub trait Store: Send + Sync + 'static {
     async fn company_by_domain(&self, domain: &Domain) -> Result<Option<Company>>;
     /// Companies whose name contains `needle` (case-insensitive), best matches first.
     async fn search_companies(&self, needle: &str, page: Page) -> Result<Paged<Company>>;
+    /// Companies whose normalised name (`model::normalise_name`) equals `name`, at most
+    /// `limit`, oldest first; none for an empty name.
+    async fn companies_by_normalised_name(&self, name: &str, limit: u32) -> Result<Vec<Company>>;
     /// Adds lookups to `searched_by`: (company row id, count).
     async fn add_lookups(&self, counts: &[(i64, i64)]) -> Result<()>;
     async fn domains(&self, company: i64) -> Result<Vec<DomainAsset>>;
@@ -418,6 +421,7 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<()>;
     async fn incidents_for_company(&self, company: i64) -> Result<Vec<Incident>>;
     async fn incidents_for_domain(&self, domain: &Domain) -> Result<Vec<Incident>>;
+    /// The incident with this id, ignoring ASCII case (VERIS writes lower case).
     async fn incident(&self, incident_id: &str) -> Result<Option<Incident>>;
     /// The company an incident is linked to (`None`: unknown incident or not linked).
     async fn incident_company(&self, incident_id: &str) -> Result<Option<i64>>;

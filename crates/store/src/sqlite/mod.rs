@@ -55,6 +55,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (11, "cve_candidates", include_str!("../../migrations/sqlite/0011_cve_candidates.sql")),
     (12, "job_leases", include_str!("../../migrations/sqlite/0012_job_leases.sql")),
     (13, "subsidiary_requests", include_str!("../../migrations/sqlite/0013_subsidiary_requests.sql")),
+    (14, "name_norm", include_str!("../../migrations/sqlite/0014_name_norm.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -156,10 +157,25 @@ impl SqliteStore {
     }
 }
 
-/// Applies the embedded migrations that the database has not had yet.
+/// Applies the embedded migrations that the database has not had yet, then fills what a
+/// migration cannot compute in SQL (the normalised names of companies written before
+/// migration 14).
 async fn migrate(write: &SqlitePool) -> Result<()> {
     let migrator = sqlx::migrate::Migrator::new(MIGRATIONS).await?;
     migrator.run(write).await?;
+    let unnamed: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, company_name FROM companies WHERE name_norm IS NULL").fetch_all(write).await?;
+    if !unnamed.is_empty() {
+        let mut tx = write.begin().await?;
+        for (id, name) in unnamed {
+            sqlx::query("UPDATE companies SET name_norm = ?2 WHERE id = ?1")
+                .bind(id)
+                .bind(model::normalise_name(&name))
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+    }
     Ok(())
 }
 
@@ -720,9 +736,10 @@ async fn upsert_profile(tx: &mut Transaction<'_, Sqlite>, p: &CompanyProfile, no
     let pending_id = format!("pending:{social_id}");
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO companies (social_id, company_name, name_lc, website, domain, industry, description, \
-         company_id, funding_id, employees_number, followers_number, naics_code, created_at, updated_at) \
-         VALUES (?1, ?2, lower(?2), ?3, ?4, ?5, ?6, coalesce(?7, ?8), ?9, ?10, ?11, ?12, ?13, ?13) \
+         company_id, funding_id, employees_number, followers_number, naics_code, created_at, updated_at, name_norm) \
+         VALUES (?1, ?2, lower(?2), ?3, ?4, ?5, ?6, coalesce(?7, ?8), ?9, ?10, ?11, ?12, ?13, ?13, ?14) \
          ON CONFLICT (social_id) DO UPDATE SET company_name = excluded.company_name, name_lc = excluded.name_lc, \
+         name_norm = excluded.name_norm, \
          website = excluded.website, domain = excluded.domain, industry = excluded.industry, \
          description = excluded.description, company_id = coalesce(?7, companies.company_id), \
          funding_id = excluded.funding_id, employees_number = excluded.employees_number, \
@@ -742,6 +759,7 @@ async fn upsert_profile(tx: &mut Transaction<'_, Sqlite>, p: &CompanyProfile, no
     .bind(p.followers_number)
     .bind(p.naics_code)
     .bind(now)
+    .bind(model::normalise_name(&p.company_name))
     .fetch_one(&mut **tx)
     .await?;
     sqlx::query("UPDATE companies SET company_id = printf('RP%08d', id) WHERE id = ?1 AND company_id = ?2")
@@ -1022,6 +1040,19 @@ impl Store for SqliteStore {
             Some(page),
         )
         .await
+    }
+
+    async fn companies_by_normalised_name(&self, name: &str, limit: u32) -> Result<Vec<Company>> {
+        if name.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{COMPANY_SELECT} WHERE c.name_norm = ?1 ORDER BY c.id LIMIT {limit}"
+        )))
+        .bind(name)
+        .fetch_all(&mut *self.read.get().await?)
+        .await?;
+        rows.iter().map(company_from_row).collect()
     }
 
     async fn add_lookups(&self, counts: &[(i64, i64)]) -> Result<()> {
@@ -1694,18 +1725,20 @@ impl Store for SqliteStore {
     }
 
     async fn incident(&self, incident_id: &str) -> Result<Option<Incident>> {
-        let rec: Option<String> = sqlx::query_scalar("SELECT record FROM incidents WHERE incident_id = ?1")
-            .bind(incident_id)
-            .fetch_optional(&mut *self.read.get().await?)
-            .await?;
+        let rec: Option<String> =
+            sqlx::query_scalar("SELECT record FROM incidents WHERE incident_id = ?1 COLLATE NOCASE")
+                .bind(incident_id)
+                .fetch_optional(&mut *self.read.get().await?)
+                .await?;
         rec.as_deref().map(json).transpose()
     }
 
     async fn incident_company(&self, incident_id: &str) -> Result<Option<i64>> {
-        let owner: Option<Option<i64>> = sqlx::query_scalar("SELECT company_id FROM incidents WHERE incident_id = ?1")
-            .bind(incident_id)
-            .fetch_optional(&mut *self.read.get().await?)
-            .await?;
+        let owner: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT company_id FROM incidents WHERE incident_id = ?1 COLLATE NOCASE")
+                .bind(incident_id)
+                .fetch_optional(&mut *self.read.get().await?)
+                .await?;
         Ok(owner.flatten())
     }
 
