@@ -51,13 +51,21 @@ pub const DEFAULT_SELECTORS: &[&str] = &[
     "turbo-smtp",
 ];
 
-/// RFC 7208 §4.6.4: at most 10 terms that cause DNS queries, at most 2 void lookups.
+/// RFC 7208 §4.6.4: at most 10 terms that cause DNS queries, at most 2 void lookups,
+/// at most 10 names per `mx` mechanism.
 const MAX_LOOKUPS: usize = 10;
 const MAX_VOID: usize = 2;
-/// How deep includes are followed (loops are caught before this).
+const MAX_MX_NAMES: usize = 10;
+/// How deep includes and redirects are followed: the lookup limit ends any chain before
+/// this, it only bounds the recursion.
 const MAX_DEPTH: usize = 12;
 
-/// The spf component for `domain`.
+/// The spf component for `domain`: its record is selected (§4.5), parsed (§4.6, §7
+/// macros) and evaluated as check_host() (§4) evaluates it for a sender that no
+/// mechanism lists — the result every unlisted host on the internet gets — following
+/// includes (§5.2) and redirects (§6.1) under the lookup, void-lookup and per-`mx`
+/// limits (§4.6.4). A DNS failure during the evaluation (temperror) leaves the result
+/// unjudged: no finding but what the record itself shows (`ptr`).
 pub async fn spf(dns: &Dns, domain: &str, handles_mail: bool) -> Result<Vec<ScanFinding>, DnsError> {
     let texts = dns.txt(domain).await?;
     let records: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
@@ -85,135 +93,269 @@ pub async fn spf(dns: &Dns, domain: &str, handles_mail: bool) -> Result<Vec<Scan
             return Ok(out);
         }
     };
-    // Follow includes and redirects: count lookups and void lookups over the whole tree,
-    // and find the `all` that applies (the redirect target's when there is a redirect).
-    let mut walk = Walk::default();
-    walk.visit(dns, domain, &parsed, 0).await?;
-    let effective_all = effective_all(dns, &parsed, 0).await?;
-    match effective_all {
-        Some(spf::Qualifier::Pass) => out.push(ScanFinding::new("spf.pass_all", domain, format!("\"{record}\""))),
-        Some(spf::Qualifier::Neutral) => out.push(ScanFinding::new("spf.neutral_all", domain, format!("\"{record}\""))),
-        Some(spf::Qualifier::SoftFail) => {
-            out.push(ScanFinding::new("spf.softfail_all", domain, format!("\"{record}\"")))
-        }
-        Some(spf::Qualifier::Fail) => {}
-        None if parsed.redirect().is_none() => {
-            out.push(ScanFinding::new("spf.no_all", domain, format!("\"{record}\": no all and no redirect=")))
-        }
-        None => {}
-    }
-    if walk.lookups > MAX_LOOKUPS {
-        out.push(ScanFinding::new(
-            "spf.too_many_lookups",
-            domain,
-            format!("{} DNS-querying terms through includes (limit 10): {}", walk.lookups, walk.trail.join(", ")),
-        ));
-    }
-    if walk.void > MAX_VOID {
-        out.push(ScanFinding::new(
-            "spf.too_many_void_lookups",
-            domain,
-            format!("{} lookups returned no records (limit 2): {}", walk.void, walk.voids.join(", ")),
-        ));
-    }
-    if walk.ptr {
+    let mut eval = Eval::default();
+    if parsed.uses_ptr() {
         out.push(ScanFinding::new("spf.ptr_mechanism", domain, format!("\"{record}\" uses ptr")));
+    }
+    let outcome = eval.record(dns, domain, &parsed, 0).await;
+    let quoted = format!("\"{record}\"");
+    match outcome {
+        Outcome::Result(spf::Qualifier::Pass, how) => {
+            out.push(ScanFinding::new("spf.pass_all", domain, how.evidence(&quoted)));
+        }
+        Outcome::Result(spf::Qualifier::Neutral, How::Default) => {
+            out.push(ScanFinding::new("spf.no_all", domain, format!("{quoted}: no all and no redirect=")));
+        }
+        Outcome::Result(spf::Qualifier::Neutral, how) => {
+            out.push(ScanFinding::new("spf.neutral_all", domain, how.evidence(&quoted)));
+        }
+        Outcome::Result(spf::Qualifier::SoftFail, how) => {
+            out.push(ScanFinding::new("spf.softfail_all", domain, how.evidence(&quoted)));
+        }
+        Outcome::Result(spf::Qualifier::Fail, _) => {}
+        Outcome::PermError(code, why) => out.push(ScanFinding::new(code, domain, format!("{quoted}: {why}"))),
+        // A lookup that failed (timeout, SERVFAIL, REFUSED) is a temperror: the record
+        // cannot be judged, and that is never a finding.
+        Outcome::TempError(e) => {
+            tracing::info!(domain, error = %e, "SPF not assessable: a lookup failed (temperror)");
+            out.retain(|f| f.code == "spf.ptr_mechanism");
+        }
     }
     Ok(out)
 }
 
-#[derive(Default)]
-struct Walk {
-    lookups: usize,
-    void: usize,
-    ptr: bool,
-    seen: BTreeSet<String>,
-    trail: Vec<String>,
-    voids: Vec<String>,
+/// Where the result for unlisted senders came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum How {
+    /// The record's own `all`.
+    All,
+    /// An `all` reached through `redirect=` chains, or an `include:`/`exists:` that
+    /// matches every sender: the trail.
+    Through(String),
+    /// No `all`, no `redirect=`: the default neutral (§4.7).
+    Default,
 }
 
-impl Walk {
-    /// Counts the DNS-querying terms of `record` (published at `at`) and of everything
-    /// it includes or redirects to. Void lookups are counted for include, a, mx and
-    /// exists targets without macros.
-    async fn visit(&mut self, dns: &Dns, at: &str, record: &spf::Spf, depth: usize) -> Result<(), DnsError> {
-        if depth > MAX_DEPTH || !self.seen.insert(at.to_ascii_lowercase()) {
-            return Ok(());
+impl How {
+    fn evidence(&self, record: &str) -> String {
+        match self {
+            How::All | How::Default => record.to_owned(),
+            How::Through(trail) => format!("{record} ({trail})"),
         }
-        self.lookups += record.dns_lookup_terms();
-        self.ptr |= record.uses_ptr();
-        for term in &record.terms {
-            let target = match term {
-                spf::Term::Directive { mechanism, .. } => match mechanism {
-                    spf::Mechanism::Include(d) => Some((d.clone(), "include")),
-                    spf::Mechanism::A { domain, .. } => Some((domain.clone().unwrap_or_else(|| at.to_owned()), "a")),
-                    spf::Mechanism::Mx { domain, .. } => Some((domain.clone().unwrap_or_else(|| at.to_owned()), "mx")),
-                    spf::Mechanism::Exists(d) => Some((d.clone(), "exists")),
-                    _ => None,
-                },
-                spf::Term::Redirect(d) => Some((d.clone(), "redirect")),
-                _ => None,
-            };
-            let Some((target, kind)) = target else { continue };
-            if spf::has_macros(&target) || self.lookups > MAX_LOOKUPS * 4 {
-                continue;
-            }
-            self.trail.push(format!("{kind}:{target}"));
-            match kind {
-                "include" | "redirect" => {
-                    // A failing lookup is a temporary error in RFC 7208's terms, not a
-                    // void lookup: it is left out of both counts.
-                    let Ok(texts) = dns.txt(&target).await else { continue };
-                    let sub: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
-                    match sub.as_slice() {
-                        [] => {
-                            self.void += 1;
-                            self.voids.push(format!("{kind}:{target}"));
-                        }
-                        [one] => {
-                            if let Ok(parsed) = spf::parse(one) {
-                                Box::pin(self.visit(dns, &target, &parsed, depth + 1)).await?;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                "mx" => {
-                    if dns.mx(&target).await.is_ok_and(|mx| mx.is_empty()) {
-                        self.void += 1;
-                        self.voids.push(format!("mx:{target}"));
-                    }
-                }
-                _ => {
-                    if dns.addresses(&target).await.is_ok_and(|a| a.is_empty()) {
-                        self.void += 1;
-                        self.voids.push(format!("{kind}:{target}"));
-                    }
-                }
-            }
+    }
+}
+
+/// check_host()'s result (§2.6) for an unlisted sender.
+#[derive(Debug)]
+enum Outcome {
+    Result(spf::Qualifier, How),
+    /// The finding code and why.
+    PermError(&'static str, String),
+    TempError(DnsError),
+}
+
+/// What an include's evaluation gives its caller (§5.2).
+enum Included {
+    Matched(How),
+    NotMatched,
+}
+
+/// The state of one evaluation: the counters of §4.6.4 over the whole tree and the
+/// chain of records being evaluated (for loops).
+#[derive(Default)]
+struct Eval {
+    lookups: usize,
+    void: usize,
+    trail: Vec<String>,
+    voids: Vec<String>,
+    chain: Vec<String>,
+}
+
+impl Eval {
+    /// Counts one DNS-querying term; the 11th is a permerror.
+    fn lookup(&mut self, term: String) -> Result<(), Outcome> {
+        self.lookups += 1;
+        self.trail.push(term);
+        if self.lookups > MAX_LOOKUPS {
+            return Err(Outcome::PermError(
+                "spf.too_many_lookups",
+                format!(
+                    "more than {MAX_LOOKUPS} DNS-querying terms through includes and redirects: {}",
+                    self.trail.join(", ")
+                ),
+            ));
         }
         Ok(())
     }
-}
 
-/// The `all` that decides for unlisted senders: the record's own, or (without one) the
-/// redirect target's.
-async fn effective_all(dns: &Dns, record: &spf::Spf, depth: usize) -> Result<Option<spf::Qualifier>, DnsError> {
-    if let Some(q) = record.all() {
-        return Ok(Some(q));
+    /// Counts a lookup that found nothing (NXDOMAIN or no records); the third is a
+    /// permerror.
+    fn void(&mut self, term: String) -> Result<(), Outcome> {
+        self.void += 1;
+        self.voids.push(term);
+        if self.void > MAX_VOID {
+            return Err(Outcome::PermError(
+                "spf.too_many_void_lookups",
+                format!("more than {MAX_VOID} lookups returned no records: {}", self.voids.join(", ")),
+            ));
+        }
+        Ok(())
     }
-    let Some(target) = record.redirect() else { return Ok(None) };
-    if depth > MAX_DEPTH || spf::has_macros(target) {
-        return Ok(None);
+
+    /// check_host() for the record published at `at` (§4.3 onwards): `None` when
+    /// there is no SPF record there (§4.5 "none").
+    async fn domain(&mut self, dns: &Dns, at: &str, depth: usize) -> Result<Option<Outcome>, DnsError> {
+        let texts = dns.txt(at).await?;
+        let records: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
+        match records.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(match spf::parse(one) {
+                Ok(parsed) => Box::pin(self.record(dns, at, &parsed, depth)).await,
+                Err(e) => Outcome::PermError("spf.broken_include", format!("the record of {at} does not parse: {e}")),
+            })),
+            many => Ok(Some(Outcome::PermError(
+                "spf.broken_include",
+                format!("{at} publishes {} SPF records (§4.5)", many.len()),
+            ))),
+        }
     }
-    let Ok(texts) = dns.txt(target).await else { return Ok(None) };
-    let sub: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
-    match sub.as_slice() {
-        [one] => match spf::parse(one) {
-            Ok(parsed) => Box::pin(effective_all(dns, &parsed, depth + 1)).await,
-            Err(_) => Ok(None),
-        },
-        _ => Ok(None),
+
+    /// Evaluates a parsed record published at `at`, term by term, for a sender no
+    /// `ip4`/`ip6`/`a`/`mx`/`ptr` term lists.
+    async fn record(&mut self, dns: &Dns, at: &str, record: &spf::Spf, depth: usize) -> Outcome {
+        match self.terms(dns, at, record, depth).await {
+            Ok(outcome) | Err(outcome) => outcome,
+        }
+    }
+
+    async fn terms(&mut self, dns: &Dns, at: &str, record: &spf::Spf, depth: usize) -> Result<Outcome, Outcome> {
+        let at_lower = at.trim_end_matches('.').to_ascii_lowercase();
+        if depth > MAX_DEPTH {
+            return Err(Outcome::PermError("spf.loop", format!("includes nested deeper than {MAX_DEPTH}")));
+        }
+        if self.chain.contains(&at_lower) {
+            let mut cycle = self.chain.clone();
+            cycle.push(at_lower);
+            return Err(Outcome::PermError("spf.loop", format!("include/redirect loop: {}", cycle.join(" → "))));
+        }
+        self.chain.push(at_lower);
+        let temp = Outcome::TempError;
+        for term in &record.terms {
+            let spf::Term::Directive { qualifier, mechanism } = term else { continue };
+            match mechanism {
+                spf::Mechanism::All => {
+                    self.chain.pop();
+                    return Ok(Outcome::Result(*qualifier, How::All));
+                }
+                spf::Mechanism::Ip4 { .. } | spf::Mechanism::Ip6 { .. } => {}
+                spf::Mechanism::Ptr(d) => {
+                    // Needs the sender's address; counted, never matches an unlisted one.
+                    self.lookup(format!("ptr{}", d.as_deref().map(|d| format!(":{d}")).unwrap_or_default()))?;
+                }
+                spf::Mechanism::A { domain, .. } => {
+                    let target = domain.clone().unwrap_or_else(|| at.to_owned());
+                    self.lookup(format!("a:{target}"))?;
+                    if !spf::has_macros(&target) && dns.addresses(&target).await.map_err(temp)?.is_empty() {
+                        self.void(format!("a:{target}"))?;
+                    }
+                }
+                spf::Mechanism::Mx { domain, .. } => {
+                    let target = domain.clone().unwrap_or_else(|| at.to_owned());
+                    self.lookup(format!("mx:{target}"))?;
+                    if !spf::has_macros(&target) {
+                        let names = dns.mx(&target).await.map_err(temp)?;
+                        if names.is_empty() {
+                            self.void(format!("mx:{target}"))?;
+                        } else if names.len() > MAX_MX_NAMES {
+                            return Err(Outcome::PermError(
+                                "spf.mx_too_many_names",
+                                format!(
+                                    "mx:{target} names {} mail servers; an mx mechanism may look up at most {MAX_MX_NAMES} (§4.6.4)",
+                                    names.len()
+                                ),
+                            ));
+                        }
+                    }
+                }
+                spf::Mechanism::Exists(target) => {
+                    self.lookup(format!("exists:{target}"))?;
+                    // With macros the name depends on the sender: it cannot be judged
+                    // for all of them. A fixed name that exists matches everyone.
+                    if !spf::has_macros(target) {
+                        if dns.addresses(target).await.map_err(temp)?.is_empty() {
+                            self.void(format!("exists:{target}"))?;
+                        } else {
+                            self.chain.pop();
+                            return Ok(Outcome::Result(
+                                *qualifier,
+                                How::Through(format!("exists:{target} matches every sender")),
+                            ));
+                        }
+                    }
+                }
+                spf::Mechanism::Include(target) => {
+                    self.lookup(format!("include:{target}"))?;
+                    if spf::has_macros(target) {
+                        continue;
+                    }
+                    match self.include(dns, target, depth).await? {
+                        Included::Matched(how) => {
+                            self.chain.pop();
+                            let trail = match how {
+                                How::Through(t) => format!("include:{target} → {t}"),
+                                _ => format!("include:{target} passes every sender"),
+                            };
+                            return Ok(Outcome::Result(*qualifier, How::Through(trail)));
+                        }
+                        Included::NotMatched => {}
+                    }
+                }
+            }
+        }
+        // No `all`: the redirect, if any (§6.1), else the default (§4.7).
+        let outcome = match record.redirect() {
+            Some(target) => {
+                self.lookup(format!("redirect={target}"))?;
+                if spf::has_macros(target) {
+                    Outcome::Result(spf::Qualifier::Neutral, How::Through(format!("redirect={target} (macros)")))
+                } else {
+                    match Box::pin(self.domain(dns, target, depth + 1)).await.map_err(temp)? {
+                        None => {
+                            return Err(Outcome::PermError(
+                                "spf.broken_include",
+                                format!("redirect={target}: {target} has no SPF record (§6.1)"),
+                            ));
+                        }
+                        Some(Outcome::Result(q, how)) => {
+                            let how = match how {
+                                How::Through(t) => How::Through(format!("redirect={target} → {t}")),
+                                How::All => How::Through(format!("redirect={target}")),
+                                How::Default => How::Default,
+                            };
+                            Outcome::Result(q, how)
+                        }
+                        Some(other) => return Err(other),
+                    }
+                }
+            }
+            None => Outcome::Result(spf::Qualifier::Neutral, How::Default),
+        };
+        self.chain.pop();
+        Ok(outcome)
+    }
+
+    /// An include (§5.2): pass matches, fail/softfail/neutral do not, none and
+    /// permerror are a permerror, temperror a temperror.
+    async fn include(&mut self, dns: &Dns, target: &str, depth: usize) -> Result<Included, Outcome> {
+        match Box::pin(self.domain(dns, target, depth + 1)).await.map_err(Outcome::TempError)? {
+            None => Err(Outcome::PermError(
+                "spf.broken_include",
+                format!("include:{target}: {target} has no SPF record (§5.2)"),
+            )),
+            Some(Outcome::Result(spf::Qualifier::Pass, how)) => Ok(Included::Matched(how)),
+            Some(Outcome::Result(..)) => Ok(Included::NotMatched),
+            Some(other) => Err(other),
+        }
     }
 }
 
