@@ -851,6 +851,11 @@ pub struct CveOut {
     pub epss: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub percentile: Option<f64>,
+    /// Extension (get-cve-from-cpe-id): the record holds for the asked name only
+    /// together with these other nodes of its configuration (the platform, e.g.
+    /// `cpe:2.3:o:microsoft:windows:*:*:*:*:*:*:*:*`); absent when the name alone is enough.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<String>>,
 }
 
 fn cia(c: Option<&model::CvssImpact>) -> CiaOut {
@@ -917,6 +922,7 @@ impl CveOut {
             kev: r.kev,
             epss: r.epss,
             percentile: r.percentile,
+            conditions: None,
         }
     }
 }

@@ -250,8 +250,35 @@ impl Node {
         value != self.negate
     }
 
-    fn has_vulnerable(&self) -> bool {
-        self.matches.iter().any(|m| m.vulnerable)
+    /// The node as a condition a reader checks: its entries joined by its operator,
+    /// `not (…)` when negated.
+    pub fn describe(&self) -> String {
+        let joiner = match self.operator {
+            Operator::Or => " or ",
+            Operator::And => " and ",
+        };
+        let inner = self.matches.iter().map(CpeMatch::describe).collect::<Vec<_>>().join(joiner);
+        if self.negate { format!("not ({inner})") } else { inner }
+    }
+
+    /// Does the node hold for everything in `cpes` (a host's detected software)?
+    pub fn holds_for_set(&self, cpes: &[Cpe]) -> bool {
+        let probes: Vec<Probe<'_>> = cpes.iter().map(Probe::new).collect();
+        self.holds_for(&probes)
+    }
+
+    /// Does the node speak of the same kind of thing (an operating system or a device)
+    /// as one of `cpes` without holding for it? Then the host is known to run something else there (a
+    /// Linux host for a Windows-only condition).
+    pub fn contradicted_by(&self, cpes: &[Cpe]) -> bool {
+        if self.negate || self.holds_for_set(cpes) {
+            return false;
+        }
+        // The node names operating systems (or hardware), and the host has one of that
+        // part which no entry covers.
+        let parts: Vec<&str> =
+            self.matches.iter().filter_map(|m| Cpe::canonical_head::<1>(&m.criteria).map(|[part]| part)).collect();
+        cpes.iter().any(|c| matches!(c.part(), "o" | "h") && parts.contains(&c.part()))
     }
 }
 
@@ -272,26 +299,50 @@ impl Configuration {
                 .any(|n| n.matches.iter().any(|m| m.vulnerable && probes.iter().any(|p| m.covers(p))))
     }
 
-    /// Evaluation for one name alone (the get-cve-from-cpe-id rule): a vulnerable entry
-    /// must match it; nodes with no vulnerable entry describe the platform it runs on
-    /// and are taken as present; every other node of an AND must hold for the name too.
+    /// Evaluation for one name alone (the get-cve-from-cpe-id rule, as NVD's `cpeName`
+    /// search and cve-search apply it): a vulnerable entry of a node that is not negated
+    /// matches the name (version ranges applied). The nodes of an AND that the name does
+    /// not satisfy by itself (the platform it runs on, in older records often marked
+    /// vulnerable too) are the conditions under which it holds:
+    /// [`Configuration::conditions`].
     pub fn applies_to(&self, cpe: &Cpe) -> bool {
         self.applies_to_probe(&Probe::new(cpe))
     }
 
     /// [`Configuration::applies_to`] for a name whose version is worked out already.
     pub fn applies_to_probe(&self, probe: &Probe<'_>) -> bool {
-        let one = std::slice::from_ref(probe);
-        let vulnerable_hit =
-            self.nodes.iter().filter(|n| !n.negate).any(|n| n.matches.iter().any(|m| m.vulnerable && m.covers(probe)));
-        if !vulnerable_hit || self.negate {
-            return false;
-        }
+        !self.negate
+            && self
+                .nodes
+                .iter()
+                .filter(|n| !n.negate)
+                .any(|n| n.matches.iter().any(|m| m.vulnerable && m.covers(probe)))
+    }
+
+    /// The nodes of an AND configuration that do not hold for the name alone: what else
+    /// must be present for it to apply. Empty for an OR, or when the name meets every
+    /// node by itself.
+    pub fn conditions(&self, probe: &Probe<'_>) -> Vec<&Node> {
         match self.operator {
-            Operator::Or => true,
-            Operator::And => self.nodes.iter().all(|n| n.holds_for(one) || (!n.has_vulnerable() && !n.negate)),
+            Operator::Or => Vec::new(),
+            Operator::And => self.nodes.iter().filter(|n| !n.holds_for(std::slice::from_ref(probe))).collect(),
         }
     }
+}
+
+/// The conditions under which a CVE applies to the name: `None` when no configuration
+/// applies, an empty list when one applies unconditionally, else the unmet nodes of the
+/// first configuration that applies.
+pub fn cve_conditions<'c>(configurations: &'c [Configuration], probe: &Probe<'_>) -> Option<Vec<&'c Node>> {
+    let mut first: Option<Vec<&Node>> = None;
+    for c in configurations.iter().filter(|c| c.applies_to_probe(probe)) {
+        let conditions = c.conditions(probe);
+        if conditions.is_empty() {
+            return Some(conditions);
+        }
+        first.get_or_insert(conditions);
+    }
+    first
 }
 
 /// Whether any configuration of a CVE applies to `cpe`.
@@ -431,6 +482,21 @@ mod tests {
         let bx = cpe("cpe:2.3:h:acme:box:-");
         assert!(conf.applies_to(&fw), "alone, the platform is taken as present");
         assert!(!conf.applies_to(&bx), "the platform alone is not vulnerable");
+        let conditions: Vec<String> = conf.conditions(&Probe::new(&fw)).iter().map(|n| n.describe()).collect();
+        assert_eq!(conditions, ["cpe:2.3:h:acme:box:-:*:*:*:*:*:*:*"]);
+        assert_eq!(cve_conditions(std::slice::from_ref(&conf), &Probe::new(&fw)).map(|c| c.len()), Some(1));
+        assert!(cve_conditions(std::slice::from_ref(&conf), &Probe::new(&bx)).is_none());
+        // Older records mark the platform vulnerable too (Acrobat AND Windows): the
+        // product still applies, on the condition of the platform.
+        let mut old = conf.clone();
+        old.nodes[1].matches[0].vulnerable = true;
+        assert!(old.applies_to(&fw));
+        assert_eq!(old.conditions(&Probe::new(&fw)).len(), 1);
+        // What the host runs decides: the device there, another device, or none known.
+        let node = &conf.nodes[1];
+        assert!(node.holds_for_set(&[fw.clone(), bx.clone()]));
+        assert!(node.contradicted_by(&[cpe("cpe:2.3:h:other:router:-")]));
+        assert!(!node.contradicted_by(&[cpe("cpe:2.3:a:nginx:nginx:1.0")]), "no device known: not contradicted");
         assert!(conf.applies_to_set(&[fw.clone(), bx.clone()]));
         assert!(!conf.applies_to_set(std::slice::from_ref(&fw)), "with the full set, the platform must be there");
         let mut negated = conf.clone();

@@ -8,7 +8,7 @@
 use model::{Cpe, CveId};
 use store::{CandidateQuery, CveCandidate, ServedCve, Store, StoreError};
 
-use crate::matching::{Configuration, Probe, cve_applies_to, explain};
+use crate::matching::{Configuration, Node, Probe, cve_applies_to, cve_conditions, explain};
 use crate::version::Version;
 
 /// Candidates fetched per round trip.
@@ -30,10 +30,30 @@ pub async fn cve_ids_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result
 }
 
 /// [`cve_ids_for_cpe`] with each record's served form ([`store::ServedCve`]), read in the
-/// same queries as the candidates: the records of a get-cve-from-cpe-id answer.
-pub async fn served_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<ServedCve>, SearchError> {
+/// same queries as the candidates: the records of a get-cve-from-cpe-id answer. Each
+/// comes with the conditions under which it holds (the other nodes of an AND
+/// configuration, described; empty when it holds for the name alone).
+pub async fn served_for_cpe(
+    store: &dyn Store,
+    cpe: &Cpe,
+    limit: u32,
+) -> Result<Vec<(ServedCve, Vec<String>)>, SearchError> {
     let probe = Probe::new(cpe);
-    Ok(walk(store, cpe, limit, true, applies(&probe)).await?.into_iter().filter_map(|(c, ())| c.served).collect())
+    let found = walk(store, cpe, limit, true, |_, configurations| match configurations {
+        None => Some(Vec::new()),
+        Some(c) => cve_conditions(c, &probe).map(|nodes| nodes.iter().map(|n| n.describe()).collect()),
+    })
+    .await?;
+    Ok(found.into_iter().filter_map(|(c, conditions)| c.served.map(|s| (s, conditions))).collect())
+}
+
+/// A CVE that applies to a name: why (the covering entry), and the configuration nodes
+/// that must hold besides (the platform; empty when the name alone is enough).
+#[derive(Debug, Clone)]
+pub struct CveMatch {
+    pub id: CveId,
+    pub why: String,
+    pub conditions: Vec<Node>,
 }
 
 /// The decision of [`walk`] when only whether a candidate applies matters.
@@ -43,16 +63,19 @@ fn applies<'a>(probe: &'a Probe<'_>) -> impl FnMut(&CveCandidate, Option<&[Confi
 
 /// [`cve_ids_for_cpe`] with the reason of each match: the vulnerable configuration entry
 /// that covers `cpe` (criteria and version range), or the index entry when the record
-/// carries no configurations.
-pub async fn cves_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<(CveId, String)>, SearchError> {
+/// carries no configurations; and the conditions it holds under.
+pub async fn cves_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<CveMatch>, SearchError> {
     let (vendor, product) = (cpe.vendor(), cpe.product());
     let probe = Probe::new(cpe);
     let found = walk(store, cpe, limit, false, |c, configurations| match configurations {
-        None => Some(format!("the vulnerable products of {} list {vendor}:{product}", c.id)),
-        Some(configurations) => explain(configurations, &probe),
+        None => Some((format!("the vulnerable products of {} list {vendor}:{product}", c.id), Vec::new())),
+        Some(configurations) => {
+            let conditions = cve_conditions(configurations, &probe)?.into_iter().cloned().collect();
+            Some((explain(configurations, &probe)?, conditions))
+        }
     })
     .await?;
-    Ok(found.into_iter().map(|(c, why)| (c.id, why)).collect())
+    Ok(found.into_iter().map(|(c, (why, conditions))| CveMatch { id: c.id, why, conditions }).collect())
 }
 
 /// The candidates that apply to `cpe`, at most `limit`, newest first, each with what

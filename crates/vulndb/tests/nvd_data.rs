@@ -218,3 +218,86 @@ fn a_product_applies_without_a_version_as_evaluation_says() {
     }
     assert!(shortcut > 100, "the records without evaluation were tested ({shortcut})");
 }
+
+/// Configurations "product AND platform" whose platform node is marked vulnerable too
+/// (common in older NVD records): NVD's `cpeName` search and cve-search return the CVE
+/// for a name that a vulnerable criterion matches, and so does get-cve-from-cpe-id, with
+/// the other node as its condition.
+#[test]
+fn and_configurations_apply_with_their_platform_as_a_condition() {
+    use vulndb::matching::{Probe, cve_conditions};
+    let Some(data) = data() else { return };
+    let path = data.join("nvd-1.1/nvdcve-1.1-2014.json.gz");
+    let recs = read_all(&path);
+    let by_id = |id: &str| recs.iter().find(|r| r.record.id.as_str() == id).unwrap_or_else(|| panic!("{id}"));
+    let conditions = |r: &ImportedCve, name: &str| -> Option<Vec<String>> {
+        let cpe = Cpe::parse(name).unwrap();
+        cve_conditions(&r.configurations, &Probe::new(&cpe)).map(|nodes| nodes.iter().map(|n| n.describe()).collect())
+    };
+    for id in ["CVE-2014-8445", "CVE-2014-8446", "CVE-2014-8447", "CVE-2014-8448"] {
+        let found = conditions(by_id(id), "cpe:2.3:a:adobe:acrobat:10.1.11").unwrap_or_else(|| panic!("{id}"));
+        assert!(
+            found.iter().any(|c| c.contains("microsoft:windows") || c.contains("apple:mac_os_x")),
+            "{id}: {found:?}"
+        );
+    }
+    let kernel = conditions(by_id("CVE-2014-3186"), "cpe:2.3:o:linux:linux_kernel:3.13.1").unwrap();
+    assert!(kernel.iter().any(|c| c.contains("google:nexus_7")), "{kernel:?}");
+    assert!(conditions(by_id("CVE-2014-3187"), "cpe:2.3:a:google:chrome:37.0.2062.51").is_some());
+    assert!(conditions(by_id("CVE-2014-3187"), "cpe:2.3:a:google:chrome:38.0.2125.101").is_none());
+
+    // Twenty-five more AND configurations of the 2014 feed, read here from the raw JSON
+    // (NVD's rule: a vulnerable criterion equal to the name): each such name finds its
+    // CVE, and a criterion that is not vulnerable finds nothing by itself.
+    let reader = vulndb::maybe_gzip(std::io::BufReader::new(std::fs::File::open(&path).unwrap())).unwrap();
+    let raw: serde_json::Value = serde_json::from_reader(reader).unwrap();
+    let mut checked = 0;
+    let mut unconditional = 0;
+    for item in raw["CVE_Items"].as_array().unwrap() {
+        let id = item["cve"]["CVE_data_meta"]["ID"].as_str().unwrap();
+        for node in item["configurations"]["nodes"].as_array().unwrap() {
+            if node["operator"] != "AND" || checked >= 25 {
+                continue;
+            }
+            let children = node["children"].as_array().unwrap();
+            let entries = |c: &serde_json::Value| c["cpe_match"].as_array().cloned().unwrap_or_default();
+            // A vulnerable criterion with a concrete version, of the first child.
+            let Some(first) = children.first() else { continue };
+            let Some(hit) = entries(first).into_iter().find(|m| {
+                m["vulnerable"] == true
+                    && m.get("versionEndIncluding").is_none()
+                    && m.get("versionEndExcluding").is_none()
+                    && m["cpe23Uri"].as_str().is_some_and(|u| u.split(':').nth(5).is_some_and(|v| v != "*" && v != "-"))
+            }) else {
+                continue;
+            };
+            let name = hit["cpe23Uri"].as_str().unwrap();
+            let found = conditions(by_id(id), name);
+            assert!(found.is_some(), "{id}: {name} is a vulnerable criterion of it");
+            if found.as_ref().is_some_and(Vec::is_empty) {
+                unconditional += 1;
+            }
+            // A platform entry that is not vulnerable does not find the CVE alone.
+            for other in children.iter().skip(1) {
+                for m in entries(other).into_iter().filter(|m| m["vulnerable"] == false) {
+                    let platform = m["cpe23Uri"].as_str().unwrap();
+                    let also_vulnerable = item["configurations"]["nodes"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .flat_map(|n| {
+                            n["children"].as_array().cloned().unwrap_or_default().into_iter().chain([n.clone()])
+                        })
+                        .flat_map(|c| entries(&c))
+                        .any(|e| e["vulnerable"] == true && e["cpe23Uri"] == platform);
+                    if !also_vulnerable {
+                        assert!(conditions(by_id(id), platform).is_none(), "{id}: {platform} is only a platform");
+                    }
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 25);
+    assert!(unconditional < checked, "most hold only with their platform: {unconditional} of {checked}");
+}

@@ -41,6 +41,16 @@ pub fn cve_severity(cvss3: Option<f64>, cvss2: Option<f64>, kev: bool) -> Severi
     }
 }
 
+/// A conditional finding's severity: one step below the CVE's own.
+pub fn one_step_lower(s: Severity) -> Severity {
+    match s {
+        Severity::Critical => Severity::High,
+        Severity::High => Severity::Medium,
+        Severity::Medium => Severity::Low,
+        Severity::Low | Severity::Info => Severity::Info,
+    }
+}
+
 /// Matches the versioned components against the vulnerability database and builds the
 /// inventory. A detection without a version yields no CVE.
 pub async fn inventory(
@@ -50,8 +60,15 @@ pub async fn inventory(
     now: OffsetDateTime,
 ) -> Result<Inventory, store::StoreError> {
     let mut out = Inventory::default();
-    // CPE name → (CVE, why): one search per distinct name.
-    let mut searched: BTreeMap<String, Vec<(CveId, String)>> = BTreeMap::new();
+    // CPE name → the CVEs that apply, why, and on what conditions: one search per name.
+    let mut searched: BTreeMap<String, Vec<vulndb::search::CveMatch>> = BTreeMap::new();
+    // What each host is known to run (every detected name), for the conditions of AND
+    // configurations (the platform).
+    let mut host_cpes: BTreeMap<&str, Vec<Cpe>> = BTreeMap::new();
+    for s in software {
+        let known = host_cpes.entry(s.host.as_str()).or_default();
+        known.extend(s.cpes.iter().filter_map(|n| Cpe::parse(n).ok()));
+    }
     let mut cves_of: BTreeMap<(String, Option<String>), Vec<CveId>> = BTreeMap::new();
     let mut records: BTreeMap<CveId, model::CveRecord> = BTreeMap::new();
     for s in software {
@@ -69,7 +86,7 @@ pub async fn inventory(
         if s.version.as_deref().and_then(release_version).is_none() {
             continue;
         }
-        let mut matched: Vec<(CveId, String, String)> = Vec::new();
+        let mut matched: Vec<(CveId, String, String, Vec<vulndb::matching::Node>)> = Vec::new();
         for name in &s.cpes {
             if !searched.contains_key(name) {
                 let found = match Cpe::parse(name) {
@@ -88,26 +105,43 @@ pub async fn inventory(
                 };
                 searched.insert(name.clone(), found);
             }
-            for (id, why) in searched.get(name).into_iter().flatten() {
-                if !matched.iter().any(|(m, _, _)| m == id) {
-                    matched.push((id.clone(), why.clone(), name.clone()));
+            for m in searched.get(name).into_iter().flatten() {
+                if !matched.iter().any(|(id, ..)| *id == m.id) {
+                    matched.push((m.id.clone(), m.why.clone(), name.clone(), m.conditions.clone()));
                 }
             }
         }
         let missing: Vec<CveId> =
-            matched.iter().map(|(id, _, _)| id.clone()).filter(|id| !records.contains_key(id)).collect();
+            matched.iter().map(|(id, ..)| id.clone()).filter(|id| !records.contains_key(id)).collect();
         if !missing.is_empty() {
             for r in store.cves(&missing).await? {
                 records.insert(r.id.clone(), r);
             }
         }
         let label = s.label();
-        for (id, why, name) in &matched {
+        let known = host_cpes.get(s.host.as_str()).map_or(&[][..], Vec::as_slice);
+        // A CVE that holds only with another node of its configuration (the platform):
+        // a finding when the host is seen to meet it, none when the host is seen to run
+        // something else there, and a conditional one (a severity step lower) when
+        // nothing on the host says.
+        matched.retain(|(.., conditions)| !conditions.iter().any(|n| n.contradicted_by(known)));
+        for (id, why, name, conditions) in &matched {
             let rec = records.get(id);
             let (cvss3, cvss2) = (rec.and_then(|r| r.cvss3), rec.and_then(|r| r.cvss));
             let kev = rec.is_some_and(|r| r.kev.is_some());
             let epss = rec.and_then(|r| r.epss);
+            let unmet: Vec<String> =
+                conditions.iter().filter(|n| !n.holds_for_set(known)).map(|n| n.describe()).collect();
             let mut evidence = format!("{label} ({name}) is covered by {why}");
+            if !conditions.is_empty() && unmet.is_empty() {
+                let met: Vec<String> = conditions.iter().map(|n| n.describe()).collect();
+                evidence.push_str(&format!("; together with {}, detected on the host", met.join(" and ")));
+            } else if !unmet.is_empty() {
+                evidence.push_str(&format!(
+                    "; conditional: it holds only with {}, which nothing on the host confirms or rules out",
+                    unmet.join(" and ")
+                ));
+            }
             match (cvss3, cvss2) {
                 (Some(v3), _) => evidence.push_str(&format!("; CVSS v3 {v3:.1}")),
                 (None, Some(v2)) => evidence.push_str(&format!("; CVSS v2 {v2:.1}")),
@@ -120,15 +154,19 @@ pub async fn inventory(
                 evidence.push_str(&format!("; EPSS {e:.3}"));
             }
             evidence.push_str(&format!("; detected by {}", s.evidence));
+            let mut severity = cve_severity(cvss3, cvss2, kev);
+            if !unmet.is_empty() {
+                severity = one_step_lower(severity);
+            }
             out.findings.push(
                 ScanFinding::new("vulnerabilities.cve", &s.host, evidence)
                     .with_cve(id.as_str())
                     .with_component(label.clone())
-                    .with_severity(cve_severity(cvss3, cvss2, kev)),
+                    .with_severity(severity),
             );
         }
         let ids = cves_of.entry((s.name.clone(), s.version.clone())).or_default();
-        for (id, _, _) in matched {
+        for (id, ..) in matched {
             if !ids.contains(&id) {
                 ids.push(id);
             }

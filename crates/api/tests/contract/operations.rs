@@ -458,6 +458,17 @@ async fn vulnerability_operations_over_real_nvd_records() {
     let last = app.ok("/vulnerability-get-last?limit=5", k).await;
     assert_eq!(last.as_array().unwrap().len(), 5);
     assert!(last[0].get("kev").is_none(), "the reduced record carries only its fourteen fields");
+    assert!(hit[0].get("conditions").is_none(), "log4j holds alone: no conditions");
+
+    // "Acrobat AND (Windows or macOS)", the platform marked vulnerable too (the 2014
+    // feed): the CVE is returned for Acrobat, with the platform as its condition.
+    vulndb::import::nvd_file(&*app.store, &data.join("nvd-1.1/nvdcve-1.1-2014.json.gz")).await.unwrap();
+    let acrobat = app.ok("/vulnerability-get-cve-from-cpe-id?cpe=cpe:2.3:a:adobe:acrobat:10.1.11", k).await;
+    for id in ["CVE-2014-8445", "CVE-2014-8446", "CVE-2014-8447", "CVE-2014-8448"] {
+        let rec = acrobat.as_array().unwrap().iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("{id}"));
+        let conditions = rec["conditions"].as_array().unwrap_or_else(|| panic!("{id}: {rec}"));
+        assert!(conditions.iter().any(|c| c.as_str().unwrap().contains("microsoft:windows")), "{id}: {conditions:?}");
+    }
 }
 
 /// The served form that list responses splice (rendered by vulndb at import) and the
