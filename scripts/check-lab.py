@@ -224,12 +224,13 @@ def main():
             elif rv.startswith("certificate_") and not host_has(m.group(1), int(m.group(2)), {"https", "tls", "smtp"}):
                 err(f"{where}: {asset} is not a TLS endpoint")
         elif rv == "web_headers" or asset.startswith("http"):
-            m = re.fullmatch(r"(https?)://([a-z0-9.-]+)(/[^ ]*)", asset)
+            m = re.fullmatch(r"(https?)://([a-z0-9.-]+)(?::(\d+))?(/[^ ]*)", asset)
             if not m:
                 err(f"{where}: asset {asset} is not an origin URL")
             else:
-                port = 443 if m.group(1) == "https" else 80
-                if not host_has(m.group(2), port, {"http", "https"}):
+                port = int(m.group(3)) if m.group(3) else (443 if m.group(1) == "https" else 80)
+                web = {"http", "https", "elasticsearch"} if m.group(3) else {"http", "https"}
+                if not host_has(m.group(2), port, web):
                     err(f"{where}: no {m.group(1)} service on {m.group(2)}")
         elif rv in ("vulnerabilities", "sbom"):
             if asset not in hosts:

@@ -28,6 +28,10 @@ pub enum DnsError {
     Failed(String),
     #[error("DNS name {0:?} is not valid")]
     BadName(String),
+    /// The name does not exist (NXDOMAIN, so no SOA either): a company domain like this
+    /// is not rated — every "missing record" verdict on it would be false.
+    #[error("the domain {0} does not exist (NXDOMAIN): nothing to rate; check the company's domain")]
+    NoSuchDomain(String),
 }
 
 #[derive(Clone, Debug)]

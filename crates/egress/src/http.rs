@@ -45,6 +45,183 @@ pub enum Verify {
     No,
 }
 
+/// A web origin: scheme, host (a name `model::Domain` accepts, or an IP address) and
+/// port, parsed from a URL or built from parts. The port is the one the user or the
+/// network named (findings show it); in lab mode the guard maps it to the lab's port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub https: bool,
+    pub target: Target,
+    pub port: u16,
+}
+
+impl Origin {
+    /// The origin of `host` on the standard port of the scheme.
+    pub fn standard(https: bool, host: &str) -> Result<Origin, HttpError> {
+        let target = crate::guard::target(host)?;
+        Ok(Origin { https, target, port: if https { 443 } else { 80 } })
+    }
+
+    /// Parses an absolute `http://` or `https://` URL (WHATWG rules, as browsers read
+    /// it): its origin and its path with query (`/` when empty). User information, other
+    /// schemes and hosts that are neither names nor IP addresses are refused.
+    pub fn parse_url(url: &str) -> Result<(Origin, String), HttpError> {
+        let shown = crate::guard::printable(url);
+        let bad = |message: &str| HttpError::Request { url: shown.clone(), message: message.to_owned() };
+        let parsed = reqwest::Url::parse(url.trim()).map_err(|e| bad(&format!("not a URL ({e})")))?;
+        Origin::of(&parsed).map_err(|e| bad(&e))
+    }
+
+    /// The origin and path of a parsed URL.
+    fn of(url: &reqwest::Url) -> Result<(Origin, String), String> {
+        let https = match url.scheme() {
+            "https" => true,
+            "http" => false,
+            other => return Err(format!("the scheme {other:?} is not http or https")),
+        };
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err("a URL with user information is not probed".to_owned());
+        }
+        let target = match url.host() {
+            Some(url::Host::Domain(d)) => {
+                crate::guard::target(d).map_err(|_| format!("{} is not a host name", crate::guard::printable(d)))?
+            }
+            Some(url::Host::Ipv4(ip)) => Target::Ip(IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => Target::Ip(IpAddr::V6(ip)),
+            None => return Err("no host".to_owned()),
+        };
+        let port = url.port_or_known_default().unwrap_or(if https { 443 } else { 80 });
+        let mut path = url.path().to_owned();
+        if let Some(q) = url.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        Ok((Origin { https, target, port }, path))
+    }
+
+    /// The host as a URL writes it (`www.acme.test`, `192.0.2.7`, `[2001:db8::7]`).
+    pub fn host(&self) -> String {
+        match &self.target {
+            Target::Name(name) => name.as_str().to_owned(),
+            Target::Ip(IpAddr::V4(ip)) => ip.to_string(),
+            Target::Ip(IpAddr::V6(ip)) => format!("[{ip}]"),
+        }
+    }
+
+    /// Whether the port is the scheme's default.
+    pub fn default_port(&self) -> bool {
+        self.port == if self.https { 443 } else { 80 }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    /// `https://www.acme.test`, `http://192.0.2.7:8080`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}://{}", if self.https { "https" } else { "http" }, self.host())?;
+        if !self.default_port() {
+            write!(f, ":{}", self.port)?;
+        }
+        Ok(())
+    }
+}
+
+/// One response of a redirect chain.
+#[derive(Debug, Clone)]
+pub struct Hop {
+    /// The URL asked (`origin` + path).
+    pub url: String,
+    pub status: u16,
+    /// The `Location` of a redirect, as sent (printable).
+    pub location: Option<String>,
+}
+
+/// Where following a URL's redirects ended.
+#[derive(Debug, Clone)]
+pub struct Followed {
+    pub hops: Vec<Hop>,
+    /// The last response (not a redirect, or the one where following stopped).
+    pub last: Response,
+    pub origin: Origin,
+    pub path: String,
+    /// Why following stopped before a final answer: too many hops, a loop, a Location
+    /// that is not an http(s) URL, or a target the guard refused.
+    pub stopped: Option<String>,
+}
+
+/// The most redirects followed (browsers allow 20; a probe needs fewer).
+pub const MAX_REDIRECTS: usize = 10;
+
+/// GETs `origin` + `path` and follows redirects hop by hop: each `Location` is read
+/// relative to the URL that sent it, parsed into an origin (http or https only), and
+/// fetched through the guard, which resolves and checks the new host before connecting.
+/// A hop that cannot be followed (refused by the guard, unreachable, not http(s)) ends
+/// the chain with the reason in `stopped`; so do loops and more than [`MAX_REDIRECTS`]
+/// redirects. An error is returned only when the first request fails.
+pub async fn follow(
+    guard: &Guard,
+    lab_root: Option<&[u8]>,
+    origin: &Origin,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> Result<Followed, HttpError> {
+    let first = get_origin(guard, lab_root, origin, path, Verify::No, headers).await?;
+    let mut at =
+        Followed { hops: Vec::new(), last: first, origin: origin.clone(), path: path.to_owned(), stopped: None };
+    let mut seen = std::collections::HashSet::new();
+    loop {
+        let url = format!("{}{}", at.origin, at.path);
+        seen.insert(url.clone());
+        let status = at.last.status;
+        let location = if (300..400).contains(&status) {
+            at.last.headers.get("location").map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        } else {
+            None
+        };
+        at.hops.push(Hop { url: url.clone(), status, location: location.as_deref().map(crate::guard::printable) });
+        let Some(location) = location else { return Ok(at) };
+        if at.hops.len() > MAX_REDIRECTS {
+            at.stopped = Some(format!("more than {MAX_REDIRECTS} redirects"));
+            return Ok(at);
+        }
+        let next = reqwest::Url::parse(&url).and_then(|base| base.join(location.trim()));
+        let (origin, path) = match next.map_err(|e| e.to_string()).and_then(|u| Origin::of(&u)) {
+            Ok(n) => n,
+            Err(why) => {
+                at.stopped = Some(format!("redirect not followed: {why}"));
+                return Ok(at);
+            }
+        };
+        if seen.contains(&format!("{origin}{path}")) {
+            at.stopped = Some("redirect loop".to_owned());
+            return Ok(at);
+        }
+        match get_origin(guard, lab_root, &origin, &path, Verify::No, headers).await {
+            Ok(response) => {
+                at.last = response;
+                at.origin = origin;
+                at.path = path;
+            }
+            Err(e) => {
+                at.stopped = Some(format!("redirect to {origin}{path} not followed: {e}"));
+                return Ok(at);
+            }
+        }
+    }
+}
+
+/// GET `path` of an origin (any port).
+pub async fn get_origin(
+    guard: &Guard,
+    lab_root: Option<&[u8]>,
+    origin: &Origin,
+    path: &str,
+    verify: Verify,
+    headers: &[(&str, &str)],
+) -> Result<Response, HttpError> {
+    let (status, headers, body) = fetch(guard, lab_root, origin, path, verify, headers, MAX_BODY).await?;
+    Ok(Response { status, headers, body: String::from_utf8_lossy(&body).into_owned() })
+}
+
 /// GET `scheme://host/path` on the standard port for the scheme.
 pub async fn get(
     guard: &Guard,
@@ -65,7 +242,7 @@ pub async fn get_bytes(
     path: &str,
     limit: usize,
 ) -> Result<(u16, HeaderMap, Vec<u8>), HttpError> {
-    fetch(guard, None, https, host, path, Verify::No, &[], limit).await
+    fetch(guard, None, &Origin::standard(https, host)?, path, Verify::No, &[], limit).await
 }
 
 /// [`get`] with extra request headers (an `Origin` for the CORS check, say).
@@ -78,26 +255,22 @@ pub async fn get_with(
     verify: Verify,
     headers: &[(&str, &str)],
 ) -> Result<Response, HttpError> {
-    let (status, headers, body) = fetch(guard, lab_root, https, host, path, verify, headers, MAX_BODY).await?;
-    Ok(Response { status, headers, body: String::from_utf8_lossy(&body).into_owned() })
+    get_origin(guard, lab_root, &Origin::standard(https, host)?, path, verify, headers).await
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn fetch(
     guard: &Guard,
     lab_root: Option<&[u8]>,
-    https: bool,
-    host: &str,
+    origin: &Origin,
     path: &str,
     verify: Verify,
     headers: &[(&str, &str)],
     limit: usize,
 ) -> Result<(u16, HeaderMap, Vec<u8>), HttpError> {
-    let standard = if https { 443 } else { 80 };
-    let target = crate::guard::target(host)?;
-    let addrs = guard.resolve_target(host, &target).await?;
-    let port = guard.port(standard);
-    let url = origin_url(https, &target, port, path)?;
+    let (https, target) = (origin.https, &origin.target);
+    let addrs = guard.resolve_target(&origin.host(), target).await?;
+    let port = guard.port(origin.port);
+    let url = origin_url(https, target, port, path)?;
     let shown = url.as_str().to_owned();
     let err = |message: String| HttpError::Request { url: shown.clone(), message };
     let pinned: Vec<SocketAddr> = addrs.iter().map(|a| SocketAddr::new(*a, port)).collect();

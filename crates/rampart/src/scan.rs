@@ -243,64 +243,91 @@ fn port_list(spec: &str) -> Result<Vec<u16>> {
 
 /// `rampart probe http URL`.
 pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result<()> {
-    use scanner::http::{self, Verify};
+    use scanner::http::{self, Origin, Verify};
     use scanner::probes::headers;
     let ctx = opts.context()?;
-    let https = if url.starts_with("https://") {
-        true
-    } else if url.starts_with("http://") {
-        false
-    } else {
+    if !url.starts_with("https://") && !url.starts_with("http://") {
         bail!("{url:?}: give an http:// or https:// URL");
-    };
-    let host = scanner::discovery::url_host(url).with_context(|| format!("{url:?} has no host name"))?;
+    }
+    let (start, path) = Origin::parse_url(url)?;
     let ca_der = match ca {
         Some(path) => Some(pem_to_der(&read(path)?).with_context(|| format!("{}", path.display()))?),
         None => ctx.lab_root.clone(),
     };
-    let origin = format!("{}://{host}/", if https { "https" } else { "http" });
     let extra = [("Origin", headers::PROBE_ORIGIN)];
-    let response = http::get_with(&ctx.guard, ca_der.as_deref(), https, &host, "/", Verify::No, &extra).await?;
-    let front = headers::Front {
-        origin: origin.clone(),
-        https,
-        status: response.status,
-        headers: response.headers,
-        body: response.body,
-    };
+    // The URL's redirects are followed hop by hop, each target checked by the guard; the
+    // headers are judged where the chain ends.
+    let followed = http::follow(&ctx.guard, ca_der.as_deref(), &start, &path, &extra).await?;
+    let end = followed.origin.clone();
+    let origin = end.to_string();
+    let host = end.host();
     let mut findings = Vec::new();
     let mut notes = Vec::new();
-    if https {
-        let valid = http::get(&ctx.guard, ca_der.as_deref(), true, &host, "/", Verify::Yes).await;
+    if let Some(why) = &followed.stopped {
+        notes.push(format!("redirects: {why}"));
+    }
+    let https_redirect = (!start.https).then_some(end.https);
+    if !start.https {
+        let first = &followed.hops[0];
+        findings.extend(headers::redirect_finding(&start.to_string(), first.status, first.location.as_deref()));
+    }
+    if end.https {
+        let valid = http::get_origin(&ctx.guard, ca_der.as_deref(), &end, "/", Verify::Yes, &[]).await;
         notes.push(match valid {
             Ok(_) => "certificate: valid".to_owned(),
             Err(e) => format!("certificate: does not validate ({e})"),
         });
-        if let Ok(plain) = http::get(&ctx.guard, None, false, &host, "/", Verify::No).await {
-            let location = plain.headers.get("location").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    }
+    // An https:// URL on the standard port: does http:// on port 80 send users there?
+    if start.https && start.default_port() {
+        let plain = Origin { https: false, target: start.target.clone(), port: 80 };
+        if let Ok(answer) = http::get_origin(&ctx.guard, None, &plain, "/", Verify::No, &[]).await {
+            let location = answer.headers.get("location").and_then(|v| v.to_str().ok()).map(str::to_owned);
             let to = location.as_deref().map(|l| format!(" -> {l}")).unwrap_or_default();
-            notes.push(format!("http://{host}/ answered {}{to}", plain.status));
-            findings.extend(headers::redirect_finding(&host, plain.status, location.as_deref()));
+            notes.push(format!("{plain}/ answered {}{to}", answer.status));
+            findings.extend(headers::redirect_finding(&plain.to_string(), answer.status, location.as_deref()));
         }
     }
+    let front = headers::Front {
+        origin: format!("{origin}/"),
+        https: end.https,
+        port: end.port,
+        status: followed.last.status,
+        headers: followed.last.headers.clone(),
+        body: followed.last.body.clone(),
+    };
     let assessable = headers::assessable(&front);
     if assessable {
         findings.extend(headers::assess(&front, &host));
     } else {
-        let why = headers::parked_or_default(&front.body)
-            .map_or_else(|| format!("/ answered {}", front.status), |w| format!("/ is {w}"));
+        let why = headers::parked_or_default(&front.body).map_or_else(
+            || format!("{} answered {}", followed.path, front.status),
+            |w| format!("{} is {w}", followed.path),
+        );
         notes.push(format!("not assessable: {why}"));
     }
     findings.retain(|f| ctx.wants(f.risk_vector));
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
     let (score, grade) = headers::observatory_score(findings.iter().map(|f| f.code.as_str()));
-    let seen = scanner::fingerprint::Observation::http(&origin, &front.headers, &front.body);
+    let seen = scanner::fingerprint::Observation::http(&front.origin, &front.headers, &front.body);
     let technologies = scanner::fingerprint::analyze(&ctx.fingerprints, &seen);
+    let final_url = format!("{origin}{}", followed.path);
     match opts.format {
         Format::Json => {
             #[derive(serde::Serialize)]
+            struct Hop<'a> {
+                url: &'a str,
+                status: u16,
+                location: Option<&'a str>,
+            }
+            #[derive(serde::Serialize)]
             struct Out<'a> {
+                url: String,
                 origin: &'a str,
+                final_url: &'a str,
+                redirects: Vec<Hop<'a>>,
+                /// For an http:// URL: whether its redirects end on https://.
+                https_redirect: Option<bool>,
                 status: u16,
                 technologies: &'a [scanner::fingerprint::Detection],
                 assessable: bool,
@@ -310,7 +337,15 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
                 findings: &'a [ScanFinding],
             }
             let out = Out {
+                url: format!("{start}{path}"),
                 origin: &origin,
+                final_url: &final_url,
+                redirects: followed
+                    .hops
+                    .iter()
+                    .map(|h| Hop { url: &h.url, status: h.status, location: h.location.as_deref() })
+                    .collect(),
+                https_redirect,
                 status: front.status,
                 technologies: &technologies,
                 assessable,
@@ -322,7 +357,15 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
             println!("{}", serde_json::to_string_pretty(&out)?);
         }
         Format::Table => {
-            println!("{origin}: {}", front.status);
+            for hop in &followed.hops {
+                match &hop.location {
+                    Some(to) => println!("{} -> {} {to}", hop.url, hop.status),
+                    None => println!("{}: {}", hop.url, hop.status),
+                }
+            }
+            if let Some(to_https) = https_redirect {
+                println!("http -> https: {}", if to_https { "yes" } else { "no" });
+            }
             for t in &technologies {
                 let version = t.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
                 println!(
@@ -340,7 +383,7 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
                 println!("Observatory-style score: {score} ({grade})");
             }
             println!();
-            print(&origin, "web findings", &findings, Format::Table)?;
+            print(&final_url, "web findings", &findings, Format::Table)?;
         }
     }
     Ok(())

@@ -183,8 +183,8 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     .await
     .unwrap();
     // Every lab company was scanned and rated.
-    let rated: Vec<&String> = lines.iter().filter(|l| l.contains("/15]") && l.contains(" score ")).collect();
-    assert_eq!(rated.len(), 15, "{lines:#?}");
+    let rated: Vec<&String> = lines.iter().filter(|l| l.contains("/16]") && l.contains(" score ")).collect();
+    assert_eq!(rated.len(), 16, "{lines:#?}");
     let curls: Vec<&String> = lines.iter().filter(|l| l.trim_start().starts_with("curl ")).collect();
     assert_eq!(curls.len(), 3, "{lines:#?}");
     let scores = curls[0].split('\'').nth(3).unwrap().to_owned();
@@ -552,4 +552,88 @@ async fn probe_tls_reports_versions_suites_and_findings() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not a port"), "{}", String::from_utf8_lossy(&bad.stderr));
+}
+
+/// `rampart probe http` takes the URL's port and path and IP literals, follows an
+/// `http://` URL's redirects hop by hop through the guard, and says where they ended.
+#[tokio::test]
+async fn probe_http_uses_the_port_and_follows_redirects() {
+    let file = lab::LabFile::parse(
+        r#"{"dns": {"address": "127.79.6.53"}, "port_map": {"53": 10053, "80": 10080},
+            "zones": [{"origin": "porty.test", "records": []}],
+            "hosts": [{"name": "app.porty.test", "address": "127.79.6.3", "services": [
+                        {"port": 8080, "kind": "http", "http": {"pages": [
+                          {"path": "/", "status": 301, "headers": {"Location": "https://app.porty.test:8443/home"}},
+                          {"path": "/loop", "status": 302, "headers": {"Location": "/loop"}},
+                          {"path": "/away", "status": 302, "headers": {"Location": "http://127.0.0.1:9/"}}]}},
+                        {"port": 8443, "kind": "https", "http": {
+                          "headers": {"X-Content-Type-Options": "nosniff", "Server": "nginx/1.18.0"},
+                          "pages": [{"path": "/home", "body": "<html>admin</html>"}]}},
+                        {"port": 80, "kind": "http", "http": {"pages": [{"path": "/", "body": "plain"}]}}]}]}"#,
+    )
+    .unwrap();
+    let running = lab::Lab::up(&file).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    running.write_scanner_files(&file, dir.path()).unwrap();
+    let lab_dir = dir.path().to_str().unwrap().to_owned();
+    let probe = |url: &'static str| {
+        let lab_dir = lab_dir.clone();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))
+                .args(["probe", "http", url, "--format", "json", "--lab", &lab_dir])
+                .output()
+                .unwrap()
+        })
+    };
+    let by_name = probe("http://app.porty.test:8080/").await.unwrap();
+    let by_ip = probe("http://127.79.6.3:8080/").await.unwrap();
+    let looping = probe("http://app.porty.test:8080/loop").await.unwrap();
+    let away = probe("http://app.porty.test:8080/away").await.unwrap();
+    let plain = probe("http://127.79.6.3/").await.unwrap();
+    let refused = probe("http://[::1]:8080/").await.unwrap();
+    running.down().await;
+    let json = |out: &Output| -> Value {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let report = json(&by_name);
+    assert_eq!(report["url"], "http://app.porty.test:8080/");
+    assert_eq!(report["final_url"], "https://app.porty.test:8443/home");
+    assert_eq!(report["https_redirect"], true);
+    assert_eq!(report["status"], 200);
+    assert_eq!(report["redirects"][0]["status"], 301);
+    assert_eq!(report["redirects"][0]["location"], "https://app.porty.test:8443/home");
+    let codes: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"web_headers.hsts_missing"), "{codes:?}");
+    assert!(codes.contains(&"web_headers.version_disclosure"), "{codes:?}");
+    assert!(!codes.contains(&"web_headers.xcto_missing"), "the 8443 origin's headers were judged: {codes:?}");
+    assert!(!codes.contains(&"web_headers.no_https_redirect"), "{codes:?}");
+    let asset = report["findings"][0]["asset"].as_str().unwrap();
+    assert!(asset.starts_with("https://app.porty.test:8443/"), "{asset}");
+
+    let report = json(&by_ip);
+    assert_eq!(report["url"], "http://127.79.6.3:8080/");
+    assert_eq!(report["final_url"], "https://app.porty.test:8443/home");
+
+    let report = json(&looping);
+    assert!(report["notes"].to_string().contains("redirect loop"), "{report}");
+
+    // The redirect's target is loopback port 9: the lab admits loopback, and the closed
+    // port ends the chain with the reason, never an error.
+    let report = json(&away);
+    assert!(report["notes"].to_string().contains("127.0.0.1:9"), "{report}");
+
+    // An http:// origin with content and no redirect.
+    let report = json(&plain);
+    assert_eq!(report["https_redirect"], false);
+    let codes: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"web_headers.no_https_redirect"), "{codes:?}");
+    assert_eq!(
+        report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "web_headers.no_https_redirect").unwrap()["asset"],
+        "http://127.79.6.3/"
+    );
+
+    // Nothing answers on [::1]:8080 in this lab: a clear error, no panic.
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("::1"), "{}", String::from_utf8_lossy(&refused.stderr));
 }

@@ -152,6 +152,16 @@ async fn normalised_names(store: &dyn Store) {
     assert_eq!(found("JP Morgan").await, ["norm-jpm"]);
     assert!(found("Procter").await.is_empty(), "equality, not containment");
     assert!(store.companies_by_normalised_name("", 10).await.unwrap().is_empty());
+    // Why a scan could not rate a company: set, read back with its time, cleared.
+    let att = store.company_by_social_id(&sid("norm-att")).await.unwrap().unwrap();
+    assert!(store.scan_error(att.id).await.unwrap().is_none());
+    let before = time::OffsetDateTime::now_utc() - Duration::from_secs(1);
+    store.set_scan_error(att.id, Some("the domain x.example does not exist")).await.unwrap();
+    let (why, at) = store.scan_error(att.id).await.unwrap().unwrap();
+    assert_eq!(why, "the domain x.example does not exist");
+    assert!(at >= before, "{at}");
+    store.set_scan_error(att.id, None).await.unwrap();
+    assert!(store.scan_error(att.id).await.unwrap().is_none());
     // A renamed company is found by its new name only.
     let p = profile("norm-pg", "P&G", "norm-pg.example");
     store.save_company(&CompanySnapshot { profile: p, ..Default::default() }).await.unwrap();

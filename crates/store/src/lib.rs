@@ -305,6 +305,10 @@ pub trait Store: Send + Sync + 'static {
     /// Companies whose normalised name (`model::normalise_name`) equals `name`, at most
     /// `limit`, oldest first; none for an empty name.
     async fn companies_by_normalised_name(&self, name: &str, limit: u32) -> Result<Vec<Company>>;
+    /// Records why the company's last scan could not rate it (`None` clears it).
+    async fn set_scan_error(&self, company: i64, error: Option<&str>) -> Result<()>;
+    /// Why the company's last scan could not rate it, and when.
+    async fn scan_error(&self, company: i64) -> Result<Option<(String, time::OffsetDateTime)>>;
     /// Adds lookups to `searched_by`: (company row id, count).
     async fn add_lookups(&self, counts: &[(i64, i64)]) -> Result<()>;
     async fn domains(&self, company: i64) -> Result<Vec<DomainAsset>>;

@@ -53,9 +53,14 @@ pub enum JobError {
 }
 
 impl JobError {
-    /// Whether trying again can help (a network or store hiccup) or not (a bad payload).
+    /// Whether trying again can help (a network or store hiccup) or not (a bad payload,
+    /// a company domain that does not exist).
     pub fn retryable(&self) -> bool {
-        matches!(self, JobError::Store(_) | JobError::Dns(_))
+        match self {
+            JobError::Dns(scanner::dns::DnsError::NoSuchDomain(_)) => false,
+            JobError::Store(_) | JobError::Dns(_) => true,
+            JobError::Payload(_) | JobError::UnknownCompany(_) => false,
+        }
     }
 }
 
@@ -278,8 +283,19 @@ pub async fn process(
             let (mut hosts, mut endpoints, mut detected) = (Vec::new(), Vec::new(), Vec::new());
             let mut assessed = rate::Assessed::default();
             let mut truncated = false;
+            let mut absent = Vec::new();
             for domain in &domains {
-                let scan = scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await?;
+                let scan = match scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await {
+                    Ok(scan) => scan,
+                    // A domain that does not exist is left out (its findings would all
+                    // be false "missing" verdicts); with none left, nothing is rated.
+                    Err(scanner::dns::DnsError::NoSuchDomain(d)) => {
+                        tracing::warn!(company = %social_id, domain = %d, "the domain does not exist (NXDOMAIN): not scanned");
+                        absent.push(d);
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
                 report_budget(&social_id, &scan);
                 truncated |= scan.truncated();
                 assessed.add_scan(&scan);
@@ -291,6 +307,14 @@ pub async fn process(
                     scanner::software::merge(&mut detected, s);
                 }
             }
+            if !absent.is_empty() && absent.len() == domains.len() {
+                let e = scanner::dns::DnsError::NoSuchDomain(absent.join(", "));
+                store.set_scan_error(company.id, Some(&e.to_string())).await?;
+                return Err(e.into());
+            }
+            // Domains that do not exist are not scanned: what was found on them stays as
+            // it was (the scan is partial, like a truncated one).
+            truncated |= !absent.is_empty();
             store.record_discovery(company.id, &hosts, &endpoints, now).await?;
             let inventory = software::inventory(store, &detected, ctx.eol.as_deref(), now).await?;
             if ctx.wants(RiskVector::Vulnerabilities) {
@@ -303,6 +327,7 @@ pub async fn process(
             let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false, close_missing: !truncated };
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
             rate::rate(store, company.id, website_host.as_deref(), &assessed.per_component(), now).await?;
+            store.set_scan_error(company.id, None).await?;
             Ok(outcome)
         }
         "rescan" => {

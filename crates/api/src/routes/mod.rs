@@ -64,10 +64,18 @@ pub(crate) async fn may_see(app: &AppState, caller: &Caller, company: &Company) 
 }
 
 /// A company that has never been rated cannot be reported on: its scan is queued
-/// (once, however often it is asked for) and the caller is told to come back.
+/// (once, however often it is asked for) and the caller is told to come back — unless
+/// its last scan found that it cannot be rated (its domain does not exist), which the
+/// answer says; such a company is scanned again at most once a day.
 pub(crate) async fn rated(app: &AppState, company: Company) -> Result<Company, ApiError> {
     if company.last_scanned_at.is_some() {
         return Ok(company);
+    }
+    if let Some((why, at)) = app.store().scan_error(company.id).await? {
+        if time::OffsetDateTime::now_utc() - at > time::Duration::days(1) {
+            queue_scan(app, &company).await?;
+        }
+        return Err(ApiError::bad(format!("social_id not rated: {why}")));
     }
     queue_scan(app, &company).await?;
     Err(ApiError::bad(error::NOT_PROCESSED))

@@ -123,6 +123,28 @@ async fn an_unprocessed_company_queues_one_scan() {
     assert_eq!(scans.len(), 1);
 }
 
+/// A company whose last scan found that its domain does not exist is not "about to be
+/// scanned": the answer says why it is not rated, and no scan is queued again the same
+/// day.
+#[tokio::test]
+async fn a_company_whose_domain_does_not_exist_is_told_so() {
+    let app = TestApp::spawn().await;
+    let sid = model::SocialId::parse("acme-cloud-services").unwrap();
+    let c = app.store.company_by_social_id(&sid).await.unwrap().unwrap();
+    let why = "the domain acme-cloud.example does not exist (NXDOMAIN): nothing to rate; check the company's domain";
+    app.store.set_scan_error(c.id, Some(why)).await.unwrap();
+    let (s, v) = app.get("/underwriter-getcompanyscores?social_id=acme-cloud-services", &app.underwriter).await;
+    assert_eq!((s, v["error"].as_str()), (B, Some(format!("social_id not rated: {why}").as_str())));
+    assert!(
+        !app.store.pending_jobs().await.unwrap().iter().any(|j| j.payload["social_id"] == "acme-cloud-services"),
+        "no scan queued again within a day"
+    );
+    // Cleared (a later scan rated it, or the domain was fixed): back to the usual answer.
+    app.store.set_scan_error(c.id, None).await.unwrap();
+    let (s, v) = app.get("/underwriter-getcompanyscores?social_id=acme-cloud-services", &app.underwriter).await;
+    assert_eq!((s, v["error"].as_str()), (B, Some("social_id not processed yet, a scan will start soon")));
+}
+
 #[tokio::test]
 async fn writes_validate_their_input() {
     let app = TestApp::spawn().await;

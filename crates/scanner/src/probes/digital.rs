@@ -22,8 +22,8 @@ pub const DEV_LABELS: [&str; 11] =
 /// First labels of hosts whose front page is itself an administration interface.
 pub const ADMIN_HOST_LABELS: [&str; 5] = ["admin", "administrator", "cpanel", "manage", "backoffice"];
 /// Paths where an administration login is looked for.
-pub const ADMIN_PATHS: [&str; 6] =
-    ["/admin/", "/administrator/", "/login/", "/wp-login.php", "/wp-admin/", "/phpmyadmin/"];
+pub const ADMIN_PATHS: [&str; 7] =
+    ["/admin/", "/administrator/", "/login/", "/login.action", "/wp-login.php", "/wp-admin/", "/phpmyadmin/"];
 /// Paths where a directory listing is looked for (besides the admin paths and the
 /// home page's links).
 pub const LISTING_PATHS: [&str; 5] = ["/backup/", "/backups/", "/uploads/", "/files/", "/old/"];
@@ -216,15 +216,17 @@ pub async fn page_findings(ctx: &Context, front: &Front, host: &str) -> Vec<Scan
     // A server that answers 200 with one page for any path (a single-page application's
     // catch-all, a soft 404) shows nothing at the curated paths: a page identical to the
     // front page or to what a path that cannot exist answers is not looked at.
+    let Ok(target) = crate::guard::target(host) else { return out };
+    let origin = http::Origin { https: front.https, target, port: front.port };
+    let lab_root = ctx.lab_root.as_deref();
     let mut catch_all = vec![front.body.clone()];
-    if let Ok(r) = http::get(&ctx.guard, ctx.lab_root.as_deref(), front.https, host, SOFT_404_PATH, Verify::No).await
+    if let Ok(r) = http::get_origin(&ctx.guard, lab_root, &origin, SOFT_404_PATH, Verify::No, &[]).await
         && r.status == 200
     {
         catch_all.push(r.body);
     }
     for path in paths {
-        let response = match http::get(&ctx.guard, ctx.lab_root.as_deref(), front.https, host, &path, Verify::No).await
-        {
+        let response = match http::get_origin(&ctx.guard, lab_root, &origin, &path, Verify::No, &[]).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::debug!(host, path, error = %e, "page not fetched");
@@ -323,6 +325,7 @@ mod tests {
             front: Some(Front {
                 origin: "http://staging.a.test/".into(),
                 https: false,
+                port: 80,
                 status: 200,
                 headers: Default::default(),
                 body: "<title>Welcome to nginx!</title><h1>Welcome to nginx!</h1>".into(),

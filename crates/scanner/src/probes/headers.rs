@@ -14,11 +14,13 @@ pub const PROBE_ORIGIN: &str = "https://cors-probe.rampart.invalid";
 /// HSTS max-age below this (180 days) is short.
 const HSTS_MIN: u64 = 15_552_000;
 
-/// One fetched origin: `https://H/` or `http://H/`.
+/// One fetched origin: `https://H/`, `http://H/`, `http://H:8080/`.
 #[derive(Debug, Clone)]
 pub struct Front {
     pub origin: String,
     pub https: bool,
+    /// The origin's port (the standard one, not the lab's mapped one).
+    pub port: u16,
     pub status: u16,
     pub headers: HeaderMap,
     pub body: String,
@@ -246,15 +248,16 @@ pub fn observatory_score<'a>(codes: impl IntoIterator<Item = &'a str>) -> (u32, 
     (score, grade)
 }
 
-/// `http://H/` of a host that also serves HTTPS must redirect to `https://`.
-pub fn redirect_finding(host: &str, status: u16, location: Option<&str>) -> Option<ScanFinding> {
+/// An `http://` origin (`http://H`, `http://H:8080`) of a host that also serves HTTPS
+/// must redirect to `https://`.
+pub fn redirect_finding(origin: &str, status: u16, location: Option<&str>) -> Option<ScanFinding> {
     let to_https =
         (300..400).contains(&status) && location.is_some_and(|l| l.to_ascii_lowercase().starts_with("https://"));
     (!to_https && (200..300).contains(&status)).then(|| {
         ScanFinding::new(
             "web_headers.no_https_redirect",
-            format!("http://{host}/"),
-            format!("http://{host}/ answered {status} with content instead of redirecting to https://"),
+            format!("{origin}/"),
+            format!("{origin}/ answered {status} with content instead of redirecting to https://"),
         )
     })
 }
@@ -268,7 +271,7 @@ mod tests {
         for (k, v) in headers {
             map.append(*k, v.parse().unwrap());
         }
-        Front { origin: "https://a.test/".into(), https, status: 200, headers: map, body: body.into() }
+        Front { origin: "https://a.test/".into(), https, port: 443, status: 200, headers: map, body: body.into() }
     }
 
     fn codes(f: &Front) -> Vec<String> {
@@ -342,9 +345,9 @@ mod tests {
         assert!(!codes(&nonce).contains(&"csp_unsafe_inline".to_owned()));
         let nginx = front(false, &[], "<title>Welcome to nginx!</title>");
         assert!(!assessable(&nginx));
-        assert!(redirect_finding("a.test", 200, None).is_some());
-        assert!(redirect_finding("a.test", 301, Some("https://a.test/")).is_none());
-        assert!(redirect_finding("a.test", 404, None).is_none());
+        assert!(redirect_finding("http://a.test", 200, None).is_some());
+        assert!(redirect_finding("http://a.test", 301, Some("https://a.test/")).is_none());
+        assert!(redirect_finding("http://a.test", 404, None).is_none());
         assert!(
             has_version("nginx/1.18.0") && has_version("4.0.30319") && !has_version("nginx") && !has_version("Apache")
         );

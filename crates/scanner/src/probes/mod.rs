@@ -389,7 +389,8 @@ const CONCURRENT_HOSTS: usize = 8;
 /// A company domain's scan, as a sequence of named stages under one budget
 /// ([`Limits`]): discovery (DNS sources, wordlist, CT search), mail and standards, the
 /// web rounds (each visit's certificate names, links and redirects are candidates of the
-/// next round), ports, TLS, software. Every name a source offers is parsed
+/// next round), ports, the other web ports (every HTTP or TLS service beyond 80 and 443
+/// is an origin of its own), TLS, software. Every name a source offers is parsed
 /// (`model::Domain`) before it becomes a candidate; the names refused are in `skipped`.
 /// A stage that reaches a cap or the deadline keeps what it has and adds a note.
 pub async fn scan_domain(
@@ -401,6 +402,10 @@ pub async fn scan_domain(
     let domain = crate::dns::host_name(domain);
     let mut budget = Budget::new(&ctx.limits);
     let dns = ctx.guard.dns();
+    // A domain that does not exist is not rated: every record would read as missing.
+    if dns.nxdomain(&domain).await? {
+        return Err(DnsError::NoSuchDomain(domain));
+    }
 
     // Discovery.
     let wildcard = crate::discovery::wildcard_addresses(dns, &domain).await;
@@ -490,6 +495,42 @@ pub async fn scan_domain(
     findings.extend(web::inconsistent_stack(&domain, &endpoints));
     budget.stage("ports", format!("{} open ports", open_ports.len()));
 
+    // Web origins on other ports: every HTTP or TLS service the port scan identified
+    // beyond 80 and 443 (8080, 8443, 3000, 9200 …) gets the web_headers checks, the
+    // digitalization page checks and fingerprints, like the front page of a host.
+    let mut web_software = web.software;
+    let mut web_origins = web_origins;
+    let other: Vec<ports::OpenPort> = open_ports.iter().filter(|p| other_web_port(p)).cloned().collect();
+    if !other.is_empty() && !budget.expired() {
+        use futures_util::StreamExt;
+        let total = other.len();
+        let origins: Vec<Option<(String, headers::Front, Vec<ScanFinding>)>> = futures_util::stream::iter(other)
+            .map(|p| async move { tokio::time::timeout(VISIT_TIME, visit_origin(ctx, p)).await.ok().flatten() })
+            .buffered(CONCURRENT_VISITS)
+            .take_until(tokio::time::sleep_until(budget.deadline))
+            .collect()
+            .await;
+        if origins.len() < total {
+            budget.out_of_time("the other web ports");
+        }
+        for (host, front, pages) in origins.into_iter().flatten() {
+            findings.extend(pages);
+            if headers::assessable(&front) {
+                findings.extend(headers::assess(&front, &host));
+                web_origins += 1;
+            }
+            if wants_software(ctx) {
+                let v = web::Visit { host, pages: vec![front], ..web::Visit::default() };
+                for s in crate::software::detect(&ctx.fingerprints, std::slice::from_ref(&v), &[]) {
+                    crate::software::merge(&mut web_software, s);
+                }
+            }
+        }
+    } else if !other.is_empty() {
+        budget.out_of_time("the other web ports");
+    }
+    budget.stage("other web ports", format!("{web_origins} web origins assessed in all"));
+
     // TLS.
     let mut tls = Vec::new();
     if wants_tls(ctx) && !budget.expired() {
@@ -521,7 +562,7 @@ pub async fn scan_domain(
     budget.stage("tls", format!("{} TLS endpoints", tls.len()));
 
     // Software: what the visits showed (already fingerprinted), and the services.
-    let mut software = web.software;
+    let mut software = web_software;
     for s in crate::software::detect(&ctx.fingerprints, &[], &open_ports) {
         crate::software::merge(&mut software, s);
     }
@@ -550,6 +591,47 @@ pub async fn scan_domain(
         notes: budget.notes(),
         stages: budget.stages,
     })
+}
+
+/// Is this open port a web origin the web rounds did not visit? HTTP (Elasticsearch
+/// answers HTTP too) or TLS on any port but 80 and 443, and not a mail or directory
+/// port whose TLS carries another protocol.
+fn other_web_port(p: &ports::OpenPort) -> bool {
+    const NOT_WEB: [u16; 7] = [80, 443, 465, 587, 636, 993, 995];
+    matches!(p.service.as_str(), "http" | "tls" | "elasticsearch") && !NOT_WEB.contains(&p.port)
+}
+
+/// Fetches `/` of the origin an open port serves (https when the port spoke TLS) and,
+/// for digitalization, runs the page checks there. `None` when no HTTP answered.
+async fn visit_origin(ctx: &Context, p: ports::OpenPort) -> Option<(String, headers::Front, Vec<ScanFinding>)> {
+    let target = crate::guard::target(&p.host).ok()?;
+    let origin = crate::http::Origin { https: p.service == "tls", target, port: p.port };
+    let origin_header = [("Origin", headers::PROBE_ORIGIN)];
+    let response = crate::http::get_origin(
+        &ctx.guard,
+        ctx.lab_root.as_deref(),
+        &origin,
+        "/",
+        crate::http::Verify::No,
+        &origin_header,
+    )
+    .await
+    .map_err(|e| tracing::debug!(origin = %origin, error = %e, "no HTTP on the port"))
+    .ok()?;
+    let front = headers::Front {
+        origin: format!("{origin}/"),
+        https: origin.https,
+        port: p.port,
+        status: response.status,
+        headers: response.headers,
+        body: response.body,
+    };
+    let pages = if ctx.wants(model::RiskVector::Digitalization) {
+        digital::page_findings(ctx, &front, &p.host).await
+    } else {
+        Vec::new()
+    };
+    Some((p.host, front, pages))
 }
 
 /// What the web rounds found.
@@ -621,7 +703,11 @@ async fn web_rounds(
             if let Some((status, location)) = &v.plain_http
                 && v.https()
             {
-                out.findings.extend(headers::redirect_finding(&v.host, *status, location.as_deref()));
+                out.findings.extend(headers::redirect_finding(
+                    &format!("http://{}", v.host),
+                    *status,
+                    location.as_deref(),
+                ));
             }
             if wants_software(ctx) {
                 for s in crate::software::detect(&ctx.fingerprints, std::slice::from_ref(&v), &[]) {
@@ -693,7 +779,7 @@ pub async fn rescan_host(
         if let Some((status, location)) = &visit.plain_http
             && visit.https()
         {
-            found.extend(headers::redirect_finding(host, *status, location.as_deref()));
+            found.extend(headers::redirect_finding(&format!("http://{host}"), *status, location.as_deref()));
         }
     }
     if vector == V::Digitalization {
@@ -752,6 +838,9 @@ pub async fn mail_and_standards(
 ) -> Result<Vec<ScanFinding>, DnsError> {
     let dns = ctx.guard.dns();
     let domain = crate::dns::host_name(domain);
+    if dns.nxdomain(&domain).await? {
+        return Err(DnsError::NoSuchDomain(domain));
+    }
     let mx = dns.mx(&domain).await?;
     let handles_mail = !mx.is_empty();
     use model::RiskVector as V;

@@ -116,6 +116,7 @@ pub async fn visit(ctx: &Context, host: &str) -> Visit {
             let front = super::headers::Front {
                 origin: origin.clone(),
                 https,
+                port,
                 status: response.status,
                 headers: response.headers,
                 body: response.body,
@@ -150,6 +151,7 @@ pub async fn visit(ctx: &Context, host: &str) -> Visit {
                 out.pages.push(super::headers::Front {
                     origin: format!("http://{host}/"),
                     https: false,
+                    port: 80,
                     status: r.status,
                     headers: r.headers,
                     body: r.body,

@@ -56,6 +56,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (12, "job_leases", include_str!("../../migrations/sqlite/0012_job_leases.sql")),
     (13, "subsidiary_requests", include_str!("../../migrations/sqlite/0013_subsidiary_requests.sql")),
     (14, "name_norm", include_str!("../../migrations/sqlite/0014_name_norm.sql")),
+    (15, "scan_errors", include_str!("../../migrations/sqlite/0015_scan_errors.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -1053,6 +1054,31 @@ impl Store for SqliteStore {
         .fetch_all(&mut *self.read.get().await?)
         .await?;
         rows.iter().map(company_from_row).collect()
+    }
+
+    async fn set_scan_error(&self, company: i64, error: Option<&str>) -> Result<()> {
+        let now = rfc3339_micros(OffsetDateTime::now_utc());
+        sqlx::query(
+            "UPDATE companies SET scan_error = ?2, scan_error_at = CASE WHEN ?2 IS NULL THEN NULL ELSE ?3 END WHERE id = ?1",
+        )
+        .bind(company)
+        .bind(error)
+        .bind(&now)
+        .execute(&self.write)
+        .await?;
+        Ok(())
+    }
+
+    async fn scan_error(&self, company: i64) -> Result<Option<(String, OffsetDateTime)>> {
+        let row: Option<(Option<String>, Option<String>)> =
+            sqlx::query_as("SELECT scan_error, scan_error_at FROM companies WHERE id = ?1")
+                .bind(company)
+                .fetch_optional(&mut *self.read.get().await?)
+                .await?;
+        let Some((Some(error), Some(at))) = row else { return Ok(None) };
+        let at = OffsetDateTime::parse(&at, &time::format_description::well_known::Rfc3339)
+            .map_err(|e| corrupt("scan_error_at", e.to_string()))?;
+        Ok(Some((error, at)))
     }
 
     async fn add_lookups(&self, counts: &[(i64, i64)]) -> Result<()> {
