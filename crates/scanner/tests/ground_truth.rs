@@ -111,7 +111,25 @@ async fn findings_match_the_lab_ground_truth() {
             );
         }
     }
+    // A rescan of one host looks at its origins on other ports again, so it finds (and
+    // keeps open) what the scan found there.
+    let rescan =
+        |vector| scanner::probes::rescan_host(&ctx, "quarryanalytics.test", "wiki.quarryanalytics.test", None, vector);
+    let mut web: Vec<String> =
+        rescan(model::RiskVector::WebHeaders).await.unwrap().into_iter().map(|f| f.code).collect();
+    web.sort();
+    let pages: Vec<String> =
+        rescan(model::RiskVector::Digitalization).await.unwrap().into_iter().map(|f| f.asset).collect();
     lab.down().await;
+    assert_eq!(
+        web,
+        [
+            "web_headers.cookie_without_samesite",
+            "web_headers.permissions_policy_missing",
+            "web_headers.referrer_policy_missing"
+        ]
+    );
+    assert_eq!(pages, ["http://wiki.quarryanalytics.test:8080/login.action"]);
     println!("matched {matched} expected findings");
     assert!(missing.is_empty() && unexpected.is_empty(), "missing: {missing:#?}\nunexpected: {unexpected:#?}");
     assert_eq!(matched, wanted_total);

@@ -770,6 +770,22 @@ pub async fn rescan_host(
     if matches!(vector, V::Spf | V::Dkim | V::Dmarc | V::ItStandardization) {
         found = mail_and_standards(ctx, domain, website_host).await?;
     }
+    // The origins on other ports (8080, 8443 …) are looked at again too: a rescan
+    // closes what it did not see, so it must see what the scan saw.
+    let others = if matches!(vector, V::WebHeaders | V::Digitalization) && !host.starts_with("*.") {
+        let open = tokio::time::timeout(PORT_SCAN_TIME, ports::scan(&ctx.guard, host, &ctx.ports)).await;
+        other_origins(ctx, &open.unwrap_or_default()).await
+    } else {
+        Vec::new()
+    };
+    for (origin_host, front, pages) in others {
+        if vector == V::WebHeaders && headers::assessable(&front) {
+            found.extend(headers::assess(&front, &origin_host));
+        }
+        if vector == V::Digitalization {
+            found.extend(pages);
+        }
+    }
     if matches!(vector, V::ItStandardization | V::WebHeaders) {
         let visit = web::visit(ctx, host).await;
         found.extend(web::https_findings(&visit));
@@ -824,9 +840,25 @@ pub async fn rescan_host(
 
 /// The software of one host: a visit and a port scan, fingerprinted.
 pub async fn host_software(ctx: &Context, host: &str) -> Vec<crate::software::Software> {
-    let visit = web::visit(ctx, host).await;
+    let mut visit = web::visit(ctx, host).await;
     let open = ports::scan(&ctx.guard, host, &ctx.ports).await;
+    for (_, front, _) in other_origins(ctx, &open).await {
+        visit.pages.push(front);
+    }
     crate::software::detect(&ctx.fingerprints, std::slice::from_ref(&visit), &open)
+}
+
+/// The web origins of `open` beyond 80 and 443 ([`other_web_port`]), each fetched and
+/// page-checked ([`visit_origin`]) within [`VISIT_TIME`]: what a rescan of one host
+/// looks at besides its front page, as the scan's "other web ports" stage does.
+async fn other_origins(ctx: &Context, open: &[ports::OpenPort]) -> Vec<(String, headers::Front, Vec<ScanFinding>)> {
+    let mut out = Vec::new();
+    for p in open.iter().filter(|p| other_web_port(p)) {
+        if let Ok(Some(o)) = tokio::time::timeout(VISIT_TIME, visit_origin(ctx, p.clone())).await {
+            out.push(o);
+        }
+    }
+    out
 }
 
 /// The DNS and mail checks of one company domain (spf, dkim, dmarc, it_standardization):
