@@ -267,9 +267,16 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
         notes.push(format!("redirects: {why}"));
     }
     let https_redirect = (!start.https).then_some(end.https);
+    // An http:// origin must send users to https:// when its host serves HTTPS (443).
     if !start.https {
         let first = &followed.hops[0];
-        findings.extend(headers::redirect_finding(&start.to_string(), first.status, first.location.as_deref()));
+        if scanner::probes::standards::listens(&ctx.guard, &start.host(), 443).await {
+            findings.extend(headers::redirect_finding(&start.to_string(), first.status, first.location.as_deref()));
+        } else if end.https {
+            notes.push(format!("{} serves no HTTPS on 443", start.host()));
+        } else {
+            notes.push(format!("{} serves no HTTPS on 443: no redirect to it is asked for", start.host()));
+        }
     }
     if end.https {
         let valid = http::get_origin(&ctx.guard, ca_der.as_deref(), &end, "/", Verify::Yes, &[]).await;

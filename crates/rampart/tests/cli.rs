@@ -569,7 +569,8 @@ async fn probe_http_uses_the_port_and_follows_redirects() {
                         {"port": 8443, "kind": "https", "http": {
                           "headers": {"X-Content-Type-Options": "nosniff", "Server": "nginx/1.18.0"},
                           "pages": [{"path": "/home", "body": "<html>admin</html>"}]}},
-                        {"port": 80, "kind": "http", "http": {"pages": [{"path": "/", "body": "plain"}]}}]}]}"#,
+                        {"port": 80, "kind": "http", "http": {"pages": [{"path": "/", "body": "plain"}]}},
+                        {"port": 443, "kind": "https", "http": {"pages": [{"path": "/", "body": "secure"}]}}]}]}"#,
     )
     .unwrap();
     let running = lab::Lab::up(&file).await.unwrap();
@@ -623,7 +624,7 @@ async fn probe_http_uses_the_port_and_follows_redirects() {
     let report = json(&away);
     assert!(report["notes"].to_string().contains("127.0.0.1:9"), "{report}");
 
-    // An http:// origin with content and no redirect.
+    // An http:// origin with content and no redirect, on a host that serves HTTPS on 443.
     let report = json(&plain);
     assert_eq!(report["https_redirect"], false);
     let codes: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
