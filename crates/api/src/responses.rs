@@ -322,6 +322,10 @@ pub struct CompanyScores {
     /// Instead of `score` when the company has no rating.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Extension: what limited the scan of the latest rating (a cap or the deadline
+    /// reached, names refused, domains that do not exist); absent when nothing did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scan_notes: Vec<String>,
 }
 
 // --- Assets -------------------------------------------------------------------------------
@@ -565,6 +569,9 @@ pub struct RatingOut {
     pub methodology: String,
     /// Component scores by name; null for a component that was not assessable.
     pub components: BTreeMap<String, Option<f64>>,
+    /// What limited the scan of this rating; absent when nothing did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl From<&ScoreSnapshot> for RatingOut {
@@ -579,6 +586,7 @@ impl From<&ScoreSnapshot> for RatingOut {
                 .iter()
                 .map(|(v, c)| (v.as_str().to_owned(), c.not_assessable.is_none().then(|| c.score.as_f64())))
                 .collect(),
+            notes: s.notes.clone(),
         }
     }
 }

@@ -204,6 +204,10 @@ pub struct ScoreSnapshot {
     /// ratings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub methodology: Option<String>,
+    /// What limited the scan the rating comes from: a cap or the deadline reached, names
+    /// refused, domains that do not exist. Empty when nothing did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A public security incident.

@@ -325,7 +325,14 @@ pub fn snapshot(rating: &Rating, scanned_at: OffsetDateTimeText) -> Option<Score
             },
         );
     }
-    Some(ScoreSnapshot { scanned_at, score, grade, components, methodology: Some(METHODOLOGY_VERSION.to_owned()) })
+    Some(ScoreSnapshot {
+        scanned_at,
+        score,
+        grade,
+        components,
+        methodology: Some(METHODOLOGY_VERSION.to_owned()),
+        notes: Vec::new(),
+    })
 }
 
 #[cfg(test)]

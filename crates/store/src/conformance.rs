@@ -99,6 +99,7 @@ fn snapshot(score: f64, when: &str) -> ScoreSnapshot {
         grade: Grade::B,
         components,
         methodology: None,
+        notes: Vec::new(),
     }
 }
 
@@ -645,6 +646,10 @@ async fn companies(store: &dyn Store) {
     store.replace_rating(c.id, &again).await.unwrap();
     let history = store.score_history(c.id, 10).await.unwrap();
     assert_eq!((history.len(), &history[0]), (3, &again));
+    // What limited the scan is kept with the rating.
+    again.notes = vec!["acme.example: truncated: 500 hosts, the cap".to_owned()];
+    store.replace_rating(c.id, &again).await.unwrap();
+    assert_eq!(store.latest_score(c.id).await.unwrap().unwrap().notes, again.notes);
     // Incidents saved apart (an incident feed): linked, then relinked; unlinked ones
     // are found by id only.
     let inc: Incident = serde_json::from_value(serde_json::json!({

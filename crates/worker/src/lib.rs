@@ -284,6 +284,7 @@ pub async fn process(
             let mut assessed = rate::Assessed::default();
             let mut truncated = false;
             let mut absent = Vec::new();
+            let mut notes = Vec::new();
             for domain in &domains {
                 let scan = match scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await {
                     Ok(scan) => scan,
@@ -297,6 +298,7 @@ pub async fn process(
                     Err(e) => return Err(e.into()),
                 };
                 report_budget(&social_id, &scan);
+                notes.extend(scan_notes(&scan));
                 truncated |= scan.truncated();
                 assessed.add_scan(&scan);
                 found.extend(scan.findings);
@@ -315,6 +317,7 @@ pub async fn process(
             // Domains that do not exist are not scanned: what was found on them stays as
             // it was (the scan is partial, like a truncated one).
             truncated |= !absent.is_empty();
+            notes.extend(absent.iter().map(|d| format!("{d}: the domain does not exist (NXDOMAIN); not scanned")));
             store.record_discovery(company.id, &hosts, &endpoints, now).await?;
             let inventory = software::inventory(store, &detected, ctx.eol.as_deref(), now).await?;
             if ctx.wants(RiskVector::Vulnerabilities) {
@@ -326,7 +329,7 @@ pub async fn process(
             // nothing: what it did not look at is unknown, not fixed.
             let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false, close_missing: !truncated };
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
-            rate::rate(store, company.id, website_host.as_deref(), &assessed.per_component(), now).await?;
+            rate::rate(store, company.id, website_host.as_deref(), &assessed.per_component(), &notes, now).await?;
             store.set_scan_error(company.id, None).await?;
             Ok(outcome)
         }
@@ -364,7 +367,7 @@ pub async fn process(
             // computed rating (an imported rating is left alone).
             if let Some(last) = store.latest_score(company.id).await?.filter(|s| s.methodology.is_some()) {
                 let assets = rate::assets_of(&last);
-                rate::rate(store, company.id, website_host.as_deref(), &assets, now).await?;
+                rate::rate(store, company.id, website_host.as_deref(), &assets, &last.notes, now).await?;
             }
             Ok(outcome)
         }
@@ -373,6 +376,23 @@ pub async fn process(
 }
 
 /// The names a scan refused and the caps it reached, in the worker's log.
+/// What limited one domain's scan, for the rating: its truncation notes, and how many
+/// names it refused (each named in the worker's log).
+fn scan_notes(scan: &scanner::probes::DomainScan) -> Vec<String> {
+    let mut out: Vec<String> = scan.notes.iter().map(|n| format!("{}: {n}", scan.domain)).collect();
+    if !scan.skipped.is_empty() {
+        let first: Vec<&str> = scan.skipped.iter().take(3).map(|s| s.reason.as_str()).collect();
+        out.push(format!(
+            "{}: {} discovered names refused (not a host name the scanner may connect to: {}{})",
+            scan.domain,
+            scan.skipped.len(),
+            first.join("; "),
+            if scan.skipped.len() > 3 { "; …" } else { "" }
+        ));
+    }
+    out
+}
+
 fn report_budget(company: &SocialId, scan: &scanner::probes::DomainScan) {
     for s in &scan.skipped {
         tracing::info!(company = %company, domain = %scan.domain, name = %s.name, source = %s.source, reason = %s.reason, "name skipped");

@@ -107,12 +107,14 @@ pub async fn rate(
     company: i64,
     website_host: Option<&str>,
     assets: &BTreeMap<RiskVector, u32>,
+    notes: &[String],
     now: OffsetDateTime,
 ) -> Result<Option<ScoreSnapshot>, store::StoreError> {
     let findings = store.open_findings(company).await?;
     let kev = kev_among(store, &findings).await?;
     let rating = rating::rate(&rating::Input { findings: &findings, assets_checked: assets, kev: &kev, website_host });
-    let Some(snapshot) = rating::snapshot(&rating, OffsetDateTimeText(now)) else { return Ok(None) };
+    let Some(mut snapshot) = rating::snapshot(&rating, OffsetDateTimeText(now)) else { return Ok(None) };
+    snapshot.notes = notes.to_vec();
     // Timestamps are whole seconds: a rescan finishing within the second of the last
     // rating replaces it (the newer state of the findings wins).
     store.replace_rating(company, &snapshot).await?;

@@ -66,7 +66,12 @@ async fn a_domain_that_does_not_exist_is_not_rated() {
     assert!(why.contains("ghost.test does not exist"), "{why}");
 
     assert_eq!(job("half-co").status, JobStatus::Done);
-    assert!(store.latest_score(half.id).await.unwrap().is_some(), "rated on real.test");
+    let rated = store.latest_score(half.id).await.unwrap().expect("rated on real.test");
+    assert_eq!(
+        rated.notes,
+        ["gone.test: the domain does not exist (NXDOMAIN); not scanned"],
+        "the rating says what it left out"
+    );
     let found = store.open_findings(half.id).await.unwrap();
     assert!(found.iter().all(|f| !f.asset.contains("gone.test")), "{found:?}");
     assert!(!found.is_empty(), "real.test has findings (no DMARC, no MX…)");

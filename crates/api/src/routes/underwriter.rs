@@ -206,6 +206,7 @@ async fn rebuild_scores(app: &AppState, c: Company) -> Result<Bytes, ApiError> {
 pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, ApiError> {
     let subsidiaries_number = app.store().subsidiaries(c.id, Some(Page::FIRST)).await?.total;
     let latest = app.store().latest_score(c.id).await?;
+    let scan_notes = latest.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
     let (global_score, grade, scanned_at, score, message) = match latest {
         Some(snap) => {
             let top = app.store().top_findings(c.id, TOP_FINDINGS).await?;
@@ -232,6 +233,7 @@ pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, 
         scanned_at,
         score,
         message,
+        scan_notes,
     })
 }
 

@@ -365,6 +365,25 @@ async fn monitor_writes_are_durable() {
     assert_eq!(rescans[0].payload["risk_vector"], "dkim");
 }
 
+/// What limited the scan of the latest rating is shown with it (extension fields).
+#[tokio::test]
+async fn scan_notes_are_shown_with_the_rating() {
+    let app = TestApp::spawn().await;
+    let sid = model::SocialId::parse("acme-robotics").unwrap();
+    let c = app.store.company_by_social_id(&sid).await.unwrap().unwrap();
+    let mut latest = app.store.latest_score(c.id).await.unwrap().unwrap();
+    let k = &app.underwriter;
+    let plain = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", k).await;
+    assert!(plain.get("scan_notes").is_none(), "nothing limited the scan: no field");
+    latest.notes = vec!["acme-robotics.example: truncated: 500 hosts, the cap".to_owned()];
+    app.store.replace_rating(c.id, &latest).await.unwrap();
+    // (The test server's read cache lives for no time.)
+    let v = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", k).await;
+    assert_eq!(v["scan_notes"], serde_json::json!(["acme-robotics.example: truncated: 500 hosts, the cap"]));
+    let history = app.ok("/underwriter-getcompanyscore-history?social_id=acme-robotics", k).await;
+    assert_eq!(history["data"][0]["notes"][0], "acme-robotics.example: truncated: 500 hosts, the cap");
+}
+
 #[tokio::test]
 async fn health_and_docs_need_no_key() {
     let app = TestApp::spawn().await;

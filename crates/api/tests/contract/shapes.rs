@@ -123,6 +123,9 @@ pub const COMPONENTS: [&str; 12] = [
 fn scores(v: &Value) {
     fields(v, IDENTITY);
     fields(v, &[("domain", T::Str), ("subsidiaries_number", T::Int)]);
+    if v.get("scan_notes").is_some() {
+        fields(v, &[("scan_notes", T::Arr)]);
+    }
     if v.get("message").is_some() && v.get("score").is_none() {
         fields(v, &[("message", T::Str)]);
         return;
@@ -377,16 +380,18 @@ pub fn check(path: &str, v: &Value) {
             exact(v, &[("social_id", T::Str), ("company_name", T::Str), ("data", T::Arr), ("pagination", T::Obj)]);
             pagination(&v["pagination"]);
             each(&v["data"], |r| {
-                exact(
-                    r,
-                    &[
-                        ("scanned_at", T::Str),
-                        ("score", T::Num),
-                        ("grade", T::Str),
-                        ("methodology", T::Str),
-                        ("components", T::Obj),
-                    ],
-                );
+                let mut members = vec![
+                    ("scanned_at", T::Str),
+                    ("score", T::Num),
+                    ("grade", T::Str),
+                    ("methodology", T::Str),
+                    ("components", T::Obj),
+                ];
+                // What limited the scan, only when something did.
+                if r.get("notes").is_some() {
+                    members.push(("notes", T::Arr));
+                }
+                exact(r, &members);
                 for (name, score) in r["components"].as_object().into_iter().flatten() {
                     assert!(COMPONENTS.contains(&name.as_str()), "{name}");
                     assert!(score.is_null() || score.as_f64().is_some_and(|s| (0.0..=100.0).contains(&s)));

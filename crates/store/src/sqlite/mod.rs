@@ -57,6 +57,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (13, "subsidiary_requests", include_str!("../../migrations/sqlite/0013_subsidiary_requests.sql")),
     (14, "name_norm", include_str!("../../migrations/sqlite/0014_name_norm.sql")),
     (15, "scan_errors", include_str!("../../migrations/sqlite/0015_scan_errors.sql")),
+    (16, "score_notes", include_str!("../../migrations/sqlite/0016_score_notes.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -196,7 +197,7 @@ fn record(own: &str, served: Option<&str>) -> Result<CveRecord> {
 async fn insert_score(tx: &mut Transaction<'_, Sqlite>, id: i64, snap: &ScoreSnapshot) -> Result<bool> {
     let at = rfc3339(snap.scanned_at.0);
     let sid: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO scores (company_id, scanned_at, score, grade, methodology) VALUES (?1, ?2, ?3, ?4, ?5) \
+        "INSERT INTO scores (company_id, scanned_at, score, grade, methodology, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
          ON CONFLICT DO NOTHING RETURNING id",
     )
     .bind(id)
@@ -204,6 +205,7 @@ async fn insert_score(tx: &mut Transaction<'_, Sqlite>, id: i64, snap: &ScoreSna
     .bind(snap.score.hundredths())
     .bind(snap.grade.as_str())
     .bind(snap.methodology.as_deref())
+    .bind(if snap.notes.is_empty() { None } else { Some(to_json(&snap.notes)?) })
     .fetch_optional(&mut **tx)
     .await?;
     let Some(sid) = sid else { return Ok(false) };
@@ -942,6 +944,7 @@ impl SqliteStore {
                 grade: Grade::parse(&grade).map_err(|_| corrupt("grade", &grade))?,
                 components,
                 methodology: row.try_get("methodology")?,
+                notes: row.try_get::<Option<String>, _>("notes")?.as_deref().map(json).transpose()?.unwrap_or_default(),
             });
         }
         Ok(out)
@@ -1715,7 +1718,7 @@ impl Store for SqliteStore {
 
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>> {
         let rows = sqlx::query(
-            "SELECT id, scanned_at, score, grade, methodology FROM scores WHERE company_id = ?1 ORDER BY scanned_at DESC LIMIT CAST(?2 AS INTEGER)",
+            "SELECT id, scanned_at, score, grade, methodology, notes FROM scores WHERE company_id = ?1 ORDER BY scanned_at DESC LIMIT CAST(?2 AS INTEGER)",
         )
         .bind(company)
         .bind(i64::from(limit))
