@@ -101,11 +101,7 @@ impl Origin {
 
     /// The host as a URL writes it (`www.acme.test`, `192.0.2.7`, `[2001:db8::7]`).
     pub fn host(&self) -> String {
-        match &self.target {
-            Target::Name(name) => name.as_str().to_owned(),
-            Target::Ip(IpAddr::V4(ip)) => ip.to_string(),
-            Target::Ip(IpAddr::V6(ip)) => format!("[{ip}]"),
-        }
+        url_host(&self.target)
     }
 
     /// Whether the port is the scheme's default.
@@ -313,18 +309,22 @@ async fn fetch(
     Ok((status, headers, body))
 }
 
+/// A target as the host of a URL writes it (`www.acme.test`, `192.0.2.7`, `[2001:db8::7]`).
+fn url_host(target: &Target) -> String {
+    match target {
+        Target::Name(name) => name.as_str().to_owned(),
+        Target::Ip(IpAddr::V4(ip)) => ip.to_string(),
+        Target::Ip(IpAddr::V6(ip)) => format!("[{ip}]"),
+    }
+}
+
 /// `scheme://host:port/path` from parsed parts; the parsed URL must name `target` (an
 /// IP address is checked by the guard as given, so it needs no resolver).
 fn origin_url(https: bool, target: &Target, port: u16, path: &str) -> Result<reqwest::Url, HttpError> {
     let scheme = if https { "https" } else { "http" };
     let bad = |message: &str| HttpError::Request { url: format!("{scheme}://…{path}"), message: message.to_owned() };
     let mut url = reqwest::Url::parse(&format!("{scheme}://rampart.invalid/")).map_err(|_| bad("scheme"))?;
-    let host = match target {
-        Target::Name(name) => name.as_str().to_owned(),
-        Target::Ip(IpAddr::V4(ip)) => ip.to_string(),
-        Target::Ip(IpAddr::V6(ip)) => format!("[{ip}]"),
-    };
-    url.set_host(Some(&host)).map_err(|_| bad("host"))?;
+    url.set_host(Some(&url_host(target))).map_err(|_| bad("host"))?;
     url.set_port(Some(port)).map_err(|()| bad("port"))?;
     if !path.starts_with('/') {
         return Err(bad("a path must start with /"));

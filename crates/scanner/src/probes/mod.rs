@@ -500,20 +500,13 @@ pub async fn scan_domain(
     // digitalization page checks and fingerprints, like the front page of a host.
     let mut web_software = web.software;
     let mut web_origins = web_origins;
-    let other: Vec<ports::OpenPort> = open_ports.iter().filter(|p| other_web_port(p)).cloned().collect();
-    if !other.is_empty() && !budget.expired() {
-        use futures_util::StreamExt;
-        let total = other.len();
-        let origins: Vec<Option<(String, headers::Front, Vec<ScanFinding>)>> = futures_util::stream::iter(other)
-            .map(|p| async move { tokio::time::timeout(VISIT_TIME, visit_origin(ctx, p)).await.ok().flatten() })
-            .buffered(CONCURRENT_VISITS)
-            .take_until(tokio::time::sleep_until(budget.deadline))
-            .collect()
-            .await;
-        if origins.len() < total {
+    let any_other = open_ports.iter().any(other_web_port);
+    if any_other && !budget.expired() {
+        let (origins, complete) = other_origins(ctx, &open_ports, budget.deadline).await;
+        if !complete {
             budget.out_of_time("the other web ports");
         }
-        for (host, front, pages) in origins.into_iter().flatten() {
+        for (host, front, pages) in origins {
             findings.extend(pages);
             if headers::assessable(&front) {
                 findings.extend(headers::assess(&front, &host));
@@ -526,7 +519,7 @@ pub async fn scan_domain(
                 }
             }
         }
-    } else if !other.is_empty() {
+    } else if any_other {
         budget.out_of_time("the other web ports");
     }
     budget.stage("other web ports", format!("{web_origins} web origins assessed in all"));
@@ -774,7 +767,8 @@ pub async fn rescan_host(
     // closes what it did not see, so it must see what the scan saw.
     let others = if matches!(vector, V::WebHeaders | V::Digitalization) && !host.starts_with("*.") {
         let open = tokio::time::timeout(PORT_SCAN_TIME, ports::scan(&ctx.guard, host, &ctx.ports)).await;
-        other_origins(ctx, &open.unwrap_or_default()).await
+        let deadline = tokio::time::Instant::now() + PORT_SCAN_TIME;
+        other_origins(ctx, &open.unwrap_or_default(), deadline).await.0
     } else {
         Vec::new()
     };
@@ -842,23 +836,33 @@ pub async fn rescan_host(
 pub async fn host_software(ctx: &Context, host: &str) -> Vec<crate::software::Software> {
     let mut visit = web::visit(ctx, host).await;
     let open = ports::scan(&ctx.guard, host, &ctx.ports).await;
-    for (_, front, _) in other_origins(ctx, &open).await {
+    let deadline = tokio::time::Instant::now() + PORT_SCAN_TIME;
+    for (_, front, _) in other_origins(ctx, &open, deadline).await.0 {
         visit.pages.push(front);
     }
     crate::software::detect(&ctx.fingerprints, std::slice::from_ref(&visit), &open)
 }
 
 /// The web origins of `open` beyond 80 and 443 ([`other_web_port`]), each fetched and
-/// page-checked ([`visit_origin`]) within [`VISIT_TIME`]: what a rescan of one host
-/// looks at besides its front page, as the scan's "other web ports" stage does.
-async fn other_origins(ctx: &Context, open: &[ports::OpenPort]) -> Vec<(String, headers::Front, Vec<ScanFinding>)> {
-    let mut out = Vec::new();
-    for p in open.iter().filter(|p| other_web_port(p)) {
-        if let Ok(Some(o)) = tokio::time::timeout(VISIT_TIME, visit_origin(ctx, p.clone())).await {
-            out.push(o);
-        }
-    }
-    out
+/// page-checked ([`visit_origin`]) within [`VISIT_TIME`], a few at a time, until
+/// `deadline`: the scan's "other web ports" stage, and what a rescan of one host looks
+/// at besides its front page. Also says whether every origin was looked at in time.
+async fn other_origins(
+    ctx: &Context,
+    open: &[ports::OpenPort],
+    deadline: tokio::time::Instant,
+) -> (Vec<(String, headers::Front, Vec<ScanFinding>)>, bool) {
+    use futures_util::StreamExt;
+    let other: Vec<ports::OpenPort> = open.iter().filter(|p| other_web_port(p)).cloned().collect();
+    let total = other.len();
+    let visited: Vec<Option<(String, headers::Front, Vec<ScanFinding>)>> = futures_util::stream::iter(other)
+        .map(|p| async move { tokio::time::timeout(VISIT_TIME, visit_origin(ctx, p)).await.ok().flatten() })
+        .buffered(CONCURRENT_VISITS)
+        .take_until(tokio::time::sleep_until(deadline))
+        .collect()
+        .await;
+    let complete = visited.len() == total;
+    (visited.into_iter().flatten().collect(), complete)
 }
 
 /// The DNS and mail checks of one company domain (spf, dkim, dmarc, it_standardization):
