@@ -54,6 +54,9 @@ pub struct Config {
     /// Failed authentications a client address may make per minute before its requests
     /// are refused (429) without a key lookup; 0 turns the limit off.
     pub auth_failures_per_minute: u32,
+    /// Time for a whole request once its header is read (its body included): past it
+    /// the answer is 503 with Retry-After. [`REQUEST_TIMEOUT`] by default.
+    pub request_timeout: Duration,
 }
 
 impl Default for Config {
@@ -65,6 +68,7 @@ impl Default for Config {
             flush_every: Duration::from_secs(1),
             mock: None,
             auth_failures_per_minute: auth::FAILURES_PER_MINUTE,
+            request_timeout: REQUEST_TIMEOUT,
         }
     }
 }
@@ -259,7 +263,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(error::route_not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(axum::middleware::from_fn(request_timeout))
+        .layer(axum::middleware::from_fn_with_state(state.0.config.request_timeout, request_timeout))
         .layer(CatchPanicLayer::custom(error::panic_response))
         .with_state(state)
 }
@@ -356,11 +360,16 @@ async fn serve_connections(
     Ok(())
 }
 
-/// A request that takes longer than [`REQUEST_TIMEOUT`] is answered 503 with
+/// A request that takes longer than its time ([`Config::request_timeout`]: a slow
+/// handler, or a client that sends its body a byte at a time) is answered 503 with
 /// Retry-After (its work is dropped).
-async fn request_timeout(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+async fn request_timeout(
+    axum::extract::State(time): axum::extract::State<Duration>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
     use axum::response::IntoResponse;
-    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
+    match tokio::time::timeout(time, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {
             tracing::warn!("request over its time");

@@ -52,7 +52,7 @@ pub async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> 
                 "rated_at": model::timefmt::rfc3339(last.scanned_at.0),
                 "rating": rating,
             });
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            say!("{}", serde_json::to_string_pretty(&out)?);
         }
         ExplainFormat::Text => print_text(&company, &last, &rating),
     }
@@ -62,7 +62,7 @@ pub async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> 
 fn print_text(company: &model::Company, last: &model::ScoreSnapshot, r: &rating::Rating) {
     let score = |s: Option<f64>| s.map_or_else(|| "—".to_owned(), |s| format!("{s:.1}"));
     let grade = |g: Option<model::Grade>| g.map_or("—", |g| g.as_str());
-    println!(
+    say!(
         "{} ({}): {} ({}), methodology {}, assets as of the scan at {}",
         company.social_id,
         company.company_name,
@@ -71,17 +71,17 @@ fn print_text(company: &model::Company, last: &model::ScoreSnapshot, r: &rating:
         r.methodology,
         model::timefmt::rfc3339(last.scanned_at.0)
     );
-    println!("The global score is the weighted mean of the assessable components: {}.", score(r.uncapped_score));
+    say!("The global score is the weighted mean of the assessable components: {}.", score(r.uncapped_score));
     if r.reweighted {
-        println!("Components with nothing to assess carry no weight; the others share theirs.");
+        say!("Components with nothing to assess carry no weight; the others share theirs.");
     }
     for cap in &r.caps {
-        println!("Capped at {:.1}: {} ({}).", cap.max_score, cap.reason, cap.findings.join(", "));
+        say!("Capped at {:.1}: {} ({}).", cap.max_score, cap.reason, cap.findings.join(", "));
     }
-    println!();
+    say!();
     print_components(r);
-    println!();
-    println!(
+    say!();
+    say!(
         "Method: docs/METHODOLOGY.md, \"Rating\": component score = 100·exp(−(points/50)/(1 + ln(assets)/2)); \
          web_headers = mean over origins of 100 − the Observatory modifiers."
     );
@@ -91,9 +91,9 @@ fn print_text(company: &model::Company, last: &model::ScoreSnapshot, r: &rating:
 pub fn print_components(r: &rating::Rating) {
     let score = |s: Option<f64>| s.map_or_else(|| "—".to_owned(), |s| format!("{s:.1}"));
     let grade = |g: Option<model::Grade>| g.map_or("—", |g| g.as_str());
-    println!("{:<20} {:>6} {:>5} {:>7} {:>7} {:>9}", "COMPONENT", "SCORE", "GRADE", "WEIGHT", "ASSETS", "FINDINGS");
+    say!("{:<20} {:>6} {:>5} {:>7} {:>7} {:>9}", "COMPONENT", "SCORE", "GRADE", "WEIGHT", "ASSETS", "FINDINGS");
     for c in &r.components {
-        println!(
+        say!(
             "{:<20} {:>6} {:>5} {:>6.2}% {:>7} {:>9}",
             c.risk_vector.as_str(),
             score(c.score),
@@ -103,12 +103,12 @@ pub fn print_components(r: &rating::Rating) {
             c.findings_count
         );
         if let Some(why) = &c.not_assessable {
-            println!("    not assessable: {why}");
+            say!("    not assessable: {why}");
         }
         for p in &c.penalties {
             let cve = p.cve.as_deref().map(|c| format!(" {c}")).unwrap_or_default();
             let points = format!("-{:.0}", p.points);
-            println!("    {points:>4} pts  {:<8} {}{cve} on {}", p.severity.as_str(), p.code, p.asset);
+            say!("    {points:>4} pts  {:<8} {}{cve} on {}", p.severity.as_str(), p.code, p.asset);
         }
     }
 }

@@ -10,6 +10,29 @@ use clap::{Args, Parser, Subcommand};
 use model::{Scope, SocialId};
 use tokio::net::TcpListener;
 
+/// `println!` for what the commands print: when stdout is closed early
+/// (`rampart scan … | head`) the process ends quietly, as the other tools of a pipeline
+/// do, instead of panicking. (SIGPIPE stays ignored, as Rust sets it: the scanner's and
+/// the server's socket writes must get EPIPE, not end the process.)
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            $crate::stdout_failed(e);
+        }
+    }};
+}
+
+/// The end of a command whose stdout failed: quietly for a closed pipe (the exit status
+/// a shell gives a process SIGPIPE ended), with the error otherwise.
+pub(crate) fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(141);
+    }
+    eprintln!("rampart: writing to stdout: {e}");
+    std::process::exit(1);
+}
+
 mod explain;
 mod rescore;
 mod sbom;
@@ -226,13 +249,10 @@ async fn subsidiaries(action: SubsidiariesAction) -> Result<()> {
             let store = open(&db.db).await?;
             let state = if all { None } else { Some(store::SubsidiaryState::Pending) };
             let requests = store.subsidiary_requests(state).await?;
-            println!(
-                "{:<6} {:<9} {:<24} {:<24} {:<6} {:<20} NOTE",
-                "ID", "STATE", "PARENT", "SUBSIDIARY", "KEY", "ASKED"
-            );
+            say!("{:<6} {:<9} {:<24} {:<24} {:<6} {:<20} NOTE", "ID", "STATE", "PARENT", "SUBSIDIARY", "KEY", "ASKED");
             for r in &requests {
                 let key = r.key_id.map_or("-".to_owned(), |k| k.to_string());
-                println!(
+                say!(
                     "{:<6} {:<9} {:<24} {:<24} {:<6} {:<20} {}",
                     r.id,
                     r.state.as_str(),
@@ -261,7 +281,7 @@ async fn decide(db: &str, id: i64, approve: bool, note: &str) -> Result<()> {
     let Some(r) = store.decide_subsidiary_request(id, approve, note).await? else {
         bail!("no pending request {id} (`rampart subsidiaries pending --all` lists them)");
     };
-    println!("request {id} {}: {} and {} ({})", r.state.as_str(), r.parent, r.child, r.child_name);
+    say!("request {id} {}: {} and {} ({})", r.state.as_str(), r.parent, r.child, r.child_name);
     Ok(())
 }
 
@@ -304,15 +324,21 @@ async fn jobs(action: JobsAction) -> Result<()> {
                 };
             let store = open(&db.db).await?;
             let jobs = store.jobs(status, limit).await?;
-            println!(
+            say!(
                 "{:<8} {:<8} {:<10} {:<8} {:<21} {:<24} {:<28} LAST ERROR",
-                "ID", "KIND", "STATE", "ATTEMPTS", "UPDATED", "WORKER", "PAYLOAD"
+                "ID",
+                "KIND",
+                "STATE",
+                "ATTEMPTS",
+                "UPDATED",
+                "WORKER",
+                "PAYLOAD"
             );
             for j in &jobs {
                 let payload: String = j.payload.to_string().chars().take(28).collect();
                 let error: String = j.last_error.as_deref().unwrap_or("").chars().take(200).collect();
                 let updated: String = j.updated_at.chars().take(19).collect();
-                println!(
+                say!(
                     "{:<8} {:<8} {:<10} {:<8} {:<21} {:<24} {:<28} {error}",
                     j.id,
                     j.kind,
@@ -333,7 +359,7 @@ async fn jobs(action: JobsAction) -> Result<()> {
             if !store.retry_job(id).await? {
                 bail!("job {id} is not dead or cancelled (or another job of the same target is waiting)");
             }
-            println!("job {id} queued again");
+            say!("job {id} queued again");
             Ok(())
         }
         JobsAction::Cancel { db, id } => {
@@ -341,7 +367,7 @@ async fn jobs(action: JobsAction) -> Result<()> {
             if !store.cancel_job(id).await? {
                 bail!("job {id} is not queued or running");
             }
-            println!("job {id} cancelled");
+            say!("job {id} cancelled");
             Ok(())
         }
     }
@@ -533,7 +559,7 @@ async fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG")
-                .unwrap_or_else(|_| "info,hickory_server=warn".into()),
+                .unwrap_or_else(|_| "info,hickory_server=error".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -618,7 +644,7 @@ async fn main() -> Result<()> {
             serve(store, listen, api::Config { mock: Some(mock), ..Default::default() }).await
         }
         Command::Openapi => {
-            println!("{}", api::openapi::document().to_pretty_json()?);
+            say!("{}", api::openapi::document().to_pretty_json()?);
             Ok(())
         }
         Command::Demo { listen, db, lab_octet } => demo(listen, &db, lab_octet).await,
@@ -691,7 +717,7 @@ async fn lab_up(file: Option<&std::path::Path>, out: &std::path::Path) -> Result
     let running = lab::Lab::up(&lab_file).await?;
     let took = started.elapsed();
     running.write_scanner_files(&lab_file, out).with_context(|| format!("writing to {}", out.display()))?;
-    println!(
+    say!(
         "lab up in {} ms: {} companies, {} hosts, {} services, {} zones",
         took.as_millis(),
         lab_file.companies.len(),
@@ -700,17 +726,17 @@ async fn lab_up(file: Option<&std::path::Path>, out: &std::path::Path) -> Result
         lab_file.zones.len()
     );
     if let Some(resolver) = running.resolver {
-        println!("resolver        {resolver} (UDP and TCP)");
+        say!("resolver        {resolver} (UDP and TCP)");
     }
     for a in &running.trust_anchors {
-        println!("DNSSEC anchor   {}", a.ds);
+        say!("DNSSEC anchor   {}", a.ds);
     }
     if running.ca_root_pem.is_some() {
-        println!("lab CA root     {}", out.join("lab-ca.pem").display());
+        say!("lab CA root     {}", out.join("lab-ca.pem").display());
     }
-    println!("scanner files   {} (rampart probe … --lab {})", out.display(), out.display());
+    say!("scanner files   {} (rampart probe … --lab {})", out.display(), out.display());
     for (host, port, addr) in &running.endpoints {
-        println!("{host:<40} port {port:<5} listening on {addr}");
+        say!("{host:<40} port {port:<5} listening on {addr}");
     }
     shutdown_signal().await;
     running.down().await;
@@ -765,17 +791,23 @@ async fn keys(action: KeysAction) -> Result<()> {
                 None => vec![Scope::General, Scope::Vulnerability, Scope::Underwriter],
             };
             let secret = create_key(&*store, &name, scopes, company, per_minute, monthly).await?;
-            println!("{secret}");
+            say!("{secret}");
         }
         KeysAction::List { db } => {
             let store = open(&db.db).await?;
-            println!(
+            say!(
                 "{:<5} {:<12} {:<8} {:<40} {:<24} {:>10} {:>10}  name",
-                "id", "prefix", "active", "scopes", "company", "per_min", "monthly"
+                "id",
+                "prefix",
+                "active",
+                "scopes",
+                "company",
+                "per_min",
+                "monthly"
             );
             for k in store.keys().await? {
                 let scopes: Vec<&str> = k.scopes.iter().map(|s| s.as_str()).collect();
-                println!(
+                say!(
                     "{:<5} {:<12} {:<8} {:<40} {:<24} {:>10} {:>10}  {}",
                     k.id,
                     k.prefix,
@@ -922,7 +954,7 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     ordered.sort_by_key(|c| c.company.get("parent_social_id").is_some_and(|p| !p.is_null()));
     let lines: String = ordered.iter().map(|c| format!("{}\n", c.company)).collect();
     intel::import_companies(&*store, std::io::Cursor::new(lines)).await?;
-    println!(
+    say!(
         "Rampart demo — database {db}; the lab is up ({} companies, {} hosts, DNS {resolver}); scanning:",
         file.companies.len(),
         file.hosts.len()
@@ -953,18 +985,18 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
             None => None,
         };
         match (outcome, rated) {
-            (Ok(o), Some(r)) => println!(
+            (Ok(o), Some(r)) => say!(
                 "  [{done:>2}/{total}] {social_id:<24} score {:>5.1} ({})  {} findings  {:.1} s",
                 r.score.as_f64(),
                 r.grade.as_str(),
                 o.opened + o.seen_again,
                 took.as_secs_f64()
             ),
-            (Ok(_), None) => println!("  [{done:>2}/{total}] {social_id:<24} nothing to rate"),
-            (Err(e), _) => println!("  [{done:>2}/{total}] {social_id:<24} scan failed: {e}"),
+            (Ok(_), None) => say!("  [{done:>2}/{total}] {social_id:<24} nothing to rate"),
+            (Err(e), _) => say!("  [{done:>2}/{total}] {social_id:<24} scan failed: {e}"),
         }
     }
-    println!("Scanned and rated in {:.1} s.\n", started.elapsed().as_secs_f64());
+    say!("Scanned and rated in {:.1} s.\n", started.elapsed().as_secs_f64());
 
     let stamp = model::timefmt::rfc3339(model::timefmt::now());
     let underwriter = create_key(
@@ -988,17 +1020,15 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     .await?;
     let rated = file.companies.first().map(|c| c.social_id().to_owned()).unwrap_or_else(|| company.to_string());
     let base = format!("http://{}", listener.local_addr()?);
-    println!("Underwriter key (general, vulnerability, underwriter): {underwriter}");
-    println!("Monitor key for {company}:                      {monitor}\n");
-    println!("Try:");
-    println!("  curl -s -H 'apikey: {underwriter}' '{base}/underwriter-getcompanyscores?social_id={rated}'");
-    println!(
-        "  curl -s -H 'apikey: {underwriter}' '{base}/general-getsocialid-by-domain?domain=acme-robotics.example'"
-    );
-    println!(
+    say!("Underwriter key (general, vulnerability, underwriter): {underwriter}");
+    say!("Monitor key for {company}:                      {monitor}\n");
+    say!("Try:");
+    say!("  curl -s -H 'apikey: {underwriter}' '{base}/underwriter-getcompanyscores?social_id={rated}'");
+    say!("  curl -s -H 'apikey: {underwriter}' '{base}/general-getsocialid-by-domain?domain=acme-robotics.example'");
+    say!(
         "  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM'"
     );
-    println!("\nAPI documentation: {base}/docs   (Ctrl-C stops the server and the lab)");
+    say!("\nAPI documentation: {base}/docs   (Ctrl-C stops the server and the lab)");
     // Workers keep running beside the API: rescans and new companies are scanned in the lab.
     let config = worker::Config { concurrency: 2, ..Default::default() };
     let workers = tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal()));

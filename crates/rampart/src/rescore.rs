@@ -73,14 +73,14 @@ pub async fn rescore(store: &dyn Store, methodology: &str, company: Option<&str>
             recomputed += 1;
         }
         let latest = store.latest_score(c.id).await?;
-        println!(
+        say!(
             "{}: {} rating(s) recomputed under {methodology}, {changed} changed; latest {}",
             c.social_id,
             computed.len(),
             latest.map_or_else(|| "none".to_owned(), |s| format!("{:.1} ({})", s.score.as_f64(), s.grade.as_str()))
         );
     }
-    println!("{recomputed} rating(s) of {} compan(y/ies) recomputed", companies.len());
+    say!("{recomputed} rating(s) of {} compan(y/ies) recomputed", companies.len());
     Ok(())
 }
 

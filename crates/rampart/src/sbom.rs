@@ -62,7 +62,7 @@ pub async fn export(db: &str, social_id: &str, format: SbomFormat) -> Result<()>
             cyclonedx(&company, &components, &categories, &records, time::OffsetDateTime::now_utc())
         }
     };
-    println!("{}", serde_json::to_string_pretty(&doc)?);
+    say!("{}", serde_json::to_string_pretty(&doc)?);
     Ok(())
 }
 

@@ -82,7 +82,36 @@ pub struct NetOpts {
     /// Seconds one domain's scan may take; a stage that runs out keeps what it has.
     #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     scan_secs: u64,
+    /// Endpoints (host and port that answered) kept for one domain.
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_endpoints: u64,
+    /// MiB of page bodies the web visits of one domain hold at once (8 MiB per visit
+    /// running).
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(8..=4_096))]
+    page_memory_mib: u64,
+    /// The time of one stage of a domain's scan, as STAGE=SECONDS (discovery, mail, web,
+    /// ports, other-web, tls); repeat for several. Defaults: discovery=120, mail=60,
+    /// web=180, ports=180, other-web=60, tls=240.
+    #[arg(long = "stage-secs", value_name = "STAGE=SECONDS", value_parser = parse_stage_time)]
+    stage_secs: Vec<(String, u64)>,
 }
+
+/// `STAGE=SECONDS` of `--stage-secs`.
+fn parse_stage_time(text: &str) -> Result<(String, u64), String> {
+    let (stage, secs) = text.split_once('=').ok_or_else(|| format!("{text:?} is not STAGE=SECONDS"))?;
+    let stage = stage.trim().to_ascii_lowercase();
+    if !STAGES.contains(&stage.as_str()) {
+        return Err(format!("no stage {stage:?}; the stages are {}", STAGES.join(", ")));
+    }
+    let secs: u64 = secs.trim().parse().map_err(|_| format!("{secs:?} is not a number of seconds"))?;
+    if !(1..=86_400).contains(&secs) {
+        return Err(format!("{secs} seconds is not in 1..=86400"));
+    }
+    Ok((stage, secs))
+}
+
+/// The stages `--stage-secs` names.
+const STAGES: [&str; 6] = ["discovery", "mail", "web", "ports", "other-web", "tls"];
 
 fn parse_vector(text: &str) -> Result<model::RiskVector, String> {
     model::RiskVector::parse(text).map_err(|e| e.to_string())
@@ -129,11 +158,26 @@ impl NetOpts {
             }
         };
         let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let mut stages = scanner::probes::StageTimes::default();
+        for (stage, secs) in &self.stage_secs {
+            let time = std::time::Duration::from_secs(*secs);
+            match stage.as_str() {
+                "discovery" => stages.discovery = time,
+                "mail" => stages.mail = time,
+                "web" => stages.web = time,
+                "ports" => stages.ports = time,
+                "other-web" => stages.other_web = time,
+                _ => stages.tls = time,
+            }
+        }
         ctx.limits = scanner::probes::Limits {
             names: count(self.max_names),
             hosts: count(self.max_hosts),
+            endpoints: count(self.max_endpoints),
             visits: count(self.max_visits),
+            page_bytes: count(self.page_memory_mib).saturating_mul(1024 * 1024),
             time: std::time::Duration::from_secs(self.scan_secs),
+            stages,
         };
         if !self.selectors.is_empty() {
             ctx.selectors = self.selectors.clone();
@@ -361,21 +405,21 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
                 notes: &notes,
                 findings: &findings,
             };
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            say!("{}", serde_json::to_string_pretty(&out)?);
         }
         Format::Table => {
             for hop in &followed.hops {
                 match &hop.location {
-                    Some(to) => println!("{} -> {} {to}", hop.url, hop.status),
-                    None => println!("{}: {}", hop.url, hop.status),
+                    Some(to) => say!("{} -> {} {to}", hop.url, hop.status),
+                    None => say!("{}: {}", hop.url, hop.status),
                 }
             }
             if let Some(to_https) = https_redirect {
-                println!("http -> https: {}", if to_https { "yes" } else { "no" });
+                say!("http -> https: {}", if to_https { "yes" } else { "no" });
             }
             for t in &technologies {
                 let version = t.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
-                println!(
+                say!(
                     "technology: {}{version} ({}; confidence {}) — {}",
                     t.name,
                     t.categories.join(", "),
@@ -384,12 +428,12 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
                 );
             }
             for n in &notes {
-                println!("{n}");
+                say!("{n}");
             }
             if assessable {
-                println!("Observatory-style score: {score} ({grade})");
+                say!("Observatory-style score: {score} ({grade})");
             }
-            println!();
+            say!();
             print(&final_url, "web findings", &findings, Format::Table)?;
         }
     }
@@ -429,13 +473,13 @@ pub async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()>
                 findings: &findings,
                 seconds: started.elapsed().as_secs_f64(),
             };
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            say!("{}", serde_json::to_string_pretty(&out)?);
         }
         Format::Table => {
-            println!("{host}: {} of {} ports open ({:.2} s)", open.len(), ports.len(), started.elapsed().as_secs_f64());
-            println!("{:<7} {:<14} {:<16} {:<12} BANNER", "PORT", "SERVICE", "PRODUCT", "VERSION");
+            say!("{host}: {} of {} ports open ({:.2} s)", open.len(), ports.len(), started.elapsed().as_secs_f64());
+            say!("{:<7} {:<14} {:<16} {:<12} BANNER", "PORT", "SERVICE", "PRODUCT", "VERSION");
             for p in &open {
-                println!(
+                say!(
                     "{:<7} {:<14} {:<16} {:<12} {}",
                     p.port,
                     p.service,
@@ -444,7 +488,7 @@ pub async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()>
                     p.banner.chars().take(70).collect::<String>()
                 );
             }
-            println!();
+            say!();
             print(host, "open_ports findings", &findings, Format::Table)?;
         }
     }
@@ -498,10 +542,10 @@ pub async fn probe_tls(
                 seconds: f64,
             }
             let out = Out { target: &report.target, report: &report, findings: &findings, seconds: took.as_secs_f64() };
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            say!("{}", serde_json::to_string_pretty(&out)?);
         }
         Format::Table => {
-            println!(
+            say!(
                 "TLS of {} ({}) in {:.2} s, {} connections",
                 report.target,
                 report.ip.map(|i| i.to_string()).unwrap_or_default(),
@@ -509,9 +553,9 @@ pub async fn probe_tls(
                 report.connections
             );
             let versions: Vec<&str> = report.versions.iter().map(|v| v.name()).collect();
-            println!("versions: {}", if versions.is_empty() { "none".to_owned() } else { versions.join(", ") });
+            say!("versions: {}", if versions.is_empty() { "none".to_owned() } else { versions.join(", ") });
             if !report.ssl2_ciphers.is_empty() {
-                println!("SSLv2 cipher kinds: {}", report.ssl2_ciphers.join(", "));
+                say!("SSLv2 cipher kinds: {}", report.ssl2_ciphers.join(", "));
             }
             for s in &report.suites {
                 let order = match s.server_preference {
@@ -519,7 +563,7 @@ pub async fn probe_tls(
                     Some(false) => "client order",
                     None => "",
                 };
-                println!(
+                say!(
                     "{} ({} suites{}{}):",
                     s.version.name(),
                     s.suites.len(),
@@ -527,14 +571,14 @@ pub async fn probe_tls(
                     order
                 );
                 for name in &s.suites {
-                    println!("    {name}");
+                    say!("    {name}");
                 }
             }
-            println!("groups: {}", report.groups.join(", "));
+            say!("groups: {}", report.groups.join(", "));
             if let Some(b) = report.dh_bits {
-                println!("smallest DH group: {b} bits");
+                say!("smallest DH group: {b} bits");
             }
-            println!(
+            say!(
                 "secure renegotiation: {:?}; compression: {}; OCSP stapling: {}; ALPN h2: {}; fallback SCSV: {:?}; heartbleed: {}",
                 report.secure_renegotiation,
                 report.compression,
@@ -548,7 +592,7 @@ pub async fn probe_tls(
                 }),
             );
             if let Some(c) = &report.certificate {
-                println!(
+                say!(
                     "certificate: {} (issuer {}), {}, {} → {} ({} days left), names [{}]",
                     c.subject,
                     c.issuer,
@@ -559,8 +603,8 @@ pub async fn probe_tls(
                     c.names.join(", ")
                 );
             }
-            println!("Mozilla profile met: {}", report.mozilla_profile);
-            println!();
+            say!("Mozilla profile met: {}", report.mozilla_profile);
+            say!();
             print(&report.target, "TLS findings", &findings, Format::Table)?;
         }
     }
@@ -603,58 +647,64 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
                 scan: &'a scanner::probes::DomainScan,
                 rating: &'a rating::Rating,
             }
-            println!("{}", serde_json::to_string_pretty(&Report { scan: &scan, rating: &rating })?)
+            say!("{}", serde_json::to_string_pretty(&Report { scan: &scan, rating: &rating })?)
         }
         Format::Table => {
-            println!("assets of {domain}: {}", scan.assets.len());
-            println!("{:<40} {:<11} EVIDENCE", "HOST", "SOURCE");
+            say!("assets of {domain}: {}", scan.assets.len());
+            say!("{:<40} {:<11} EVIDENCE", "HOST", "SOURCE");
             for a in &scan.assets {
-                println!("{:<40} {:<11} {}", a.name, a.source, a.evidence);
+                say!("{:<40} {:<11} {}", a.name, a.source, a.evidence);
             }
-            println!();
+            say!();
             if !scan.skipped.is_empty() {
-                println!("names skipped: {}", scan.skipped.len());
-                println!("{:<40} {:<11} REASON (EVIDENCE)", "NAME", "SOURCE");
+                say!("names skipped: {}", scan.skipped.len());
+                say!("{:<40} {:<11} REASON (EVIDENCE)", "NAME", "SOURCE");
                 for s in &scan.skipped {
-                    println!("{:<40} {:<11} {} ({})", s.name, s.source, s.reason, s.evidence);
+                    say!("{:<40} {:<11} {} ({})", s.name, s.source, s.reason, s.evidence);
                 }
-                println!();
+                say!();
             }
-            println!("endpoints that answered: {}", scan.endpoints.len());
-            println!("{:<40} {:<16} {:<6} {:<6} SERVER", "HOST", "ADDRESS", "PORT", "SERVICE");
+            say!("endpoints that answered: {}", scan.endpoints.len());
+            say!("{:<40} {:<16} {:<6} {:<6} SERVER", "HOST", "ADDRESS", "PORT", "SERVICE");
             for e in &scan.endpoints {
-                println!("{:<40} {:<16} {:<6} {:<6} {}", e.host, e.ip.to_string(), e.port, e.service, e.banner);
+                say!("{:<40} {:<16} {:<6} {:<6} {}", e.host, e.ip.to_string(), e.port, e.service, e.banner);
             }
-            println!();
-            println!("software detected: {}", scan.software.len());
-            println!("{:<40} {:<28} {:<16} {:<4} EVIDENCE", "HOST", "TECHNOLOGY", "VERSION", "CONF");
+            say!();
+            say!("software detected: {}", scan.software.len());
+            say!("{:<40} {:<28} {:<16} {:<4} EVIDENCE", "HOST", "TECHNOLOGY", "VERSION", "CONF");
             for s in &scan.software {
                 let evidence: String = s.evidence.chars().take(70).collect();
                 let version = s.version.as_deref().unwrap_or("-");
-                println!("{:<40} {:<28} {:<16} {:<4} {evidence}", s.host, s.name, version, s.confidence);
+                say!("{:<40} {:<28} {:<16} {:<4} {evidence}", s.host, s.name, version, s.confidence);
             }
-            println!();
+            say!();
             print(domain.as_str(), "findings", &scan.findings, Format::Table)?;
-            println!();
+            say!();
             match rating.score {
-                Some(s) => println!(
+                Some(s) => say!(
                     "rating of {domain} (this domain alone, methodology {}): {s:.1} ({})",
                     rating.methodology,
                     rating.grade.map_or("—", |g| g.as_str())
                 ),
-                None => println!("rating of {domain}: nothing was assessable"),
+                None => say!("rating of {domain}: nothing was assessable"),
             }
             for cap in &rating.caps {
-                println!("capped at {:.1}: {} ({})", cap.max_score, cap.reason, cap.findings.join(", "));
+                say!("capped at {:.1}: {} ({})", cap.max_score, cap.reason, cap.findings.join(", "));
             }
             crate::explain::print_components(&rating);
-            println!();
-            println!("stages:");
+            say!();
+            say!("stages:");
             for st in &scan.stages {
-                println!("  {:<20} {:>8} ms  {}", st.name, st.millis, st.summary);
+                say!(
+                    "  {:<20} {:>8} ms of {:>4} s  {}",
+                    st.name,
+                    st.millis,
+                    st.budget_millis.div_ceil(1000),
+                    st.summary
+                );
             }
             for note in &scan.notes {
-                println!("note: {note}");
+                say!("note: {note}");
             }
         }
     }
@@ -706,20 +756,20 @@ fn print(target: &str, what: &str, findings: &[ScanFinding], format: Format) -> 
                 domain: &'a str,
                 findings: &'a [ScanFinding],
             }
-            println!("{}", serde_json::to_string_pretty(&Report { domain: target, findings })?);
+            say!("{}", serde_json::to_string_pretty(&Report { domain: target, findings })?);
         }
         Format::Table => {
-            println!("{what} of {target}: {} finding(s)", findings.len());
+            say!("{what} of {target}: {} finding(s)", findings.len());
             if findings.is_empty() {
                 return Ok(());
             }
-            println!("{:<9} {:<42} {:<40} EVIDENCE", "SEVERITY", "CODE", "ASSET");
+            say!("{:<9} {:<42} {:<40} EVIDENCE", "SEVERITY", "CODE", "ASSET");
             for f in findings {
                 let mut evidence: String = f.evidence.chars().take(100).collect();
                 if f.evidence.chars().count() > 100 {
                     evidence.push('…');
                 }
-                println!("{:<9} {:<42} {:<40} {evidence}", f.severity.as_str(), f.code, f.asset);
+                say!("{:<9} {:<42} {:<40} {evidence}", f.severity.as_str(), f.code, f.asset);
             }
         }
     }

@@ -27,12 +27,22 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
-/// A child process that is stopped with SIGTERM when dropped.
+/// A child process that is stopped with SIGTERM when dropped, and killed if it has not
+/// ended 20 seconds later (so a failing test ends instead of waiting on its child).
 struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if !matches!(self.0.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("the child {} did not end 20 s after SIGTERM: killed", self.0.id());
+        let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }

@@ -213,6 +213,8 @@ pub struct Resolved {
     pub looked_up: usize,
     /// Candidates left unresolved because the name budget was spent.
     pub over_budget: usize,
+    /// Candidates whose lookups had not finished by the deadline (left out).
+    pub late: usize,
 }
 
 /// Why `name` is not a host name, or `None` when `model::Domain` takes it.
@@ -239,13 +241,16 @@ pub fn refusal(name: &str) -> Option<&'static str> {
 }
 
 /// The hosts of `domain` found in DNS and by the wordlist (one entry per name, the first
-/// source that found it). `wildcard` is what [`wildcard_addresses`] answered for it.
+/// source that found it). `wildcard` is what [`wildcard_addresses`] answered for it;
+/// at most `max_names` names are resolved, and those not resolved by `until` are left
+/// out ([`Resolved::late`]).
 pub async fn discover(
     dns: &Dns,
     domain: &str,
     wordlist: &[String],
     wildcard: &[IpAddr],
     max_names: usize,
+    until: tokio::time::Instant,
 ) -> Result<Resolved, DnsError> {
     let domain = host_name(domain);
     let mut candidates = vec![Candidate::new(domain.clone(), "domain", "the company domain")];
@@ -273,7 +278,7 @@ pub async fn discover(
     for label in wordlist {
         candidates.push(Candidate::new(format!("{label}.{domain}"), "wordlist", String::new()));
     }
-    Ok(resolve_candidates(dns, &domain, candidates, wildcard, &[], max_names).await)
+    Ok(resolve_candidates(dns, &domain, candidates, wildcard, &[], max_names, until).await)
 }
 
 /// The addresses a wildcard record under `domain` answers for any label (empty when
@@ -293,7 +298,8 @@ const NAMED_BY_RECORD: &[&str] = &["domain", "mx", "ns", "srv", "rescan"];
 /// a host is its attribution. A name that is not a host name (`model::Domain` refuses
 /// it) is skipped with the reason; a name that answers only what the wildcard answers
 /// is not a host unless a record names it ([`NAMED_BY_RECORD`]). At most `max_names`
-/// names are resolved; the rest are counted in `over_budget`.
+/// names are resolved; the rest are counted in `over_budget`. Lookups still running at
+/// `until` are stopped and their names counted in `late`.
 pub async fn resolve_candidates(
     dns: &Dns,
     domain: &str,
@@ -301,6 +307,7 @@ pub async fn resolve_candidates(
     wildcard: &[IpAddr],
     known: &[String],
     max_names: usize,
+    until: tokio::time::Instant,
 ) -> Resolved {
     let mut out = Resolved::default();
     let mut found: BTreeMap<String, Asset> = BTreeMap::new();
@@ -357,12 +364,24 @@ pub async fn resolve_candidates(
         });
     }
     let mut resolved = vec![None; candidates.len()];
-    while let Some(joined) = tasks.join_next().await {
-        let Ok((index, target, addresses)) = joined else { continue };
-        if let Some(slot) = resolved.get_mut(index) {
-            *slot = Some((target, addresses));
+    loop {
+        match tokio::time::timeout_at(until, tasks.join_next()).await {
+            Ok(None) => break,
+            Ok(Some(Ok((index, target, addresses)))) => {
+                if let Some(slot) = resolved.get_mut(index) {
+                    *slot = Some((target, addresses));
+                }
+            }
+            Ok(Some(Err(_))) => {}
+            Err(_) => {
+                // The deadline: the lookups still running are stopped (dropping the set
+                // aborts them) and their names left out.
+                out.late = tasks.len();
+                break;
+            }
         }
     }
+    drop(tasks);
     for (Candidate { name, source, evidence }, answer) in candidates.into_iter().zip(resolved) {
         let Some((target, addresses)) = answer else { continue };
         if found.contains_key(&name) {

@@ -30,7 +30,7 @@ async fn every_source_attributes_its_hosts_and_wildcards_are_not_hosts() {
     let dns = Dns::with_server(lab.resolver.unwrap()).unwrap();
     let words: Vec<String> = ["www", "staging", "old", "dev"].iter().map(|s| (*s).to_owned()).collect();
 
-    let found = discover(&dns, "found.test", &words, &[], 1000).await.unwrap().assets;
+    let found = discover(&dns, "found.test", &words, &[], 1000, later()).await.unwrap().assets;
     let rows: Vec<(&str, &str, &str)> =
         found.iter().map(|a| (a.name.as_str(), a.source.as_str(), a.evidence.as_str())).collect();
     assert_eq!(
@@ -46,7 +46,7 @@ async fn every_source_attributes_its_hosts_and_wildcards_are_not_hosts() {
     );
 
     let wildcard = scanner::discovery::wildcard_addresses(&dns, "wild.test").await;
-    let wild = discover(&dns, "wild.test", &words, &wildcard, 1000).await.unwrap().assets;
+    let wild = discover(&dns, "wild.test", &words, &wildcard, 1000, later()).await.unwrap().assets;
     let names: Vec<&str> = wild.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["www.wild.test"], "only the name with its own address, not the wildcard's");
     lab.down().await;
@@ -215,4 +215,9 @@ async fn certificates_links_redirects_and_ct_search_discover_hosts() {
         ]
     );
     lab.down().await;
+}
+
+/// A deadline far enough away not to matter.
+fn later() -> tokio::time::Instant {
+    tokio::time::Instant::now() + std::time::Duration::from_secs(60)
 }

@@ -317,3 +317,68 @@ async fn a_silent_host_shared_by_many_names_starves_no_other_scan() {
     assert!(took < normal * 2 + std::time::Duration::from_secs(3), "alone {normal:?}, beside {took:?}");
     lab.down().await;
 }
+
+/// Every stage has a time of its own (issue 19 §0): hosts that accept connections and
+/// never answer hold the web rounds and the port scan until their three seconds are
+/// spent, and the stages after them still get theirs: the TLS stage probes the quick
+/// host's HTTPS. What the held stages saw of the quick host in time is kept, and the
+/// scan says which stages ran out and of what.
+#[tokio::test]
+async fn a_stage_that_runs_out_of_its_time_leaves_the_next_stages_theirs() {
+    let mut records: Vec<String> = (0..10).map(|i| format!("s{i} A 127.77.71.2")).collect();
+    records.push("@ TXT \"v=spf1 -all\"".into());
+    let file = serde_json::json!({
+        "dns": {"address": "127.77.71.53"},
+        "port_map": {"53": 10053, "80": 10080, "443": 10443, "22": 10022},
+        "zones": [{"origin": "held.test", "records": records}],
+        "hosts": [
+            {"name": "www.held.test", "address": "127.77.71.3", "services": [
+                {"port": 80, "kind": "http"}, {"port": 443, "kind": "https"}]}
+        ]
+    });
+    let lab_file = LabFile::parse(&file.to_string()).unwrap();
+    let lab = Lab::up(&lab_file).await.unwrap();
+    for port in [10080, 10443, 10022] {
+        let listener = tokio::net::TcpListener::bind(("127.77.71.2", port)).await.unwrap();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((s, _)) = listener.accept().await {
+                held.push(s);
+            }
+        });
+    }
+    let mut ctx = scanner::probes::Context::lab(
+        lab.resolver.unwrap(),
+        lab_file.effective_port_map(),
+        lab.ca_root_der.clone(),
+        "",
+    )
+    .unwrap();
+    ctx.ports = vec![22, 80, 443];
+    ctx.limits.time = std::time::Duration::from_secs(120);
+    let three = std::time::Duration::from_secs(3);
+    ctx.limits.stages.web = three;
+    ctx.limits.stages.ports = three;
+    let mut words: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+    words.push("www".into());
+
+    let started = std::time::Instant::now();
+    let scan = scanner::probes::scan_domain(&ctx, "held.test", Some("www.held.test"), &words).await.unwrap();
+    let took = started.elapsed();
+    eprintln!("held.test: {took:?}, notes {:?}, stages {:?}", scan.notes, scan.stages);
+    assert!(scan.notes.contains(&"truncated: the web rounds ran out of its 3-second budget".to_owned()), "{scan:#?}");
+    assert!(scan.notes.contains(&"truncated: the port scan ran out of its 3-second budget".to_owned()), "{scan:#?}");
+    assert!(!scan.notes.iter().any(|n| n.contains("deadline")), "{:?}", scan.notes);
+    // The quick host was seen by the held stages, and its TLS probed after them.
+    assert!(scan.endpoints.iter().any(|e| e.host == "www.held.test" && e.port == 443), "{:?}", scan.endpoints);
+    assert!(scan.open_ports.iter().any(|p| p.host == "www.held.test" && p.port == 443), "{:?}", scan.open_ports);
+    assert!(scan.tls.iter().any(|r| r.target == "www.held.test:443"), "{:?}", scan.tls);
+    let budget = |name: &str| scan.stages.iter().find(|s| s.name == name).map(|s| (s.millis, s.budget_millis));
+    for held in ["web rounds", "ports"] {
+        let (millis, budget) = budget(held).unwrap();
+        assert_eq!(budget, 3_000, "{held}");
+        assert!((3_000..10_000).contains(&millis), "{held} took {millis} ms");
+    }
+    assert!(took < std::time::Duration::from_secs(60), "took {took:?}");
+    lab.down().await;
+}

@@ -50,6 +50,8 @@ pub enum JobError {
     Payload(String),
     #[error("company {0} is not known")]
     UnknownCompany(String),
+    #[error("job {0}: its lease is gone (lapsed and taken by another worker, or cancelled); nothing written")]
+    LeaseLost(i64),
 }
 
 impl JobError {
@@ -59,7 +61,7 @@ impl JobError {
         match self {
             JobError::Dns(scanner::dns::DnsError::NoSuchDomain(_)) => false,
             JobError::Store(_) | JobError::Dns(_) => true,
-            JobError::Payload(_) | JobError::UnknownCompany(_) => false,
+            JobError::Payload(_) | JobError::UnknownCompany(_) | JobError::LeaseLost(_) => false,
         }
     }
 }
@@ -93,6 +95,34 @@ impl Default for Config {
     }
 }
 
+/// The lease a job runs under. Before each of its writes the job renews it, so a worker
+/// whose lease lapsed (and whose job another worker took) writes nothing: the renewal
+/// is refused and the job ends with [`JobError::LeaseLost`]. A renewal gives the job
+/// the lease's whole length, far more than one write takes.
+#[derive(Debug, Clone)]
+pub struct Lease {
+    pub job_id: i64,
+    pub token: String,
+    pub length: Duration,
+}
+
+impl Lease {
+    /// The lease of a job `store.lease_job` handed out.
+    pub fn of(job: &model::Job, length: Duration) -> Option<Lease> {
+        Some(Lease { job_id: job.id, token: job.lease_token.clone()?, length })
+    }
+}
+
+/// Renews `lease` (when the job runs under one) before a write.
+async fn hold(store: &dyn Store, lease: Option<&Lease>) -> Result<(), JobError> {
+    let Some(lease) = lease else { return Ok(()) };
+    if store.renew_lease(lease.job_id, &lease.token, lease.length).await? {
+        Ok(())
+    } else {
+        Err(JobError::LeaseLost(lease.job_id))
+    }
+}
+
 /// What runs a leased job. [`run`] runs [`process`]; tests give their own.
 pub type Handler = Arc<
     dyn Fn(model::Job) -> std::pin::Pin<Box<dyn Future<Output = Result<ScanOutcome, JobError>> + Send>> + Send + Sync,
@@ -107,9 +137,13 @@ pub fn backoff(attempts: i64) -> Duration {
 /// Leases and runs jobs until `shutdown` completes (see [`run_with`]).
 pub async fn run(store: Arc<dyn Store>, ctx: Arc<Context>, config: Config, shutdown: impl Future<Output = ()>) {
     let runner = store.clone();
+    let config_lease = config.lease;
     let handler: Handler = Arc::new(move |job: model::Job| {
         let (store, ctx) = (runner.clone(), ctx.clone());
-        Box::pin(async move { process(&*store, &ctx, &job.kind, &job.payload).await })
+        Box::pin(async move {
+            let lease = Lease::of(&job, config_lease);
+            process_leased(&*store, &ctx, &job.kind, &job.payload, lease.as_ref()).await
+        })
     });
     run_with(store, config, shutdown, handler).await
 }
@@ -255,12 +289,25 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// Runs one job: `scan` {social_id} or `rescan` {social_id, subdomain, risk_vector}.
+/// Runs one job: `scan` {social_id} or `rescan` {social_id, subdomain, risk_vector}
+/// (outside the queue: `rampart scan`, tests).
 pub async fn process(
     store: &dyn Store,
     ctx: &Context,
     kind: &str,
     payload: &serde_json::Value,
+) -> Result<ScanOutcome, JobError> {
+    process_leased(store, ctx, kind, payload, None).await
+}
+
+/// [`process`] under a lease: each write is preceded by a renewal of `lease`, and a job
+/// whose lease is gone writes nothing more ([`Lease`]).
+pub async fn process_leased(
+    store: &dyn Store,
+    ctx: &Context,
+    kind: &str,
+    payload: &serde_json::Value,
+    lease: Option<&Lease>,
 ) -> Result<ScanOutcome, JobError> {
     let field = |name: &str| {
         payload.get(name).and_then(|v| v.as_str()).ok_or_else(|| JobError::Payload(format!("no {name} in {payload}")))
@@ -311,6 +358,7 @@ pub async fn process(
             }
             if !absent.is_empty() && absent.len() == domains.len() {
                 let e = scanner::dns::DnsError::NoSuchDomain(absent.join(", "));
+                hold(store, lease).await?;
                 store.set_scan_error(company.id, Some(&e.to_string())).await?;
                 return Err(e.into());
             }
@@ -318,17 +366,21 @@ pub async fn process(
             // it was (the scan is partial, like a truncated one).
             truncated |= !absent.is_empty();
             notes.extend(absent.iter().map(|d| format!("{d}: the domain does not exist (NXDOMAIN); not scanned")));
+            hold(store, lease).await?;
             store.record_discovery(company.id, &hosts, &endpoints, now).await?;
             let inventory = software::inventory(store, &detected, ctx.eol.as_deref(), now).await?;
             if ctx.wants(RiskVector::Vulnerabilities) {
                 found.extend(inventory.findings);
             }
+            hold(store, lease).await?;
             store.record_software(company.id, &inventory.applications, &inventory.components, now).await?;
             assessed.set_software(&detected);
             // A scan cut short by its budget opens and refreshes what it saw and closes
             // nothing: what it did not look at is unknown, not fixed.
             let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false, close_missing: !truncated };
+            hold(store, lease).await?;
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
+            hold(store, lease).await?;
             rate::rate(store, company.id, website_host.as_deref(), &assessed.per_component(), &notes, now).await?;
             store.set_scan_error(company.id, None).await?;
             Ok(outcome)
@@ -350,6 +402,7 @@ pub async fn process(
                 report_budget(&social_id, &scan);
                 complete = !scan.truncated();
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
+                hold(store, lease).await?;
                 store.record_discovery(company.id, &h, &e, now).await?;
                 scan.findings
             } else if vector == RiskVector::Vulnerabilities {
@@ -362,11 +415,13 @@ pub async fn process(
             let vectors = [vector];
             let scope =
                 ScanScope { risk_vectors: &vectors, asset: Some(&subdomain), below: true, close_missing: complete };
+            hold(store, lease).await?;
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
             // The score moves with the fix: re-rated over the assets of the last
             // computed rating (an imported rating is left alone).
             if let Some(last) = store.latest_score(company.id).await?.filter(|s| s.methodology.is_some()) {
                 let assets = rate::assets_of(&last);
+                hold(store, lease).await?;
                 rate::rate(store, company.id, website_host.as_deref(), &assets, &last.notes, now).await?;
             }
             Ok(outcome)

@@ -163,3 +163,55 @@ async fn shutdown_releases_what_it_cannot_finish() {
     worker::run_with(store.clone(), config(5_000), once_running(store.clone()), quick).await;
     assert_eq!(store.jobs(None, 10).await.unwrap()[0].status, JobStatus::Done);
 }
+
+/// A worker whose lease lapsed while it scanned, and whose job another worker took,
+/// writes nothing when its scan ends: no host, no finding, no rating. The worker that
+/// holds the lease then records the scan as usual.
+#[tokio::test]
+async fn a_stale_worker_writes_nothing() {
+    use model::{CompanyProfile, Domain, DomainAsset, SocialId};
+    let file = lab::LabFile::parse(
+        r#"{"dns": {"address": "127.79.12.53"}, "port_map": {"53": 10053},
+            "zones": [{"origin": "stale.test", "records": ["@ TXT \"v=spf1 -all\"", "www A 127.79.12.2"]}]}"#,
+    )
+    .unwrap();
+    let lab = lab::Lab::up(&file).await.unwrap();
+    let ctx = scanner::probes::Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
+    let (_dir, store) = store().await;
+    let profile = CompanyProfile {
+        social_id: Some(SocialId::parse("stale-co").unwrap()),
+        company_name: "Stale Co".into(),
+        website: "https://www.stale.test".into(),
+        domain: Some(Domain::parse("stale.test").unwrap()),
+        ..Default::default()
+    };
+    let domains = vec![DomainAsset { name: Domain::parse("stale.test").unwrap(), attribution: "test".into() }];
+    let snapshot = store::CompanySnapshot { profile, domains: Some(domains), ..Default::default() };
+    let company = store.save_company(&snapshot).await.unwrap();
+    let payload = serde_json::json!({"social_id": "stale-co"});
+    store.enqueue("scan", &payload, None).await.unwrap();
+
+    // The first worker's lease lapses; a second worker takes the job.
+    let short = Duration::from_millis(200);
+    let stale_job = store.lease_job("stale", short, 5).await.unwrap().unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let long = Duration::from_secs(60);
+    let fresh_job = store.lease_job("fresh", long, 5).await.unwrap().expect("the lapsed job is leased again");
+    assert_eq!(fresh_job.id, stale_job.id);
+
+    let stale = worker::Lease::of(&stale_job, short).unwrap();
+    let err = worker::process_leased(&*store, &ctx, "scan", &payload, Some(&stale)).await.unwrap_err();
+    assert!(matches!(err, JobError::LeaseLost(id) if id == stale_job.id), "{err}");
+    assert!(store.open_findings(company.id).await.unwrap().is_empty(), "the stale worker wrote findings");
+    assert!(store.hosts(company.id).await.unwrap().is_empty(), "the stale worker wrote hosts");
+    assert!(store.latest_score(company.id).await.unwrap().is_none(), "the stale worker rated the company");
+
+    let fresh = worker::Lease::of(&fresh_job, long).unwrap();
+    let outcome = worker::process_leased(&*store, &ctx, "scan", &payload, Some(&fresh)).await.unwrap();
+    assert!(outcome.opened > 0);
+    assert!(store.open_findings(company.id).await.unwrap().iter().any(|f| f.code == "dmarc.missing"));
+    assert!(store.latest_score(company.id).await.unwrap().is_some());
+    assert!(store.complete_job(fresh_job.id, &fresh.token).await.unwrap());
+    assert!(!store.complete_job(stale_job.id, &stale.token).await.unwrap(), "the stale completion is refused");
+    lab.down().await;
+}

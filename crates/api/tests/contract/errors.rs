@@ -502,3 +502,50 @@ async fn key_guessing_is_rate_limited_per_address() {
     let fresh = app.key(vec![Scope::Vulnerability], None, 0, 0).await;
     assert_eq!(app.get(path, &fresh).await.0, StatusCode::TOO_MANY_REQUESTS, "a key never seen waits for the minute");
 }
+
+/// A client that sends its request body a byte at a time (its header complete, so the
+/// header read timeout does not apply) holds the request only for the request time:
+/// it is answered 503 with Retry-After, and a normal client is answered meanwhile. The
+/// default time is 30 seconds; the test gives the server two.
+#[tokio::test]
+async fn a_request_over_its_time_is_answered_503() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    assert_eq!(api::Config::default().request_timeout, std::time::Duration::from_secs(30));
+    let app = TestApp::spawn_with(api::Config {
+        key_cache_ttl: std::time::Duration::ZERO,
+        request_timeout: std::time::Duration::from_secs(2),
+        ..api::Config::default()
+    })
+    .await;
+    let mut slow = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /monitor-add-subsidiary HTTP/1.1\r\nhost: x\r\napikey: {}\r\ncontent-type: application/json\r\ncontent-length: 200\r\n\r\n{{",
+        app.monitor
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    let started = std::time::Instant::now();
+    let dripping = tokio::spawn(async move {
+        let mut answer = Vec::new();
+        for _ in 0..20 {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            if slow.write_all(b" ").await.is_err() {
+                break;
+            }
+            let mut buf = [0u8; 1024];
+            if let Ok(Ok(n)) = tokio::time::timeout(std::time::Duration::from_millis(10), slow.read(&mut buf)).await {
+                answer.extend_from_slice(&buf[..n]);
+                if n == 0 || answer.windows(4).any(|w| w == b"\r\n\r\n") {
+                    break;
+                }
+            }
+        }
+        (started.elapsed(), String::from_utf8_lossy(&answer).into_owned())
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    let (s, _) = app.get("/vulnerability-get-vendors", &app.underwriter).await;
+    assert_eq!(s, StatusCode::OK, "a normal client beside the slow one");
+    let (took, answer) = dripping.await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer:?}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after: 1"), "{answer:?}");
+    assert!(took >= std::time::Duration::from_secs(2) && took < std::time::Duration::from_secs(6), "{took:?}");
+}

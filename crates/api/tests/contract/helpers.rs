@@ -68,6 +68,7 @@ impl TestApp {
             flush_every: Duration::from_millis(50),
             mock: None,
             auth_failures_per_minute: api::FAILURES_PER_MINUTE,
+            request_timeout: api::REQUEST_TIMEOUT,
         })
         .await
     }

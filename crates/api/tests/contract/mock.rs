@@ -22,6 +22,7 @@ async fn spawn_mock() -> TestApp {
         flush_every: Duration::from_millis(50),
         mock: Some(mock),
         auth_failures_per_minute: api::FAILURES_PER_MINUTE,
+        request_timeout: api::REQUEST_TIMEOUT,
     })
     .await
 }

@@ -50,18 +50,84 @@ pub struct Limits {
     pub names: usize,
     /// Hosts kept as assets.
     pub hosts: usize,
-    /// Hosts visited by the web rounds (each visit fetches at most four pages, plus the
-    /// digitalization checks' paths); bodies are dropped once a visit is analysed.
+    /// Endpoints (host and port that answered) kept.
+    pub endpoints: usize,
+    /// Hosts visited by the web rounds: each visit fetches the front page over HTTPS or
+    /// HTTP, the plain-HTTP answer, the favicon and, for digitalization, the curated
+    /// admin and listing paths, a soft-404 probe and at most
+    /// [`digital::MAX_LINKED_PAGES`] linked pages, so the pages a scan's web rounds
+    /// fetch are at most this times [`PAGES_PER_VISIT`].
     pub visits: usize,
+    /// Page bytes held in memory at once by the web visits: visits run at once are this
+    /// divided by [`VISIT_BYTES`] (at least one, at most [`CONCURRENT_VISITS`]). Bodies
+    /// are dropped once a visit is analysed, so this bounds what pages cost.
+    pub page_bytes: usize,
     /// Wall-clock time for the whole domain scan; a stage that runs out keeps what it has.
     pub time: std::time::Duration,
+    /// The time each stage may take, within `time`.
+    pub stages: StageTimes,
+}
+
+/// The time of each stage of a domain scan: a stage that runs past its own stops there
+/// with what it has, so one slow stage (thousands of names to resolve, a host that
+/// trickles) leaves the later stages their time. The scan's overall deadline
+/// ([`Limits::time`]) still bounds them all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageTimes {
+    pub discovery: std::time::Duration,
+    /// Mail and standards: DNS questions; running out of it fails the scan (a partial
+    /// mail check would read as records missing).
+    pub mail: std::time::Duration,
+    pub web: std::time::Duration,
+    pub ports: std::time::Duration,
+    pub other_web: std::time::Duration,
+    pub tls: std::time::Duration,
+}
+
+impl Default for StageTimes {
+    fn default() -> Self {
+        let secs = std::time::Duration::from_secs;
+        StageTimes {
+            discovery: secs(120),
+            mail: secs(60),
+            web: secs(180),
+            ports: secs(180),
+            other_web: secs(60),
+            tls: secs(240),
+        }
+    }
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { names: 5_000, hosts: 500, visits: 300, time: std::time::Duration::from_secs(600) }
+        Limits {
+            names: 5_000,
+            hosts: 500,
+            endpoints: 5_000,
+            visits: 300,
+            page_bytes: 128 * 1024 * 1024,
+            time: std::time::Duration::from_secs(600),
+            stages: StageTimes::default(),
+        }
     }
 }
+
+impl Limits {
+    /// Web visits run at once: as many as [`Limits::page_bytes`] holds.
+    pub fn concurrent_visits(&self) -> usize {
+        (self.page_bytes / VISIT_BYTES).clamp(1, CONCURRENT_VISITS)
+    }
+}
+
+/// The most pages one web visit fetches (see [`Limits::visits`]).
+pub const PAGES_PER_VISIT: usize =
+    3 + digital::ADMIN_PATHS.len() + digital::LISTING_PATHS.len() + digital::MAX_LINKED_PAGES + 1;
+
+/// The most page bytes one visit holds at once: its front page (kept, and a copy for
+/// the fingerprints), the plain-HTTP answer, the favicon, and the page its
+/// digitalization checks are reading with the front page's copy they compare against,
+/// each at most [`crate::http::MAX_BODY`].
+pub const VISIT_BYTES: usize = 8 * crate::http::MAX_BODY;
 
 impl Context {
     pub fn new(guard: Guard) -> Context {
@@ -157,10 +223,22 @@ impl DomainScan {
 pub struct Stage {
     pub name: &'static str,
     pub millis: u64,
+    /// The time the stage was given (its own, or what was left of the scan's deadline
+    /// when that was less).
+    pub budget_millis: u64,
     pub summary: String,
 }
 
-/// The running account of a domain scan: the deadline, what is spent and what was left
+/// What cut a stage short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// The stage's own time ([`StageTimes`]).
+    Budget(std::time::Duration),
+    /// The scan's overall deadline ([`Limits::time`]).
+    Deadline,
+}
+
+/// The running account of a domain scan: the deadlines, what is spent and what was left
 /// out; [`Budget::notes`] says it in words at the end.
 struct Budget {
     limits: Limits,
@@ -169,11 +247,14 @@ struct Budget {
     visits: usize,
     names_dropped: usize,
     hosts_dropped: usize,
+    endpoints_dropped: usize,
     visits_dropped: usize,
-    /// The stages the deadline cut short.
-    late: Vec<&'static str>,
+    /// The stages cut short, and by what.
+    late: Vec<(&'static str, Cut)>,
     stages: Vec<Stage>,
+    /// When the current stage started, and the end of its time.
     started: tokio::time::Instant,
+    until: tokio::time::Instant,
 }
 
 impl Budget {
@@ -186,11 +267,22 @@ impl Budget {
             visits: 0,
             names_dropped: 0,
             hosts_dropped: 0,
+            endpoints_dropped: 0,
             visits_dropped: 0,
             late: Vec::new(),
             stages: Vec::new(),
             started: now,
+            until: now + limits.time,
         }
+    }
+
+    /// Starts a stage that may take `time` (less if the scan's deadline comes first);
+    /// returns the end of its time.
+    fn begin(&mut self, time: std::time::Duration) -> tokio::time::Instant {
+        let now = tokio::time::Instant::now();
+        self.started = now;
+        self.until = (now + time).min(self.deadline);
+        self.until
     }
 
     fn names_left(&self) -> usize {
@@ -215,25 +307,44 @@ impl Budget {
         resolved.skipped
     }
 
-    fn expired(&self) -> bool {
-        tokio::time::Instant::now() >= self.deadline
+    /// Keeps the endpoints the endpoint cap has room for.
+    fn admit_endpoint(&mut self, endpoints: &mut Vec<web::Endpoint>, e: web::Endpoint) {
+        if endpoints.len() < self.limits.endpoints {
+            endpoints.push(e);
+        } else {
+            self.endpoints_dropped += 1;
+        }
     }
 
+    /// Is the current stage's time (or the scan's) spent?
+    fn expired(&self) -> bool {
+        tokio::time::Instant::now() >= self.until
+    }
+
+    /// Notes that `stage` did not finish in its time: its own, or the scan's deadline.
     fn out_of_time(&mut self, stage: &'static str) {
-        if !self.late.contains(&stage) {
-            self.late.push(stage);
+        if self.late.iter().any(|(s, _)| *s == stage) {
+            return;
         }
+        let cut = if self.until >= self.deadline || tokio::time::Instant::now() >= self.deadline {
+            Cut::Deadline
+        } else {
+            Cut::Budget(self.until.saturating_duration_since(self.started))
+        };
+        self.late.push((stage, cut));
     }
 
     fn stage(&mut self, name: &'static str, summary: String) {
         let now = tokio::time::Instant::now();
-        let millis = u64::try_from(now.duration_since(self.started).as_millis()).unwrap_or(u64::MAX);
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let millis = ms(now.duration_since(self.started));
+        let budget_millis = ms(self.until.saturating_duration_since(self.started));
+        self.stages.push(Stage { name, millis, budget_millis, summary });
         self.started = now;
-        self.stages.push(Stage { name, millis, summary });
     }
 
-    /// One line per cap reached and for the deadline, e.g. "truncated: 500 hosts, the cap
-    /// (1549 more found)".
+    /// One line per cap reached and for each stage cut short, e.g. "truncated: 500
+    /// hosts, the cap (1549 more found)".
     fn notes(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.names_dropped > 0 {
@@ -245,17 +356,29 @@ impl Budget {
         if self.hosts_dropped > 0 {
             out.push(format!("truncated: {} hosts, the cap ({} more found)", self.limits.hosts, self.hosts_dropped));
         }
+        if self.endpoints_dropped > 0 {
+            out.push(format!(
+                "truncated: {} endpoints, the cap ({} more found)",
+                self.limits.endpoints, self.endpoints_dropped
+            ));
+        }
         if self.visits_dropped > 0 {
             out.push(format!(
                 "truncated: {} host visits, the cap ({} more hosts not visited)",
                 self.limits.visits, self.visits_dropped
             ));
         }
-        if !self.late.is_empty() {
+        let overall: Vec<&str> = self.late.iter().filter(|(_, c)| *c == Cut::Deadline).map(|(s, _)| *s).collect();
+        for (stage, cut) in &self.late {
+            if let Cut::Budget(time) = cut {
+                out.push(format!("truncated: {stage} ran out of its {}-second budget", time.as_secs()));
+            }
+        }
+        if !overall.is_empty() {
             out.push(format!(
                 "truncated: the {}-second deadline passed during {}",
                 self.limits.time.as_secs(),
-                self.late.join(", ")
+                overall.join(", ")
             ));
         }
         for n in &out {
@@ -343,12 +466,14 @@ async fn probe_tls_until(
                 }
             }
         })
-        .buffered(CONCURRENT_TLS)
+        .buffer_unordered(CONCURRENT_TLS)
         .take_until(tokio::time::sleep_until(deadline))
         .collect()
         .await;
     let done = results.len();
-    (results.into_iter().flatten().collect(), done)
+    let mut reports: Vec<crate::tlsprobe::TlsReport> = results.into_iter().flatten().collect();
+    reports.sort_by(|a, b| a.target.cmp(&b.target));
+    (reports, done)
 }
 
 /// Overall time for one host's visit, and again for its digitalization page checks:
@@ -408,11 +533,15 @@ pub async fn scan_domain(
     }
 
     // Discovery.
+    let until = budget.begin(budget.limits.stages.discovery);
     let wildcard = crate::discovery::wildcard_addresses(dns, &domain).await;
     let mut assets = Vec::new();
-    let found = crate::discovery::discover(dns, &domain, wordlist, &wildcard, budget.names_left()).await?;
+    let found = crate::discovery::discover(dns, &domain, wordlist, &wildcard, budget.names_left(), until).await?;
+    if found.late > 0 {
+        budget.out_of_time("discovery");
+    }
     let mut skipped = budget.admit(&mut assets, found);
-    if let Some(template) = &ctx.ct_search {
+    if let Some(template) = ctx.ct_search.as_ref().filter(|_| !budget.expired()) {
         match crate::discovery::ct_search(template, &domain, ctx.guard.policy().read_timeout * 4).await {
             Ok(names) => {
                 let candidates =
@@ -425,8 +554,12 @@ pub async fn scan_domain(
                     &wildcard,
                     &known,
                     budget.names_left(),
+                    until,
                 )
                 .await;
+                if found.late > 0 {
+                    budget.out_of_time("discovery");
+                }
                 skipped.extend(budget.admit(&mut assets, found));
             }
             Err(e) => tracing::warn!(domain, error = %e, "certificate-transparency search failed"),
@@ -434,17 +567,23 @@ pub async fn scan_domain(
     }
     budget.stage("discovery", format!("{} hosts, {} names skipped", assets.len(), skipped.len()));
 
-    // Mail and standards: DNS questions, bounded by their own timeouts; the deadline
-    // here fails the scan (a partial mail check would read as records missing).
-    let left = budget.deadline.saturating_duration_since(tokio::time::Instant::now());
-    let mut findings = match tokio::time::timeout(left, mail_and_standards(ctx, &domain, website_host)).await {
+    // Mail and standards: DNS questions, bounded by their own timeouts; running out of
+    // time here fails the scan (a partial mail check would read as records missing).
+    let until = budget.begin(budget.limits.stages.mail);
+    let mut findings = match tokio::time::timeout_at(until, mail_and_standards(ctx, &domain, website_host)).await {
         Ok(found) => found?,
-        Err(_) => return Err(DnsError::Failed(format!("{domain}: the scan's deadline passed during the mail checks"))),
+        Err(_) => {
+            return Err(DnsError::Failed(format!(
+                "{domain}: the mail and standards checks did not finish in their {} seconds",
+                budget.limits.stages.mail.min(budget.limits.time).as_secs()
+            )));
+        }
     };
     let mail = !dns.mx(&domain).await?.is_empty();
     budget.stage("mail and standards", format!("{} findings", findings.len()));
 
     // The web rounds.
+    budget.begin(budget.limits.stages.web);
     let web = web_rounds(ctx, &domain, &wildcard, &mut assets, &mut skipped, &mut budget).await;
     findings.extend(web.findings);
     let mut endpoints = web.endpoints;
@@ -456,6 +595,7 @@ pub async fn scan_domain(
     budget.stage("web rounds", format!("{} hosts visited, {} endpoints", budget.visits, endpoints.len()));
 
     // Ports: every host with an address, a few at a time.
+    let until = budget.begin(budget.limits.stages.ports);
     let mut open_ports = Vec::new();
     if ctx.wants(model::RiskVector::OpenPorts)
         || ctx.wants(model::RiskVector::ItStandardization)
@@ -463,25 +603,32 @@ pub async fn scan_domain(
         || wants_software(ctx)
     {
         use futures_util::StreamExt;
-        let hosts: Vec<String> = assets.iter().filter(|a| !a.addresses.is_empty()).map(|a| a.name.clone()).collect();
+        let mut hosts: Vec<String> =
+            assets.iter().filter(|a| !a.addresses.is_empty()).map(|a| a.name.clone()).collect();
+        // The hosts that answered the web rounds first: if the stage's time runs out on
+        // hosts that hold their ports open, the live ones are scanned already.
+        hosts.sort_by_key(|h| !endpoints.iter().any(|e| &e.host == h));
         let total = hosts.len();
+        // Unordered, so a host that holds its ports open does not keep the scans that
+        // finished after it from counting when the stage's time runs out.
         let scans: Vec<Vec<ports::OpenPort>> = futures_util::stream::iter(hosts)
             .map(|h| async move {
                 tokio::time::timeout(PORT_SCAN_TIME, ports::scan(&ctx.guard, &h, &ctx.ports)).await.unwrap_or_default()
             })
-            .buffered(CONCURRENT_HOSTS)
-            .take_until(tokio::time::sleep_until(budget.deadline))
+            .buffer_unordered(CONCURRENT_HOSTS)
+            .take_until(tokio::time::sleep_until(until))
             .collect()
             .await;
         if scans.len() < total {
             budget.out_of_time("the port scan");
         }
         open_ports = scans.into_iter().flatten().collect();
+        open_ports.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     }
     findings.extend(ports::judge(&open_ports));
     for p in &open_ports {
         if !endpoints.iter().any(|e| e.host == p.host && e.port == p.port) {
-            endpoints.push(web::Endpoint {
+            let e = web::Endpoint {
                 host: p.host.clone(),
                 ip: p.ip,
                 port: p.port,
@@ -489,7 +636,8 @@ pub async fn scan_domain(
                 product: p.product.clone(),
                 version: p.version.clone(),
                 banner: p.banner.clone(),
-            });
+            };
+            budget.admit_endpoint(&mut endpoints, e);
         }
     }
     findings.extend(web::inconsistent_stack(&domain, &endpoints));
@@ -498,11 +646,12 @@ pub async fn scan_domain(
     // Web origins on other ports: every HTTP or TLS service the port scan identified
     // beyond 80 and 443 (8080, 8443, 3000, 9200 …) gets the web_headers checks, the
     // digitalization page checks and fingerprints, like the front page of a host.
+    let until = budget.begin(budget.limits.stages.other_web);
     let mut web_software = web.software;
     let mut web_origins = web_origins;
     let any_other = open_ports.iter().any(other_web_port);
     if any_other && !budget.expired() {
-        let (origins, complete) = other_origins(ctx, &open_ports, budget.deadline).await;
+        let (origins, complete) = other_origins(ctx, &open_ports, until).await;
         if !complete {
             budget.out_of_time("the other web ports");
         }
@@ -525,6 +674,7 @@ pub async fn scan_domain(
     budget.stage("other web ports", format!("{web_origins} web origins assessed in all"));
 
     // TLS.
+    let until = budget.begin(budget.limits.stages.tls);
     let mut tls = Vec::new();
     if wants_tls(ctx) && !budget.expired() {
         let mx: Vec<String> =
@@ -541,7 +691,7 @@ pub async fn scan_domain(
             }
         }
         let total = targets.len();
-        let (reports, done) = probe_tls_until(ctx, targets, budget.deadline).await;
+        let (reports, done) = probe_tls_until(ctx, targets, until).await;
         if done < total {
             budget.out_of_time("the TLS probes");
         }
@@ -555,6 +705,7 @@ pub async fn scan_domain(
     budget.stage("tls", format!("{} TLS endpoints", tls.len()));
 
     // Software: what the visits showed (already fingerprinted), and the services.
+    budget.begin(budget.limits.time);
     let mut software = web_software;
     for s in crate::software::detect(&ctx.fingerprints, &[], &open_ports) {
         crate::software::merge(&mut software, s);
@@ -674,15 +825,19 @@ async fn web_rounds(
         }
         visited.extend(hosts.iter().cloned());
         let total = hosts.len();
-        let mut candidates = Vec::new();
-        let mut offered: std::collections::HashSet<String> = assets.iter().map(|a| a.name.clone()).collect();
+        // Each name once (the least of its offers: certificate before link, then by
+        // evidence, so the order visits finish in does not change the attribution).
+        let mut candidates: std::collections::BTreeMap<String, Candidate> = std::collections::BTreeMap::new();
+        let known: std::collections::HashSet<String> = assets.iter().map(|a| a.name.clone()).collect();
         let mut unoffered = 0usize;
         let mut done = 0;
+        // Unordered, so that a host that never answers does not hold back the visits
+        // that finished after it when the stage's time runs out.
         let mut visits = std::pin::pin!(
             futures_util::stream::iter(hosts)
                 .map(|host| visit_and_check(ctx, host))
-                .buffered(CONCURRENT_VISITS)
-                .take_until(tokio::time::sleep_until(budget.deadline))
+                .buffer_unordered(budget.limits.concurrent_visits())
+                .take_until(tokio::time::sleep_until(budget.until))
         );
         while let Some((mut v, pages)) = visits.next().await {
             done += 1;
@@ -714,17 +869,23 @@ async fn web_rounds(
             });
             let linked = v.linked.drain(..).map(|(name, evidence)| Candidate::new(name, "link", evidence));
             for c in named.chain(linked) {
-                // Each name once, inside the domain, and no more than the budget can
-                // resolve: a page of thousands of links costs a set lookup each.
-                if !crate::discovery::inside(&c.name, domain) || offered.contains(&c.name) {
+                // Inside the domain, new, and no more than the budget can resolve: a
+                // page of thousands of links costs a map lookup each.
+                if !crate::discovery::inside(&c.name, domain) || known.contains(&c.name) {
                     continue;
                 }
-                offered.insert(c.name.clone());
-                if candidates.len() >= budget.names_left() {
-                    unoffered += 1;
-                    continue;
+                let full = candidates.len() >= budget.names_left();
+                match candidates.get_mut(&c.name) {
+                    Some(kept) => {
+                        if (&c.source, &c.evidence) < (&kept.source, &kept.evidence) {
+                            *kept = c;
+                        }
+                    }
+                    None if full => unoffered += 1,
+                    None => {
+                        candidates.insert(c.name.clone(), c);
+                    }
                 }
-                candidates.push(c);
             }
             // The bodies are analysed: drop them now.
             v.front = None;
@@ -737,9 +898,21 @@ async fn web_rounds(
             budget.out_of_time("the web rounds");
             break;
         }
-        let known: Vec<String> = assets.iter().map(|a| a.name.clone()).collect();
-        let found =
-            crate::discovery::resolve_candidates(dns, domain, candidates, wildcard, &known, budget.names_left()).await;
+        let candidates: Vec<Candidate> = candidates.into_values().collect();
+        let known: Vec<String> = known.into_iter().collect();
+        let found = crate::discovery::resolve_candidates(
+            dns,
+            domain,
+            candidates,
+            wildcard,
+            &known,
+            budget.names_left(),
+            budget.until,
+        )
+        .await;
+        if found.late > 0 {
+            budget.out_of_time("the web rounds");
+        }
         skipped.extend(budget.admit(assets, found));
     }
     out
@@ -805,7 +978,8 @@ pub async fn rescan_host(
                     found.extend(digital::page_findings(ctx, front, host).await);
                 }
                 let named = vec![Candidate::new(host, "rescan", "")];
-                let resolved = crate::discovery::resolve_candidates(dns, domain, named, &[], &[], 1).await;
+                let until = tokio::time::Instant::now() + VISIT_TIME;
+                let resolved = crate::discovery::resolve_candidates(dns, domain, named, &[], &[], 1, until).await;
                 found.extend(digital::dangling_cnames(dns, &resolved.assets).await);
             }
         }
@@ -857,12 +1031,14 @@ async fn other_origins(
     let total = other.len();
     let visited: Vec<Option<(String, headers::Front, Vec<ScanFinding>)>> = futures_util::stream::iter(other)
         .map(|p| async move { tokio::time::timeout(VISIT_TIME, visit_origin(ctx, p)).await.ok().flatten() })
-        .buffered(CONCURRENT_VISITS)
+        .buffer_unordered(CONCURRENT_VISITS)
         .take_until(tokio::time::sleep_until(deadline))
         .collect()
         .await;
     let complete = visited.len() == total;
-    (visited.into_iter().flatten().collect(), complete)
+    let mut origins: Vec<_> = visited.into_iter().flatten().collect();
+    origins.sort_by(|a, b| (&a.0, a.1.port).cmp(&(&b.0, b.1.port)));
+    (origins, complete)
 }
 
 /// The DNS and mail checks of one company domain (spf, dkim, dmarc, it_standardization):
@@ -914,4 +1090,58 @@ pub async fn mail_and_standards(
         out.extend(standards::https_available_given(&ctx.guard, web, https).await);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_memory_sets_the_visits_run_at_once() {
+        let mib = 1024 * 1024;
+        let visits = |page_bytes| Limits { page_bytes, ..Limits::default() }.concurrent_visits();
+        assert_eq!(Limits::default().concurrent_visits(), CONCURRENT_VISITS);
+        assert_eq!(visits(8 * mib), 1);
+        assert_eq!(visits(24 * mib), 3);
+        assert_eq!(visits(0), 1, "one visit at least");
+        assert_eq!(visits(usize::MAX), CONCURRENT_VISITS);
+    }
+
+    #[tokio::test]
+    async fn endpoints_beyond_the_cap_are_noted() {
+        let limits = Limits { endpoints: 2, ..Limits::default() };
+        let mut budget = Budget::new(&limits);
+        let mut kept = Vec::new();
+        for port in [80, 443, 8080, 8443] {
+            let e = web::Endpoint {
+                host: "a.test".into(),
+                ip: std::net::Ipv4Addr::LOCALHOST.into(),
+                port,
+                service: "http".into(),
+                product: None,
+                version: None,
+                banner: String::new(),
+            };
+            budget.admit_endpoint(&mut kept, e);
+        }
+        assert_eq!(kept.iter().map(|e| e.port).collect::<Vec<_>>(), [80, 443]);
+        assert_eq!(budget.notes(), ["truncated: 2 endpoints, the cap (2 more found)"]);
+    }
+
+    #[tokio::test]
+    async fn a_stage_cut_by_the_deadline_is_told_from_one_cut_by_its_own_time() {
+        let limits = Limits { time: std::time::Duration::from_secs(100), ..Limits::default() };
+        let mut budget = Budget::new(&limits);
+        budget.begin(std::time::Duration::from_secs(30));
+        budget.out_of_time("the port scan");
+        budget.begin(std::time::Duration::from_secs(300));
+        budget.out_of_time("the TLS probes");
+        assert_eq!(
+            budget.notes(),
+            [
+                "truncated: the port scan ran out of its 30-second budget",
+                "truncated: the 100-second deadline passed during the TLS probes"
+            ]
+        );
+    }
 }
