@@ -39,7 +39,7 @@ if _SUITES_RS.exists():
 FIELDS = {
     "top": ({"dns", "port_map", "zones", "hosts", "companies"}, set()),
     "dns": ({"address", "port"}, {"address"}),
-    "zone": ({"origin", "dnssec", "dnssec_bogus", "records"}, {"origin"}),
+    "zone": ({"origin", "dnssec", "dnssec_bogus", "records", "failures"}, {"origin"}),
     "host": ({"name", "address", "services"}, {"name", "address"}),
     "service": ({"port", "kind", "version", "tls", "http"}, {"port", "kind"}),
     "tls": ({"cert", "versions", "legacy", "sans"}, set()),
@@ -49,7 +49,7 @@ FIELDS = {
     "page": ({"path", "status", "headers", "body"}, {"path"}),
     "company_entry": ({"company", "expected", "clean"}, {"company", "expected"}),
     "company": ({"social_id", "company_name", "website", "domain", "industry", "description", "employees_number",
-                 "followers_number", "naics_code", "parent_social_id", "domains"},
+                 "followers_number", "naics_code", "parent_social_id", "domains", "dkim_selectors"},
                 {"social_id", "company_name", "website", "domain", "domains"}),
     "expected": ({"risk_vector", "asset", "code", "severity", "cve"}, {"risk_vector", "asset", "code", "severity"}),
 }

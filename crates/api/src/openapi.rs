@@ -47,7 +47,19 @@ pub struct AddSubsidiaryBody {
     parent_company_name: Option<String>,
     /// Must be the company of the calling key.
     parent_social_id: String,
+    /// Extension: the DKIM selectors the subsidiary signs with (at most 16; each one
+    /// to three dot-separated labels of letters, digits, `-` and `_`). Its scans try them first,
+    /// and no key at them is a finding; without them, no key at the curated selectors
+    /// leaves DKIM not assessable.
+    #[schema(max_items = 16)]
+    dkim_selectors: Option<Vec<DkimSelector>>,
 }
+
+/// A DKIM selector: one to three dot-separated labels of letters, digits, `-` and `_`.
+#[derive(ToSchema)]
+#[schema(value_type = String, pattern = r"^[A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63}){0,2}$")]
+#[allow(dead_code)]
+pub struct DkimSelector(String);
 
 struct KeyAuth;
 

@@ -61,6 +61,10 @@ pub struct CompanyRecord {
     pub parent_social_id: Option<SocialId>,
     #[serde(default)]
     pub domains: Option<Vec<DomainAsset>>,
+    /// The DKIM selectors the company signs with (`model::dkim_selectors`): tried first
+    /// by its scans; absent leaves the stored ones as they are.
+    #[serde(default)]
+    pub dkim_selectors: Option<Vec<String>>,
     /// Subsidiaries given inline, each a full record.
     #[serde(default)]
     pub subsidiaries: Vec<CompanyRecord>,
@@ -85,6 +89,9 @@ impl CompanyRecord {
         }
         if self.domain.is_none() && !self.website.is_empty() && Domain::from_url(&self.website).is_err() {
             return Err(format!("{}: website {:?} is not an http(s) URL", self.social_id, self.website));
+        }
+        if let Some(selectors) = &self.dkim_selectors {
+            model::dkim_selectors(selectors).map_err(|e| format!("{}: {e}", self.social_id))?;
         }
         for s in &self.scores {
             if s.components.len() != model::RiskVector::ALL.len() {
@@ -182,6 +189,11 @@ async fn save_tree(
     report: &mut ImportReport,
 ) -> Result<model::Company, ImportError> {
     let company = store.save_company(&rec.snapshot()).await?;
+    if let Some(selectors) = &rec.dkim_selectors {
+        let selectors =
+            model::dkim_selectors(selectors).map_err(|e| ImportError::Line { line, message: e.to_string() })?;
+        store.set_dkim_selectors(company.id, &selectors).await?;
+    }
     report.companies += 1;
     for sub in &rec.subsidiaries {
         let child = Box::pin(save_tree(store, sub, line, report)).await?;

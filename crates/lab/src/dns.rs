@@ -64,6 +64,31 @@ pub struct Zone {
     /// `_dmarc TXT "v=DMARC1; p=reject"`.
     #[serde(default)]
     pub records: Vec<String>,
+    /// Names the server fails for, as a broken or hostile name server does: a
+    /// resolver's lookup of them ends in SERVFAIL, REFUSED or no answer at all.
+    #[serde(default)]
+    pub failures: Vec<Failure>,
+}
+
+/// A name of a zone the lab's server fails for.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failure {
+    /// Relative to the zone's origin (`@` for the apex), like a record's owner.
+    pub name: String,
+    /// Only queries of this type (`TXT`, `MX` …); every type when absent.
+    #[serde(default, rename = "type")]
+    pub record_type: Option<String>,
+    pub answer: FailureKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureKind {
+    Servfail,
+    Refused,
+    /// No answer: the query is dropped, and the resolver's lookup times out.
+    Timeout,
 }
 
 /// Where the lab's DNS server listens (the standard port is mapped like any other).
@@ -104,6 +129,9 @@ pub struct LabDns {
     parents: BTreeMap<LowerName, Catalog>,
     /// Every zone by its apex, with what its fast path needs (None: hickory answers all).
     zones: HashMap<LowerName, Option<NameIndex>>,
+    /// The names the server fails for ([`Zone::failures`]), with the query type when
+    /// only one fails.
+    failures: HashMap<LowerName, Vec<(Option<RecordType>, FailureKind)>>,
     pub trust_anchors: Vec<TrustAnchor>,
 }
 
@@ -208,6 +236,21 @@ impl LabDns {
         let mut parents = BTreeMap::new();
         let mut indexes = HashMap::new();
         let mut trust_anchors = Vec::new();
+        let mut failures: HashMap<LowerName, Vec<(Option<RecordType>, FailureKind)>> = HashMap::new();
+        for (zone, origin) in zones.iter().zip(&origins) {
+            for f in &zone.failures {
+                let name = if f.name == "@" { Ok(origin.clone()) } else { Name::parse(&f.name, Some(origin)) }
+                    .map_err(|e| LabError::File(format!("zone {origin}: failure name {:?}: {e}", f.name)))?;
+                let record_type = match &f.record_type {
+                    Some(t) => Some(
+                        RecordType::from_str(&t.to_ascii_uppercase())
+                            .map_err(|e| LabError::File(format!("zone {origin}: failure type {t:?}: {e}")))?,
+                    ),
+                    None => None,
+                };
+                failures.entry(LowerName::new(&name)).or_default().push((record_type, f.answer));
+            }
+        }
         for (index, (zone, origin)) in zones.iter().zip(&origins).enumerate() {
             // The root zone's contact lives under the lab's own name.
             let contact =
@@ -306,7 +349,7 @@ impl LabDns {
             }
             all.upsert(LowerName::new(origin), vec![handler]);
         }
-        Ok(LabDns { all, parents, zones: indexes, trust_anchors })
+        Ok(LabDns { all, parents, zones: indexes, failures, trust_anchors })
     }
 }
 
@@ -344,6 +387,32 @@ impl LabDns {
             }
             name = name.base_name();
         }
+    }
+
+    /// The failure configured for the request's name and type, if any: SERVFAIL or
+    /// REFUSED sent, or nothing sent at all (the client times out).
+    async fn fail<R: ResponseHandler>(&self, request: &Request, response_handle: &mut R) -> Option<ResponseInfo> {
+        let info = request.request_info().ok()?;
+        let kind = self
+            .failures
+            .get(info.query.name())?
+            .iter()
+            .find(|(t, _)| t.is_none_or(|t| t == info.query.query_type()))
+            .map(|(_, kind)| *kind)?;
+        let mut metadata = Metadata::response_from_request(&request.metadata);
+        metadata.response_code = match kind {
+            FailureKind::Servfail => ResponseCode::ServFail,
+            FailureKind::Refused => ResponseCode::Refused,
+            FailureKind::Timeout => {
+                return Some(ResponseInfo::from(Header { metadata, counts: HeaderCounts::default() }));
+            }
+        };
+        let response = MessageResponseBuilder::new(&request.queries, None).build_no_records(metadata);
+        Some(response_handle.send_response(response).await.unwrap_or_else(|_| {
+            let mut failed = Metadata::new(request.metadata.id, MessageType::Response, request.metadata.op_code);
+            failed.response_code = ResponseCode::ServFail;
+            ResponseInfo::from(Header { metadata: failed, counts: HeaderCounts::default() })
+        }))
     }
 
     /// NXDOMAIN for a name no record holds, in a zone [`NameIndex`] covers: what
@@ -393,6 +462,9 @@ impl RequestHandler for LabDns {
         request: &Request,
         mut response_handle: R,
     ) -> ResponseInfo {
+        if let Some(sent) = self.fail(request, &mut response_handle).await {
+            return sent;
+        }
         let parent = request
             .request_info()
             .ok()

@@ -24,7 +24,7 @@ pub mod http;
 mod services;
 pub mod tls;
 
-pub use dns::{DnsConfig, TrustAnchor, Zone};
+pub use dns::{DnsConfig, Failure, FailureKind, TrustAnchor, Zone};
 pub use http::{HttpSpec, Page};
 pub use labtls::{CertVariant, LegacyConfig, TlsVersion};
 pub use services::ServiceKind;

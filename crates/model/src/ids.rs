@@ -12,6 +12,40 @@ pub enum IdError {
     Domain,
     #[error("cve_id is not valid")]
     CveId,
+    #[error(
+        "dkim_selectors: at most 16 selectors, each one to three dot-separated labels of letters, digits, '-' and '_'"
+    )]
+    DkimSelector,
+}
+
+/// The most DKIM selectors a company may name.
+pub const MAX_DKIM_SELECTORS: usize = 16;
+
+/// DKIM selectors a company names (RFC 6376 §3.1: a selector is one or more
+/// dot-separated labels; underscores are common in practice): one to three labels of 1
+/// to 63 letters, digits, `-` or `_` each, at most [`MAX_DKIM_SELECTORS`]. Stored in
+/// lower case, each once, in the order given. (The OpenAPI document states the same
+/// rule as a pattern.)
+pub fn dkim_selectors<S: AsRef<str>>(raw: &[S]) -> Result<Vec<String>, IdError> {
+    let mut out: Vec<String> = Vec::new();
+    for s in raw {
+        let s = s.as_ref().to_ascii_lowercase();
+        let ok = !s.is_empty()
+            && s.split('.').count() <= 3
+            && s.split('.').all(|l| {
+                !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            });
+        if !ok {
+            return Err(IdError::DkimSelector);
+        }
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    if out.len() > MAX_DKIM_SELECTORS {
+        return Err(IdError::DkimSelector);
+    }
+    Ok(out)
 }
 
 /// A company's identifier on the networking site: the slug of its company page.
@@ -236,5 +270,19 @@ mod tests {
             let parsed = SocialId::parse(&s).unwrap();
             prop_assert_eq!(parsed.as_str(), s.as_str());
         }
+    }
+
+    #[test]
+    fn dkim_selectors_are_labels() {
+        assert_eq!(
+            dkim_selectors(&["Sel1", "google", "s1.mail", "k_2", "sel1"]).unwrap(),
+            ["sel1", "google", "s1.mail", "k_2"]
+        );
+        for bad in ["", "a b", " sel1", "a.b.c.d", "sel1._domainkey.x.", "a..b", "é", &"x".repeat(64)] {
+            assert!(dkim_selectors(&[bad]).is_err(), "{bad:?}");
+        }
+        let many: Vec<String> = (0..17).map(|i| format!("s{i}")).collect();
+        assert!(dkim_selectors(&many).is_err());
+        assert_eq!(dkim_selectors::<&str>(&[]).unwrap(), Vec::<String>::new());
     }
 }

@@ -17,7 +17,7 @@ pub mod version;
 
 pub use company::*;
 pub use cpe::{Cpe, CpeError};
-pub use ids::{CveId, Domain, IdError, SocialId};
+pub use ids::{CveId, Domain, IdError, MAX_DKIM_SELECTORS, SocialId, dkim_selectors};
 pub use observatory::observatory_penalty;
 pub use page::{PAGE_SIZE, Page, PageError, Pagination};
 pub use risk::{Grade, RiskVector, Severity, UnknownValue};

@@ -104,6 +104,11 @@ enum Command {
         #[command(subcommand)]
         action: SubsidiariesAction,
     },
+    /// What a company's own data says, beside the import file: its DKIM selectors.
+    Companies {
+        #[command(subcommand)]
+        action: CompaniesAction,
+    },
     /// Manage API keys.
     Keys {
         #[command(subcommand)]
@@ -213,6 +218,42 @@ enum Command {
         #[arg(long, default_value_t = 78, hide = true)]
         lab_octet: u8,
     },
+}
+
+#[derive(Subcommand)]
+enum CompaniesAction {
+    /// Set a company's DKIM selectors (`--dkim-selectors ''` clears them); shows them
+    /// when none is given.
+    Set {
+        #[command(flatten)]
+        db: DbArg,
+        social_id: String,
+        /// The selectors the company signs with, comma-separated: its scans try them
+        /// first, and no key at them is `dkim.missing`.
+        #[arg(long, value_delimiter = ',')]
+        dkim_selectors: Option<Vec<String>>,
+    },
+}
+
+async fn companies(action: CompaniesAction) -> Result<()> {
+    match action {
+        CompaniesAction::Set { db, social_id, dkim_selectors } => {
+            let store = open(&db.db).await?;
+            let id = SocialId::parse(&social_id).with_context(|| format!("{social_id:?} is not a social_id"))?;
+            let company = store.company_by_social_id(&id).await?.with_context(|| format!("no company {id}"))?;
+            if let Some(given) = dkim_selectors {
+                let given: Vec<String> = given.into_iter().filter(|s| !s.is_empty()).collect();
+                let selectors = model::dkim_selectors(&given).map_err(|e| anyhow::anyhow!("{e}"))?;
+                store.set_dkim_selectors(company.id, &selectors).await?;
+            }
+            let now = store.dkim_selectors(company.id).await?;
+            say!(
+                "{id}: DKIM selectors {}",
+                if now.is_empty() { "none (the curated selectors only)".to_owned() } else { now.join(", ") }
+            );
+            Ok(())
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -590,6 +631,7 @@ async fn main() -> Result<()> {
         }
         Command::Jobs { action } => jobs(action).await,
         Command::Subsidiaries { action } => subsidiaries(action).await,
+        Command::Companies { action } => companies(action).await,
         Command::Worker { db, concurrency, lease_secs, max_attempts, net } => {
             let store = open(&db.db).await?;
             let ctx = Arc::new(scan::with_store_data(net.context()?, &*store).await?);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
+use scanner::check::Check;
 use scanner::probes::Context;
 use scanner::{Dns, Guard, Policy, ScanFinding};
 
@@ -30,6 +31,11 @@ pub struct ScanOpts {
     /// its fingerprints and end-of-life data are used too).
     #[arg(long, value_name = "URL")]
     cve_db: Option<String>,
+    /// The DKIM selectors the domain's owner names, comma-separated: tried first, and
+    /// no key at them is `dkim.missing` (no key at the curated selectors alone is not
+    /// assessable: a key at another selector cannot be seen from outside).
+    #[arg(long, value_delimiter = ',', value_parser = parse_selector)]
+    pub dkim_selectors: Vec<String>,
 }
 
 impl ScanOpts {
@@ -94,6 +100,12 @@ pub struct NetOpts {
     /// web=180, ports=180, other-web=60, tls=240.
     #[arg(long = "stage-secs", value_name = "STAGE=SECONDS", value_parser = parse_stage_time)]
     stage_secs: Vec<(String, u64)>,
+}
+
+/// One selector of `--dkim-selectors`.
+fn parse_selector(text: &str) -> Result<String, String> {
+    let mut one = model::dkim_selectors(&[text]).map_err(|e| e.to_string())?;
+    one.pop().ok_or_else(|| "an empty selector".to_owned())
 }
 
 /// `STAGE=SECONDS` of `--stage-secs`.
@@ -237,9 +249,11 @@ fn pem_to_der(pem: &str) -> Result<Vec<u8>> {
 pub async fn probe_mail(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()> {
     let ctx = opts.context()?;
     let domain = model::Domain::parse(domain).with_context(|| format!("{domain:?} is not a domain"))?;
-    let mut findings = scanner::probes::mail_and_standards(&ctx, domain.as_str(), website).await?;
+    let checked =
+        scanner::probes::mail_and_standards_checked(&ctx, domain.as_str(), website, &opts.dkim_selectors).await?;
+    let mut findings = checked.findings;
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)).then(a.asset.cmp(&b.asset)));
-    print(domain.as_str(), "mail and DNS checks", &findings, opts.format)
+    print_checked(domain.as_str(), "mail and DNS checks", &findings, &checked.checks, opts.format)
 }
 
 /// The nmap-services file that `top100`/`top1000` are read from.
@@ -627,7 +641,8 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.set_message(format!("scanning {domain}: discovery, DNS and mail checks, a visit to every host"));
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let result = scanner::probes::scan_domain(&ctx, domain.as_str(), website, &ctx.wordlist).await;
+    let result =
+        scanner::probes::scan_domain_with(&ctx, domain.as_str(), website, &ctx.wordlist, &opts.dkim_selectors).await;
     spinner.finish_and_clear();
     let mut scan = result?;
     if let Some(store) = &db
@@ -679,6 +694,8 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
             }
             say!();
             print(domain.as_str(), "findings", &scan.findings, Format::Table)?;
+            say!();
+            print_checks(&scan.checks);
             say!();
             match rating.score {
                 Some(s) => say!(
@@ -740,12 +757,59 @@ async fn rate(
         kev: &kev,
         website_host: website.as_deref(),
     });
+    worker::rate::explain(&mut rating, &assessed.not_assessable_reasons());
     for c in &mut rating.components {
         if !ctx.wants(c.risk_vector) {
             c.not_assessable = Some("not scanned (--vectors)".to_owned());
         }
     }
     Ok(rating)
+}
+
+/// [`print`] and every check made: in the JSON report beside the findings, as a
+/// second table after them.
+fn print_checked(target: &str, what: &str, findings: &[ScanFinding], checks: &[Check], format: Format) -> Result<()> {
+    match format {
+        Format::Json => {
+            #[derive(serde::Serialize)]
+            struct Report<'a> {
+                domain: &'a str,
+                findings: &'a [ScanFinding],
+                checks: &'a [Check],
+            }
+            say!("{}", serde_json::to_string_pretty(&Report { domain: target, findings, checks })?);
+        }
+        Format::Table => {
+            print(target, what, findings, format)?;
+            say!();
+            print_checks(checks);
+        }
+    }
+    Ok(())
+}
+
+/// The checks table: every check made, pass, finding or not assessable (and why).
+fn print_checks(checks: &[Check]) {
+    use scanner::check::Outcome;
+    let count = |o: Outcome| checks.iter().filter(|c| c.outcome == o).count();
+    say!(
+        "checks: {} ({} pass, {} finding, {} not assessable)",
+        checks.len(),
+        count(Outcome::Pass),
+        count(Outcome::Finding),
+        count(Outcome::NotAssessable)
+    );
+    if checks.is_empty() {
+        return;
+    }
+    say!("{:<19} {:<19} {:<40} {:<15} DETAIL", "COMPONENT", "CHECK", "ASSET", "OUTCOME");
+    for c in checks {
+        let mut detail: String = c.detail.chars().take(110).collect();
+        if c.detail.chars().count() > 110 {
+            detail.push('…');
+        }
+        say!("{:<19} {:<19} {:<40} {:<15} {detail}", c.risk_vector.as_str(), c.check, c.asset, c.outcome.as_str());
+    }
 }
 
 fn print(target: &str, what: &str, findings: &[ScanFinding], format: Format) -> Result<()> {

@@ -259,7 +259,17 @@ async fn probe_mail_reports_the_mail_findings_of_a_lab_domain() {
     let lab_dir = dir.path().to_str().unwrap().to_owned();
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))
-            .args(["probe", "mail", "probe.test", "--format", "json", "--lab", &lab_dir])
+            .args([
+                "probe",
+                "mail",
+                "probe.test",
+                "--format",
+                "json",
+                "--lab",
+                &lab_dir,
+                "--dkim-selectors",
+                "Probe2024",
+            ])
             .output()
             .unwrap()
     })
@@ -286,6 +296,16 @@ async fn probe_mail_reports_the_mail_findings_of_a_lab_domain() {
             "spf.softfail_all",
         ]
     );
+    // Every check is reported with its outcome: here each one found something.
+    let checks = report["checks"].as_array().unwrap();
+    let outcome = |vector: &str, check: &str| {
+        checks.iter().find(|c| c["risk_vector"] == vector && c["check"] == check).map(|c| c["outcome"].clone())
+    };
+    assert_eq!(outcome("dkim", "dkim keys"), Some(serde_json::json!("finding")), "{checks:?}");
+    assert_eq!(outcome("spf", "spf record"), Some(serde_json::json!("finding")));
+    assert_eq!(outcome("it_standardization", "dnssec"), Some(serde_json::json!("finding")));
+    let dkim = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "dkim.missing").unwrap();
+    assert!(dkim["evidence"].as_str().unwrap().contains("probe2024"), "{dkim}");
     let spf = report["findings"].as_array().unwrap().iter().find(|f| f["code"] == "spf.softfail_all").unwrap();
     assert_eq!(spf["evidence"], "\"v=spf1 mx ~all\"");
     assert_eq!(spf["severity"], "low");
@@ -394,6 +414,8 @@ async fn worker_runs_a_queued_scan_and_stores_the_findings() {
         ..Default::default()
     };
     let c = store.save_company(&store::CompanySnapshot { profile, ..Default::default() }).await.unwrap();
+    // The company names its DKIM selector: no key there is dkim.missing.
+    store.set_dkim_selectors(c.id, &["queued1".to_owned()]).await.unwrap();
     store.enqueue("scan", &serde_json::json!({"social_id": "queued"}), Some("scan:queued")).await.unwrap();
 
     let _worker = Server(

@@ -2,6 +2,7 @@
 //! every connection goes through, and one probe per risk vector (DESIGN §2, §4, §5).
 //! Findings use the codes of docs/FINDINGS.md.
 
+pub mod check;
 pub mod discovery;
 pub mod dnssec;
 pub mod finding;

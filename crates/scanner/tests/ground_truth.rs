@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use lab::{Lab, LabFile};
-use scanner::probes::{Context, scan_domain};
+use scanner::probes::{Context, scan_domain_with};
 
 const COMPONENTS: [&str; 11] = [
     "spf",
@@ -69,11 +69,16 @@ async fn findings_match_the_lab_ground_truth() {
             .as_array()
             .map(|d| d.iter().filter_map(|x| x["name"].as_str().map(str::to_owned)).collect())
             .unwrap_or_default();
+        // The DKIM selectors the company names (its import record).
+        let selectors: Vec<String> = company.company["dkim_selectors"]
+            .as_array()
+            .map(|d| d.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default();
         let mut found: BTreeMap<(String, String), usize> = BTreeMap::new();
         for domain in &domains {
             let web = (website_host == domain.as_str() || website_host.ends_with(&format!(".{domain}")))
                 .then_some(website_host);
-            let scan = scan_domain(&ctx, domain, web, &ctx.wordlist).await.unwrap();
+            let scan = scan_domain_with(&ctx, domain, web, &ctx.wordlist, &selectors).await.unwrap();
             for f in scan.findings {
                 let expected_cve = company
                     .expected
@@ -113,8 +118,9 @@ async fn findings_match_the_lab_ground_truth() {
     }
     // A rescan of one host looks at its origins on other ports again, so it finds (and
     // keeps open) what the scan found there.
-    let rescan =
-        |vector| scanner::probes::rescan_host(&ctx, "quarryanalytics.test", "wiki.quarryanalytics.test", None, vector);
+    let rescan = |vector| {
+        scanner::probes::rescan_host(&ctx, "quarryanalytics.test", "wiki.quarryanalytics.test", None, vector, &[])
+    };
     let mut web: Vec<String> =
         rescan(model::RiskVector::WebHeaders).await.unwrap().into_iter().map(|f| f.code).collect();
     web.sort();

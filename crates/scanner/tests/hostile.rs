@@ -325,21 +325,21 @@ async fn a_silent_host_shared_by_many_names_starves_no_other_scan() {
 /// scan says which stages ran out and of what.
 #[tokio::test]
 async fn a_stage_that_runs_out_of_its_time_leaves_the_next_stages_theirs() {
-    let mut records: Vec<String> = (0..10).map(|i| format!("s{i} A 127.77.71.2")).collect();
+    let mut records: Vec<String> = (0..10).map(|i| format!("s{i} A 127.77.74.2")).collect();
     records.push("@ TXT \"v=spf1 -all\"".into());
     let file = serde_json::json!({
-        "dns": {"address": "127.77.71.53"},
+        "dns": {"address": "127.77.74.53"},
         "port_map": {"53": 10053, "80": 10080, "443": 10443, "22": 10022},
         "zones": [{"origin": "held.test", "records": records}],
         "hosts": [
-            {"name": "www.held.test", "address": "127.77.71.3", "services": [
+            {"name": "www.held.test", "address": "127.77.74.3", "services": [
                 {"port": 80, "kind": "http"}, {"port": 443, "kind": "https"}]}
         ]
     });
     let lab_file = LabFile::parse(&file.to_string()).unwrap();
     let lab = Lab::up(&lab_file).await.unwrap();
     for port in [10080, 10443, 10022] {
-        let listener = tokio::net::TcpListener::bind(("127.77.71.2", port)).await.unwrap();
+        let listener = tokio::net::TcpListener::bind(("127.77.74.2", port)).await.unwrap();
         tokio::spawn(async move {
             let mut held = Vec::new();
             while let Ok((s, _)) = listener.accept().await {

@@ -163,6 +163,15 @@ async fn normalised_names(store: &dyn Store) {
     assert!(at >= before, "{at}");
     store.set_scan_error(att.id, None).await.unwrap();
     assert!(store.scan_error(att.id).await.unwrap().is_none());
+    // The DKIM selectors a company names: none, set (in order), replaced, cleared.
+    assert!(store.dkim_selectors(att.id).await.unwrap().is_empty());
+    let named = vec!["sel1".to_owned(), "mail-2024".to_owned()];
+    store.set_dkim_selectors(att.id, &named).await.unwrap();
+    assert_eq!(store.dkim_selectors(att.id).await.unwrap(), named);
+    store.set_dkim_selectors(att.id, &named[1..]).await.unwrap();
+    assert_eq!(store.dkim_selectors(att.id).await.unwrap(), ["mail-2024"]);
+    store.set_dkim_selectors(att.id, &[]).await.unwrap();
+    assert!(store.dkim_selectors(att.id).await.unwrap().is_empty());
     // A renamed company is found by its new name only.
     let p = profile("norm-pg", "P&G", "norm-pg.example");
     store.save_company(&CompanySnapshot { profile: p, ..Default::default() }).await.unwrap();

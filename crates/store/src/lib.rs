@@ -309,6 +309,11 @@ pub trait Store: Send + Sync + 'static {
     async fn set_scan_error(&self, company: i64, error: Option<&str>) -> Result<()>;
     /// Why the company's last scan could not rate it, and when.
     async fn scan_error(&self, company: i64) -> Result<Option<(String, time::OffsetDateTime)>>;
+    /// Sets the DKIM selectors the company names (validated by
+    /// `model::dkim_selectors`); empty clears them.
+    async fn set_dkim_selectors(&self, company: i64, selectors: &[String]) -> Result<()>;
+    /// The DKIM selectors the company names (empty when it names none).
+    async fn dkim_selectors(&self, company: i64) -> Result<Vec<String>>;
     /// Adds lookups to `searched_by`: (company row id, count).
     async fn add_lookups(&self, counts: &[(i64, i64)]) -> Result<()>;
     async fn domains(&self, company: i64) -> Result<Vec<DomainAsset>>;

@@ -324,6 +324,8 @@ pub async fn process_leased(
     }
     let now = OffsetDateTime::now_utc();
     let website_in = |domain: &str| website_host.as_deref().filter(|h| under(h, domain));
+    // The DKIM selectors the company names: tried first, and no key at them is a finding.
+    let named = store.dkim_selectors(company.id).await?;
     match kind {
         "scan" => {
             let mut found = Vec::new();
@@ -333,7 +335,9 @@ pub async fn process_leased(
             let mut absent = Vec::new();
             let mut notes = Vec::new();
             for domain in &domains {
-                let scan = match scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await {
+                let scanned =
+                    scanner::probes::scan_domain_with(ctx, domain, website_in(domain), &ctx.wordlist, &named).await;
+                let scan = match scanned {
                     Ok(scan) => scan,
                     // A domain that does not exist is left out (its findings would all
                     // be false "missing" verdicts); with none left, nothing is rated.
@@ -381,7 +385,9 @@ pub async fn process_leased(
             hold(store, lease).await?;
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
             hold(store, lease).await?;
-            rate::rate(store, company.id, website_host.as_deref(), &assessed.per_component(), &notes, now).await?;
+            let reasons = assessed.not_assessable_reasons();
+            rate::rate(store, company.id, website_host.as_deref(), &assessed.per_component(), &reasons, &notes, now)
+                .await?;
             store.set_scan_error(company.id, None).await?;
             Ok(outcome)
         }
@@ -398,7 +404,8 @@ pub async fn process_leased(
             };
             let mut complete = true;
             let mut found = if *domain == subdomain {
-                let scan = scanner::probes::scan_domain(ctx, domain, website_in(domain), &ctx.wordlist).await?;
+                let scan =
+                    scanner::probes::scan_domain_with(ctx, domain, website_in(domain), &ctx.wordlist, &named).await?;
                 report_budget(&social_id, &scan);
                 complete = !scan.truncated();
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
@@ -409,7 +416,7 @@ pub async fn process_leased(
                 let detected = scanner::probes::host_software(ctx, &subdomain).await;
                 software::inventory(store, &detected, ctx.eol.as_deref(), now).await?.findings
             } else {
-                scanner::probes::rescan_host(ctx, domain, &subdomain, website_in(domain), vector).await?
+                scanner::probes::rescan_host(ctx, domain, &subdomain, website_in(domain), vector, &named).await?
             };
             found.retain(|f| f.risk_vector == vector && under(&f.asset, &subdomain));
             let vectors = [vector];
@@ -422,7 +429,8 @@ pub async fn process_leased(
             if let Some(last) = store.latest_score(company.id).await?.filter(|s| s.methodology.is_some()) {
                 let assets = rate::assets_of(&last);
                 hold(store, lease).await?;
-                rate::rate(store, company.id, website_host.as_deref(), &assets, &last.notes, now).await?;
+                let reasons = rate::reasons_of(&last);
+                rate::rate(store, company.id, website_host.as_deref(), &assets, &reasons, &last.notes, now).await?;
             }
             Ok(outcome)
         }

@@ -15,8 +15,17 @@ use time::OffsetDateTime;
 pub struct Assessed {
     /// Company domains checked (SPF, DMARC, DNSSEC, CAA…).
     pub domains: u32,
-    /// Domains that receive mail (DKIM, MTA-STS, TLS-RPT apply).
+    /// Domains that receive mail (MTA-STS, TLS-RPT apply).
     pub mail_domains: u32,
+    /// Domains whose SPF, DKIM, DMARC check could be made (a failed lookup, or no key
+    /// at any selector anyone named, leaves it not assessable), and those with at
+    /// least one it_standardization check made.
+    pub spf_domains: u32,
+    pub dkim_domains: u32,
+    pub dmarc_domains: u32,
+    pub it_domains: u32,
+    /// Why checks could not be made, per component (the first few, "asset: why").
+    pub reasons: BTreeMap<RiskVector, Vec<String>>,
     /// Host names discovered (digitalization's footprint).
     pub hosts: u32,
     /// Hosts with an address (port-scanned).
@@ -37,8 +46,22 @@ fn n(x: usize) -> u32 {
 impl Assessed {
     /// Adds one domain's scan.
     pub fn add_scan(&mut self, scan: &DomainScan) {
+        use scanner::check::Outcome;
         self.domains += 1;
         self.mail_domains += u32::from(scan.mail);
+        let made = |v: RiskVector| {
+            u32::from(scan.checks.iter().any(|c| c.risk_vector == v && c.outcome != Outcome::NotAssessable))
+        };
+        self.spf_domains += made(RiskVector::Spf);
+        self.dkim_domains += made(RiskVector::Dkim);
+        self.dmarc_domains += made(RiskVector::Dmarc);
+        self.it_domains += made(RiskVector::ItStandardization);
+        for c in scan.checks.iter().filter(|c| c.outcome == Outcome::NotAssessable) {
+            let reasons = self.reasons.entry(c.risk_vector).or_default();
+            if reasons.len() < MAX_REASONS {
+                reasons.push(format!("{} ({}): {}", c.asset, c.check, c.detail));
+            }
+        }
         self.hosts += n(scan.assets.len());
         self.addressed_hosts += n(scan.assets.iter().filter(|a| !a.addresses.is_empty()).count());
         self.tls_endpoints += n(scan.tls.len());
@@ -58,8 +81,10 @@ impl Assessed {
             .iter()
             .map(|v| {
                 let count = match v {
-                    V::Spf | V::Dmarc | V::ItStandardization => self.domains,
-                    V::Dkim => self.mail_domains,
+                    V::Spf => self.spf_domains,
+                    V::Dmarc => self.dmarc_domains,
+                    V::ItStandardization => self.it_domains,
+                    V::Dkim => self.dkim_domains,
                     V::CertificateInfo | V::CertificateConf | V::CertificateCve => self.tls_endpoints,
                     V::OpenPorts => self.addressed_hosts,
                     V::WebHeaders => self.web_origins,
@@ -70,6 +95,32 @@ impl Assessed {
                 (*v, count)
             })
             .collect()
+    }
+
+    /// Why each component with nothing assessed could not be: the checks that could not
+    /// be made, when there were some.
+    pub fn not_assessable_reasons(&self) -> BTreeMap<RiskVector, String> {
+        self.reasons.iter().map(|(v, why)| (*v, why.join("; "))).collect()
+    }
+}
+
+/// The reasons kept per component.
+const MAX_REASONS: usize = 3;
+
+/// The reasons a stored rating gave for its components that were not assessable.
+pub fn reasons_of(snapshot: &ScoreSnapshot) -> BTreeMap<RiskVector, String> {
+    snapshot.components.iter().filter_map(|(v, c)| Some((*v, c.not_assessable.clone()?))).collect()
+}
+
+/// Puts `reasons` on the components of `rating` that were not assessable (in place of
+/// the generic reason).
+pub fn explain(rating: &mut rating::Rating, reasons: &BTreeMap<RiskVector, String>) {
+    for c in &mut rating.components {
+        if c.not_assessable.is_some()
+            && let Some(why) = reasons.get(&c.risk_vector)
+        {
+            c.not_assessable = Some(why.clone());
+        }
     }
 }
 
@@ -102,17 +153,21 @@ pub fn website_host(website: &str) -> Option<String> {
 
 /// Rates the company from its open findings and records the rating at `now`; returns
 /// the rating (none when nothing at all was assessable).
+#[allow(clippy::too_many_arguments)]
 pub async fn rate(
     store: &dyn Store,
     company: i64,
     website_host: Option<&str>,
     assets: &BTreeMap<RiskVector, u32>,
+    reasons: &BTreeMap<RiskVector, String>,
     notes: &[String],
     now: OffsetDateTime,
 ) -> Result<Option<ScoreSnapshot>, store::StoreError> {
     let findings = store.open_findings(company).await?;
     let kev = kev_among(store, &findings).await?;
-    let rating = rating::rate(&rating::Input { findings: &findings, assets_checked: assets, kev: &kev, website_host });
+    let mut rating =
+        rating::rate(&rating::Input { findings: &findings, assets_checked: assets, kev: &kev, website_host });
+    explain(&mut rating, reasons);
     let Some(mut snapshot) = rating::snapshot(&rating, OffsetDateTimeText(now)) else { return Ok(None) };
     snapshot.notes = notes.to_vec();
     // Timestamps are whole seconds: a rescan finishing within the second of the last

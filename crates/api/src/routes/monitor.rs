@@ -428,6 +428,22 @@ struct NewSubsidiary {
     industry: String,
     social_id: SocialId,
     parent_social_id: SocialId,
+    /// Extension: the DKIM selectors the subsidiary signs with (absent: unchanged).
+    dkim_selectors: Option<Vec<String>>,
+}
+
+/// The optional `dkim_selectors` extension: an array of selectors
+/// (`model::dkim_selectors`).
+fn selectors_field(body: &serde_json::Map<String, Value>) -> Result<Option<Vec<String>>, ApiError> {
+    let invalid = || ApiError::not_valid("dkim_selectors");
+    match body.get("dkim_selectors") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) if items.len() <= model::MAX_DKIM_SELECTORS => {
+            let texts: Vec<&str> = items.iter().map(|v| v.as_str().ok_or_else(invalid)).collect::<Result<_, _>>()?;
+            model::dkim_selectors(&texts).map(Some).map_err(|_| invalid())
+        }
+        Some(_) => Err(invalid()),
+    }
 }
 
 fn text(body: &serde_json::Map<String, Value>, field: &str, required: bool) -> Result<Option<String>, ApiError> {
@@ -463,6 +479,7 @@ fn parse_new_subsidiary(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
     text(&body, "parent_company_name", false)?;
     let parent_social_id = SocialId::parse(&text(&body, "parent_social_id", true)?.unwrap_or_default())
         .map_err(|_| ApiError::not_valid("parent_social_id"))?;
+    let dkim_selectors = selectors_field(&body)?;
     Ok(NewSubsidiary {
         name,
         website,
@@ -473,6 +490,7 @@ fn parse_new_subsidiary(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
         industry: if industry.is_empty() { sub_industry } else { industry },
         social_id,
         parent_social_id,
+        dkim_selectors,
     })
 }
 
@@ -500,6 +518,10 @@ pub async fn add_subsidiary(
         Some(child) => {
             let linked = app.store().subsidiaries(parent.id, None).await?.items.iter().any(|c| c.id == child.id);
             if linked {
+                // The key's own subsidiary: its DKIM selectors may be given again.
+                if let Some(selectors) = &new.dkim_selectors {
+                    app.store().set_dkim_selectors(child.id, selectors).await?;
+                }
                 format!(
                     "Subsidiary {} ({}) is already a subsidiary of {}",
                     child.company_name, child.social_id, parent.company_name
@@ -537,6 +559,9 @@ pub async fn add_subsidiary(
                 ..Default::default()
             };
             let created = app.store().save_company(&CompanySnapshot { profile, ..Default::default() }).await?;
+            if let Some(selectors) = &new.dkim_selectors {
+                app.store().set_dkim_selectors(created.id, selectors).await?;
+            }
             app.store()
                 .record_subsidiary_request(parent.id, created.id, caller.key_id, SubsidiaryState::Created)
                 .await?;

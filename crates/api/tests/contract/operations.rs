@@ -551,3 +551,39 @@ async fn cve_search_answers_are_reused_for_their_ttl() {
     let other = app.ok(&format!("{path}&limit=10"), k).await;
     assert_eq!(other.as_array().unwrap().len(), 3, "another query is answered afresh");
 }
+
+/// add-subsidiary takes the subsidiary's DKIM selectors as an optional extension field:
+/// stored (lower case) with the new company, replaced when its own subsidiary is added
+/// again, and refused with 400 when not selectors.
+#[tokio::test]
+async fn add_subsidiary_takes_the_dkim_selectors() {
+    let app = TestApp::spawn().await;
+    let k = &app.monitor;
+    let body = |selectors: &str| {
+        format!(
+            r#"{{"name":"Acme Mail","website":"https://acme-mail.example","social_id":"acme-mail","parent_social_id":"acme-robotics"{selectors}}}"#
+        )
+    };
+    for bad in [r#","dkim_selectors":"sel1""#, r#","dkim_selectors":["a b"]"#, r#","dkim_selectors":[1]"#] {
+        let (s, v, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body(bad))).await;
+        assert_eq!(
+            (s, v),
+            (StatusCode::BAD_REQUEST, serde_json::json!({"error": "dkim_selectors is not valid"})),
+            "{bad}"
+        );
+    }
+    let (s, v, _) = app
+        .call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body(r#","dkim_selectors":["Sel1","k_2"]"#)))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let id = app.store.company_by_social_id(&model::SocialId::parse("acme-mail").unwrap()).await.unwrap().unwrap().id;
+    assert_eq!(app.store.dkim_selectors(id).await.unwrap(), ["sel1", "k_2"]);
+    let (s, _, _) = app
+        .call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body(r#","dkim_selectors":["mx2025"]"#)))
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(app.store.dkim_selectors(id).await.unwrap(), ["mx2025"]);
+    // Absent: left as it is.
+    app.call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body(""))).await;
+    assert_eq!(app.store.dkim_selectors(id).await.unwrap(), ["mx2025"]);
+}

@@ -4,6 +4,9 @@
 
 use std::collections::BTreeSet;
 
+use model::RiskVector;
+
+use crate::check::Check;
 use crate::dns::{Dns, DnsError};
 use crate::finding::ScanFinding;
 use crate::mail::{dkim, dmarc, spf};
@@ -67,30 +70,40 @@ const MAX_DEPTH: usize = 12;
 /// limits (§4.6.4). A DNS failure during the evaluation (temperror) leaves the result
 /// unjudged: no finding but what the record itself shows (`ptr`).
 pub async fn spf(dns: &Dns, domain: &str, handles_mail: bool) -> Result<Vec<ScanFinding>, DnsError> {
+    Ok(spf_check(dns, domain, handles_mail).await?.0)
+}
+
+/// [`spf`] with the check's outcome: not assessable when a lookup of the evaluation
+/// failed (temperror), a pass that says what unlisted senders get otherwise.
+pub async fn spf_check(dns: &Dns, domain: &str, handles_mail: bool) -> Result<(Vec<ScanFinding>, Check), DnsError> {
     let texts = dns.txt(domain).await?;
+    let judged = |out: Vec<ScanFinding>, observed: String| {
+        let check = Check::judged(RiskVector::Spf, "spf record", domain, &out, observed);
+        Ok((out, check))
+    };
     let records: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
     let mut out = Vec::new();
     let record = match records.as_slice() {
         [] if handles_mail => {
             out.push(ScanFinding::new("spf.missing", domain, "no v=spf1 TXT record; the domain has MX records"));
-            return Ok(out);
+            return judged(out, String::new());
         }
         [] => {
             out.push(ScanFinding::new("spf.missing_non_mail", domain, "no v=spf1 TXT record and no MX records"));
-            return Ok(out);
+            return judged(out, String::new());
         }
         [one] => *one,
         many => {
             let evidence = many.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join("; ");
             out.push(ScanFinding::new("spf.multiple_records", domain, format!("{} records: {evidence}", many.len())));
-            return Ok(out);
+            return judged(out, String::new());
         }
     };
     let parsed = match spf::parse(record) {
         Ok(p) => p,
         Err(e) => {
             out.push(ScanFinding::new("spf.syntax_error", domain, format!("\"{record}\": {e}")));
-            return Ok(out);
+            return judged(out, String::new());
         }
     };
     let mut eval = Eval::default();
@@ -112,16 +125,20 @@ pub async fn spf(dns: &Dns, domain: &str, handles_mail: bool) -> Result<Vec<Scan
         Outcome::Result(spf::Qualifier::SoftFail, how) => {
             out.push(ScanFinding::new("spf.softfail_all", domain, how.evidence(&quoted)));
         }
-        Outcome::Result(spf::Qualifier::Fail, _) => {}
+        Outcome::Result(spf::Qualifier::Fail, how) => {
+            return judged(out, format!("unlisted senders fail: {}", how.evidence(&quoted)));
+        }
         Outcome::PermError(code, why) => out.push(ScanFinding::new(code, domain, format!("{quoted}: {why}"))),
         // A lookup that failed (timeout, SERVFAIL, REFUSED) is a temperror: the record
         // cannot be judged, and that is never a finding.
         Outcome::TempError(e) => {
             tracing::info!(domain, error = %e, "SPF not assessable: a lookup failed (temperror)");
             out.retain(|f| f.code == "spf.ptr_mechanism");
+            let why = format!("{quoted}: a lookup of the evaluation failed (temperror): {e}");
+            return Ok((out, Check::not_assessable(RiskVector::Spf, "spf record", domain, why)));
         }
     }
-    Ok(out)
+    judged(out, String::new())
 }
 
 /// Where the result for unlisted senders came from.
@@ -359,24 +376,46 @@ impl Eval {
     }
 }
 
-/// The dkim component for `domain`: every curated selector is queried.
+/// The dkim component for `domain`: the key records at the selectors the company names
+/// (`named`, tried first) and at the curated `selectors`, each judged (syntax, revoked,
+/// key size, testing mode, SHA-1 only). When no key is found, what that means depends
+/// on what Rampart can know: a key at a selector nobody named is invisible from
+/// outside, so with no named selector the check is not assessable; with named
+/// selectors and no key at them, DKIM is missing (`dkim.missing`). A selector whose
+/// lookup failed (timeout, SERVFAIL, REFUSED) leaves "no key" unknown: not assessable.
+/// A domain that receives no mail (no MX) is not judged.
 pub async fn dkim(
     dns: &Dns,
     domain: &str,
     handles_mail: bool,
+    named: &[String],
     selectors: &[String],
-) -> Result<Vec<ScanFinding>, DnsError> {
+) -> (Vec<ScanFinding>, Check) {
+    let mut tried: Vec<&String> = Vec::new();
+    for s in named.iter().chain(selectors) {
+        if !tried.contains(&s) {
+            tried.push(s);
+        }
+    }
     let mut out = Vec::new();
-    let mut found = 0;
-    for selector in selectors {
+    let mut with_keys = Vec::new();
+    let mut failed = Vec::new();
+    for selector in &tried {
         let name = format!("{selector}._domainkey.{domain}");
-        // A selector whose lookup fails is skipped, like one that does not exist.
-        let Ok(texts) = dns.txt(&name).await else { continue };
+        let texts = match dns.txt(&name).await {
+            Ok(t) => t,
+            Err(e) => {
+                failed.push(format!("{selector}: {e}"));
+                continue;
+            }
+        };
         // A key record: v=DKIM1 or any record with a p= tag.
         let keys: Vec<&String> =
             texts.iter().filter(|t| t.trim_start().starts_with("v=DKIM1") || t.contains("p=")).collect();
+        if !keys.is_empty() {
+            with_keys.push(selector.as_str());
+        }
         for record in keys {
-            found += 1;
             let key = match dkim::parse(record) {
                 Ok(k) => k,
                 Err(e) => {
@@ -403,18 +442,45 @@ pub async fn dkim(
             }
         }
     }
-    if found == 0 && handles_mail {
-        out.push(ScanFinding::new(
-            "dkim.missing",
-            domain,
-            format!(
-                "no DKIM key record at any of {} selectors ({}, …)",
-                selectors.len(),
-                selectors[..selectors.len().min(5)].join(", ")
-            ),
-        ));
+    const CHECK: &str = "dkim keys";
+    if !with_keys.is_empty() {
+        let check = Check::judged(RiskVector::Dkim, CHECK, domain, &out, format!("keys at {}", with_keys.join(", ")));
+        return (out, check);
     }
-    Ok(out)
+    if !handles_mail {
+        let why = "the domain receives no mail (no MX): DKIM is judged on the domains that do";
+        return (out, Check::not_assessable(RiskVector::Dkim, CHECK, domain, why));
+    }
+    if !failed.is_empty() {
+        let why = format!(
+            "no key found, but {} of {} selector lookups failed ({}{})",
+            failed.len(),
+            tried.len(),
+            failed[..failed.len().min(2)].join("; "),
+            if failed.len() > 2 { "; …" } else { "" }
+        );
+        return (out, Check::not_assessable(RiskVector::Dkim, CHECK, domain, why));
+    }
+    if named.is_empty() {
+        let why = format!(
+            "no key at the {} selectors tried ({}, …); a key at another selector cannot be seen from outside \
+             (name the company's selectors: dkim_selectors)",
+            tried.len(),
+            tried[..tried.len().min(5)].iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        );
+        return (out, Check::not_assessable(RiskVector::Dkim, CHECK, domain, why));
+    }
+    out.push(ScanFinding::new(
+        "dkim.missing",
+        domain,
+        format!(
+            "no DKIM key record at the selectors the company names ({}) nor at the {} curated selectors",
+            named.join(", "),
+            selectors.len()
+        ),
+    ));
+    let check = Check::judged(RiskVector::Dkim, CHECK, domain, &out, String::new());
+    (out, check)
 }
 
 /// The organisational domain of `domain` (RFC 7489 §3.2): its registrable domain by the

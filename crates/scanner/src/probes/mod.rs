@@ -10,6 +10,7 @@ pub mod web;
 
 use time::OffsetDateTime;
 
+use crate::check::Check;
 use crate::discovery::Candidate;
 use crate::dns::DnsError;
 use crate::dnssec::Validator;
@@ -201,6 +202,8 @@ pub struct DomainScan {
     /// Web origins assessed for headers (2xx, not a parked or default page).
     pub web_origins: u32,
     pub findings: Vec<ScanFinding>,
+    /// Every check made, with its outcome: pass, finding, or not assessable and why.
+    pub checks: Vec<Check>,
     /// Names offered by a source that were not taken, with the reason.
     pub skipped: Vec<crate::discovery::Skipped>,
     /// Where the scan stopped at its budget ("truncated: 500 hosts, the cap"); empty for a
@@ -448,21 +451,21 @@ async fn probe_tls_until(
     ctx: &Context,
     targets: Vec<crate::tlsprobe::Target>,
     deadline: tokio::time::Instant,
-) -> (Vec<crate::tlsprobe::TlsReport>, usize) {
+) -> (Vec<crate::tlsprobe::TlsReport>, usize, Vec<(String, String)>) {
     use futures_util::StreamExt;
     let lab_root = ctx.lab_root.as_deref();
-    let results: Vec<Option<crate::tlsprobe::TlsReport>> = futures_util::stream::iter(targets)
+    let results: Vec<Result<crate::tlsprobe::TlsReport, (String, String)>> = futures_util::stream::iter(targets)
         .map(|t| async move {
             match tokio::time::timeout(TLS_PROBE_TIME, crate::tlsprobe::probe(&ctx.guard, &t, lab_root, ctx.now)).await
             {
-                Ok(Ok(r)) => Some(r),
+                Ok(Ok(r)) => Ok(r),
                 Ok(Err(e)) => {
                     tracing::debug!(target = %t.asset(), error = %e, "TLS probe failed");
-                    None
+                    Err((t.asset(), format!("the TLS probe failed: {e}")))
                 }
                 Err(_) => {
                     tracing::debug!(target = %t.asset(), "TLS probe over its time");
-                    None
+                    Err((t.asset(), format!("the TLS probe took more than {} s", TLS_PROBE_TIME.as_secs())))
                 }
             }
         })
@@ -471,9 +474,16 @@ async fn probe_tls_until(
         .collect()
         .await;
     let done = results.len();
-    let mut reports: Vec<crate::tlsprobe::TlsReport> = results.into_iter().flatten().collect();
+    let (mut reports, mut failed) = (Vec::new(), Vec::new());
+    for r in results {
+        match r {
+            Ok(report) => reports.push(report),
+            Err(f) => failed.push(f),
+        }
+    }
     reports.sort_by(|a, b| a.target.cmp(&b.target));
-    (reports, done)
+    failed.sort();
+    (reports, done, failed)
 }
 
 /// Overall time for one host's visit, and again for its digitalization page checks:
@@ -524,6 +534,19 @@ pub async fn scan_domain(
     website_host: Option<&str>,
     wordlist: &[String],
 ) -> Result<DomainScan, DnsError> {
+    scan_domain_with(ctx, domain, website_host, wordlist, &[]).await
+}
+
+/// [`scan_domain`] with the DKIM selectors the company names (tried first; no key at
+/// them is `dkim.missing`, where no key at the curated selectors alone is not
+/// assessable).
+pub async fn scan_domain_with(
+    ctx: &Context,
+    domain: &str,
+    website_host: Option<&str>,
+    wordlist: &[String],
+    dkim_selectors: &[String],
+) -> Result<DomainScan, DnsError> {
     let domain = crate::dns::host_name(domain);
     let mut budget = Budget::new(&ctx.limits);
     let dns = ctx.guard.dns();
@@ -570,27 +593,32 @@ pub async fn scan_domain(
     // Mail and standards: DNS questions, bounded by their own timeouts; running out of
     // time here fails the scan (a partial mail check would read as records missing).
     let until = budget.begin(budget.limits.stages.mail);
-    let mut findings = match tokio::time::timeout_at(until, mail_and_standards(ctx, &domain, website_host)).await {
-        Ok(found) => found?,
-        Err(_) => {
-            return Err(DnsError::Failed(format!(
-                "{domain}: the mail and standards checks did not finish in their {} seconds",
-                budget.limits.stages.mail.min(budget.limits.time).as_secs()
-            )));
-        }
-    };
-    let mail = !dns.mx(&domain).await?.is_empty();
-    budget.stage("mail and standards", format!("{} findings", findings.len()));
+    let checked = mail_and_standards_checked(ctx, &domain, website_host, dkim_selectors);
+    let MailStandards { mut findings, mut checks, handles_mail: mail } =
+        match tokio::time::timeout_at(until, checked).await {
+            Ok(found) => found?,
+            Err(_) => {
+                return Err(DnsError::Failed(format!(
+                    "{domain}: the mail and standards checks did not finish in their {} seconds",
+                    budget.limits.stages.mail.min(budget.limits.time).as_secs()
+                )));
+            }
+        };
+    budget.stage("mail and standards", format!("{} findings, {} checks", findings.len(), checks.len()));
 
     // The web rounds.
     budget.begin(budget.limits.stages.web);
     let web = web_rounds(ctx, &domain, &wildcard, &mut assets, &mut skipped, &mut budget).await;
     findings.extend(web.findings);
+    checks.extend(web.checks);
     let mut endpoints = web.endpoints;
     let web_origins = web.web_origins;
     if ctx.wants(model::RiskVector::Digitalization) {
-        findings.extend(digital::dangling_cnames(dns, &assets).await);
-        findings.extend(digital::wildcard(&domain, &wildcard));
+        let mut found = digital::dangling_cnames(dns, &assets).await;
+        found.extend(digital::wildcard(&domain, &wildcard));
+        let observed = "no dangling CNAME, no wildcard record";
+        checks.push(Check::judged(model::RiskVector::Digitalization, "dns names", &domain, &found, observed));
+        findings.extend(found);
     }
     budget.stage("web rounds", format!("{} hosts visited, {} endpoints", budget.visits, endpoints.len()));
 
@@ -611,9 +639,10 @@ pub async fn scan_domain(
         let total = hosts.len();
         // Unordered, so a host that holds its ports open does not keep the scans that
         // finished after it from counting when the stage's time runs out.
-        let scans: Vec<Vec<ports::OpenPort>> = futures_util::stream::iter(hosts)
+        let scans: Vec<(String, Option<Vec<ports::OpenPort>>)> = futures_util::stream::iter(hosts.clone())
             .map(|h| async move {
-                tokio::time::timeout(PORT_SCAN_TIME, ports::scan(&ctx.guard, &h, &ctx.ports)).await.unwrap_or_default()
+                let scanned = tokio::time::timeout(PORT_SCAN_TIME, ports::scan(&ctx.guard, &h, &ctx.ports)).await.ok();
+                (h, scanned)
             })
             .buffer_unordered(CONCURRENT_HOSTS)
             .take_until(tokio::time::sleep_until(until))
@@ -622,7 +651,36 @@ pub async fn scan_domain(
         if scans.len() < total {
             budget.out_of_time("the port scan");
         }
-        open_ports = scans.into_iter().flatten().collect();
+        let judged: std::collections::BTreeMap<String, Option<Vec<ports::OpenPort>>> = scans.into_iter().collect();
+        let tried = ctx.ports.len();
+        for host in &hosts {
+            let check = match judged.get(host) {
+                Some(Some(open)) => {
+                    let found = ports::judge(open);
+                    Check::judged(
+                        model::RiskVector::OpenPorts,
+                        "port scan",
+                        host,
+                        &found,
+                        format!("{} of {tried} ports open, none exposing a risky service", open.len()),
+                    )
+                }
+                Some(None) => Check::not_assessable(
+                    model::RiskVector::OpenPorts,
+                    "port scan",
+                    host,
+                    format!("the host's port scan took more than {} s", PORT_SCAN_TIME.as_secs()),
+                ),
+                None => Check::not_assessable(
+                    model::RiskVector::OpenPorts,
+                    "port scan",
+                    host,
+                    "the port scan stage ran out of time before this host",
+                ),
+            };
+            checks.push(check);
+        }
+        open_ports = judged.into_values().flatten().flatten().collect();
         open_ports.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     }
     findings.extend(ports::judge(&open_ports));
@@ -656,6 +714,7 @@ pub async fn scan_domain(
             budget.out_of_time("the other web ports");
         }
         for (host, front, pages) in origins {
+            checks.extend(origin_checks(ctx, &front, &host, &pages));
             findings.extend(pages);
             if headers::assessable(&front) {
                 findings.extend(headers::assess(&front, &host));
@@ -677,8 +736,13 @@ pub async fn scan_domain(
     let until = budget.begin(budget.limits.stages.tls);
     let mut tls = Vec::new();
     if wants_tls(ctx) && !budget.expired() {
-        let mx: Vec<String> =
-            dns.mx(&domain).await?.into_iter().filter(|h| crate::discovery::inside(h, &domain)).collect();
+        let mx: Vec<String> = dns
+            .mx(&domain)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|h| crate::discovery::inside(h, &domain))
+            .collect();
         let mut targets = Vec::new();
         for a in assets.iter().filter(|a| !a.addresses.is_empty()) {
             let https = endpoints.iter().any(|e| e.host == a.name && e.port == 443);
@@ -691,13 +755,20 @@ pub async fn scan_domain(
             }
         }
         let total = targets.len();
-        let (reports, done) = probe_tls_until(ctx, targets, until).await;
+        let (reports, done, failed) = probe_tls_until(ctx, targets, until).await;
         if done < total {
             budget.out_of_time("the TLS probes");
         }
         tls = reports;
         for report in &tls {
-            findings.extend(crate::tlsprobe::findings::judge(report));
+            let found = crate::tlsprobe::findings::judge(report);
+            checks.extend(tls_checks(&report.target, &found));
+            findings.extend(found);
+        }
+        for (target, why) in failed {
+            for v in TLS_VECTORS {
+                checks.push(Check::not_assessable(v, "tls endpoint", &target, why.clone()));
+            }
         }
     } else if wants_tls(ctx) {
         budget.out_of_time("the TLS probes");
@@ -717,6 +788,7 @@ pub async fn scan_domain(
     budget.stage("software", format!("{} products", software.len()));
 
     findings.retain(|f| ctx.wants(f.risk_vector));
+    checks.retain(|c| ctx.wants(c.risk_vector));
     assets.sort_by(|a, b| a.name.cmp(&b.name));
     endpoints.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     let mut seen = std::collections::BTreeSet::new();
@@ -731,10 +803,53 @@ pub async fn scan_domain(
         mail,
         web_origins,
         findings,
+        checks,
         skipped,
         notes: budget.notes(),
         stages: budget.stages,
     })
+}
+
+/// The three certificate components of one TLS endpoint's report.
+const TLS_VECTORS: [model::RiskVector; 3] =
+    [model::RiskVector::CertificateInfo, model::RiskVector::CertificateConf, model::RiskVector::CertificateCve];
+
+/// The checks of one TLS endpoint: one per certificate component, judged from `found`.
+fn tls_checks(target: &str, found: &[ScanFinding]) -> Vec<Check> {
+    TLS_VECTORS
+        .iter()
+        .map(|v| {
+            let mine: Vec<ScanFinding> = found.iter().filter(|f| f.risk_vector == *v).cloned().collect();
+            let (check, observed) = match v {
+                model::RiskVector::CertificateInfo => ("certificate", "a valid chain for the name, not expiring soon"),
+                model::RiskVector::CertificateConf => ("tls configuration", "modern versions and suites only"),
+                _ => ("tls vulnerabilities", "none of the known TLS vulnerabilities"),
+            };
+            Check::judged(*v, check, target, &mine, observed)
+        })
+        .collect()
+}
+
+/// The web_headers and digitalization checks of one web origin's front page (`pages`:
+/// what its page checks found). A front page that is not an application (an error
+/// status, a parked or default page) leaves the headers not assessable.
+fn origin_checks(ctx: &Context, front: &headers::Front, host: &str, pages: &[ScanFinding]) -> Vec<Check> {
+    use model::RiskVector as V;
+    let mut out = Vec::new();
+    let origin = front.origin.as_str();
+    if headers::assessable(front) {
+        let found = headers::assess(front, host);
+        out.push(Check::judged(V::WebHeaders, "security headers", origin, &found, "every header the method asks for"));
+    } else {
+        let why =
+            format!("the front page answered {} or is a parked or default page: no application to judge", front.status);
+        out.push(Check::not_assessable(V::WebHeaders, "security headers", origin, why));
+    }
+    if ctx.wants(V::Digitalization) {
+        let observed = "no exposed admin panel or directory listing";
+        out.push(Check::judged(V::Digitalization, "pages", origin, pages, observed));
+    }
+    out
 }
 
 /// Is this open port a web origin the web rounds did not visit? HTTP (Elasticsearch
@@ -781,6 +896,7 @@ async fn visit_origin(ctx: &Context, p: ports::OpenPort) -> Option<(String, head
 /// What the web rounds found.
 struct WebRounds {
     findings: Vec<ScanFinding>,
+    checks: Vec<Check>,
     endpoints: Vec<web::Endpoint>,
     software: Vec<crate::software::Software>,
     web_origins: u32,
@@ -800,7 +916,13 @@ async fn web_rounds(
 ) -> WebRounds {
     use futures_util::StreamExt;
     let dns = ctx.guard.dns();
-    let mut out = WebRounds { findings: Vec::new(), endpoints: Vec::new(), software: Vec::new(), web_origins: 0 };
+    let mut out = WebRounds {
+        findings: Vec::new(),
+        checks: Vec::new(),
+        endpoints: Vec::new(),
+        software: Vec::new(),
+        web_origins: 0,
+    };
     let mut visited = std::collections::BTreeSet::new();
     for _ in 0..WEB_ROUNDS {
         let mut hosts: Vec<String> = assets
@@ -841,9 +963,15 @@ async fn web_rounds(
         );
         while let Some((mut v, pages)) = visits.next().await {
             done += 1;
+            let host_found = digital::host_findings(&v);
+            if let Some(front) = &v.front {
+                let mut seen = pages.clone();
+                seen.extend(host_found.iter().cloned());
+                out.checks.extend(origin_checks(ctx, front, &v.host, &seen));
+            }
             out.findings.extend(pages);
             out.findings.extend(web::https_findings(&v));
-            out.findings.extend(digital::host_findings(&v));
+            out.findings.extend(host_found);
             if let Some(front) = v.front.as_ref().filter(|f| headers::assessable(f)) {
                 out.findings.extend(headers::assess(front, &v.host));
                 out.web_origins += 1;
@@ -930,11 +1058,12 @@ pub async fn rescan_host(
     host: &str,
     website_host: Option<&str>,
     vector: model::RiskVector,
+    dkim_selectors: &[String],
 ) -> Result<Vec<ScanFinding>, DnsError> {
     use model::RiskVector as V;
     let mut found = Vec::new();
     if matches!(vector, V::Spf | V::Dkim | V::Dmarc | V::ItStandardization) {
-        found = mail_and_standards(ctx, domain, website_host).await?;
+        found = mail_and_standards_checked(ctx, domain, website_host, dkim_selectors).await?.findings;
     }
     // The origins on other ports (8080, 8443 …) are looked at again too: a rescan
     // closes what it did not see, so it must see what the scan saw.
@@ -1048,33 +1177,117 @@ pub async fn mail_and_standards(
     domain: &str,
     website_host: Option<&str>,
 ) -> Result<Vec<ScanFinding>, DnsError> {
+    Ok(mail_and_standards_checked(ctx, domain, website_host, &[]).await?.findings)
+}
+
+/// What the mail and standards checks of one domain found, and every check made.
+#[derive(Debug, Clone, Default)]
+pub struct MailStandards {
+    pub findings: Vec<ScanFinding>,
+    pub checks: Vec<Check>,
+    /// The domain publishes MX records (false when that lookup failed).
+    pub handles_mail: bool,
+}
+
+/// [`mail_and_standards`] with every check's outcome. A lookup that fails (timeout,
+/// SERVFAIL, REFUSED) makes the checks that needed it not assessable, with the reason;
+/// it is never a finding, and the other checks go on. Only a domain that does not
+/// exist, or whose existence cannot be asked, ends them all (an error). `dkim_selectors`
+/// are the selectors the company names (tried first; their keys' absence is a finding).
+pub async fn mail_and_standards_checked(
+    ctx: &Context,
+    domain: &str,
+    website_host: Option<&str>,
+    dkim_selectors: &[String],
+) -> Result<MailStandards, DnsError> {
+    use model::RiskVector as V;
     let dns = ctx.guard.dns();
     let domain = crate::dns::host_name(domain);
     if dns.nxdomain(&domain).await? {
         return Err(DnsError::NoSuchDomain(domain));
     }
-    let mx = dns.mx(&domain).await?;
-    let handles_mail = !mx.is_empty();
-    use model::RiskVector as V;
-    let mut out = Vec::new();
+    let mut out = MailStandards::default();
+    let (mx, mx_failed) = match dns.mx(&domain).await {
+        Ok(mx) => (mx, None),
+        Err(e) => (Vec::new(), Some(format!("the MX lookup of {domain} failed: {e}"))),
+    };
+    out.handles_mail = !mx.is_empty();
+    let na = |v: V, check: &'static str, asset: &str, why: &str| Check::not_assessable(v, check, asset, why);
     if ctx.wants(V::Spf) {
-        out.extend(mail::spf(dns, &domain, handles_mail).await?);
+        match &mx_failed {
+            Some(why) => out.checks.push(na(V::Spf, "spf record", &domain, why)),
+            None => match mail::spf_check(dns, &domain, out.handles_mail).await {
+                Ok((found, check)) => {
+                    out.findings.extend(found);
+                    out.checks.push(check);
+                }
+                Err(e) => {
+                    let why = format!("the TXT lookup of {domain} failed: {e}");
+                    out.checks.push(na(V::Spf, "spf record", &domain, &why));
+                }
+            },
+        }
     }
     if ctx.wants(V::Dkim) {
-        out.extend(mail::dkim(dns, &domain, handles_mail, &ctx.selectors).await?);
+        match &mx_failed {
+            Some(why) => out.checks.push(na(V::Dkim, "dkim keys", &domain, why)),
+            None => {
+                let (found, check) = mail::dkim(dns, &domain, out.handles_mail, dkim_selectors, &ctx.selectors).await;
+                out.findings.extend(found);
+                out.checks.push(check);
+            }
+        }
     }
     if ctx.wants(V::Dmarc) {
-        out.extend(mail::dmarc(dns, &domain).await?);
+        match mail::dmarc(dns, &domain).await {
+            Ok(found) => {
+                out.checks.push(Check::judged(V::Dmarc, "dmarc record", &domain, &found, "p=reject, with reports"));
+                out.findings.extend(found);
+            }
+            Err(e) => {
+                let why = format!("the TXT lookup of _dmarc.{domain} failed: {e}");
+                out.checks.push(na(V::Dmarc, "dmarc record", &domain, &why));
+            }
+        }
     }
     if !ctx.wants(V::ItStandardization) {
         return Ok(out);
     }
-    if let Some(validator) = &ctx.validator {
-        out.extend(standards::dnssec(validator, &domain).await);
+    let it = V::ItStandardization;
+    match &ctx.validator {
+        Some(validator) => {
+            let (found, check) = standards::dnssec(validator, &domain).await;
+            out.findings.extend(found);
+            out.checks.push(check);
+        }
+        None => out.checks.push(na(it, "dnssec", &domain, "no validating resolver with a trust anchor is configured")),
     }
-    out.extend(standards::caa(&ctx.guard, &domain).await?);
-    if handles_mail {
-        out.extend(standards::mail_transport(&ctx.guard, ctx.lab_root.as_deref(), &domain, &mx).await?);
+    match standards::caa(&ctx.guard, &domain).await {
+        Ok(found) => {
+            out.checks.push(Check::judged(it, "caa", &domain, &found, "CAA records name the CAs that may issue"));
+            out.findings.extend(found);
+        }
+        Err(e) => out.checks.push(na(it, "caa", &domain, &format!("the CAA lookup failed: {e}"))),
+    }
+    if let Some(why) = &mx_failed {
+        out.checks.push(na(it, "mta-sts", &domain, why));
+        out.checks.push(na(it, "tls-rpt", &domain, why));
+    } else if out.handles_mail {
+        match standards::tls_rpt(&ctx.guard, &domain).await {
+            Ok(found) => {
+                out.checks.push(Check::judged(it, "tls-rpt", &domain, &found, "a v=TLSRPTv1 record"));
+                out.findings.extend(found);
+            }
+            Err(e) => out.checks.push(na(it, "tls-rpt", &domain, &format!("the TXT lookup failed: {e}"))),
+        }
+        match standards::mta_sts(&ctx.guard, ctx.lab_root.as_deref(), &domain, &mx).await {
+            Ok(found) => {
+                let observed = "an enforced policy over valid HTTPS that covers every MX host";
+                out.checks.push(Check::judged(it, "mta-sts", &domain, &found, observed));
+                out.findings.extend(found);
+            }
+            Err(e) => out.checks.push(na(it, "mta-sts", &domain, &format!("the TXT lookup failed: {e}"))),
+        }
     }
     // IPv6 on the website host and the mail hosts inside the domain.
     let mut hosts: Vec<String> = website_host.map(crate::dns::host_name).into_iter().collect();
@@ -1083,11 +1296,27 @@ pub async fn mail_and_standards(
             hosts.push(h.clone());
         }
     }
-    out.extend(standards::ipv6(&ctx.guard, &hosts).await?);
+    for host in &hosts {
+        match standards::ipv6(&ctx.guard, std::slice::from_ref(host)).await {
+            Ok(found) => {
+                out.checks.push(Check::judged(it, "ipv6", host, &found, "AAAA records"));
+                out.findings.extend(found);
+            }
+            Err(e) => out.checks.push(na(it, "ipv6", host, &format!("the AAAA lookup failed: {e}"))),
+        }
+    }
     if let Some(web) = website_host {
         let https = standards::listens(&ctx.guard, web, 443).await;
-        out.extend(standards::security_txt(&ctx.guard, web, https, ctx.now).await);
-        out.extend(standards::https_available_given(&ctx.guard, web, https).await);
+        let (found, check) = standards::security_txt(&ctx.guard, web, https, ctx.now).await;
+        out.findings.extend(found);
+        out.checks.push(check);
+        let found = standards::https_available_given(&ctx.guard, web, https).await;
+        if https || !found.is_empty() {
+            out.checks.push(Check::judged(it, "https", web, &found, "HTTPS answers on 443"));
+        } else {
+            out.checks.push(na(it, "https", web, "the website host answers on neither 443 nor 80"));
+        }
+        out.findings.extend(found);
     }
     Ok(out)
 }

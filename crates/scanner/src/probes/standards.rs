@@ -7,23 +7,33 @@
 use hickory_resolver::proto::rr::RecordType;
 use time::OffsetDateTime;
 
+use model::RiskVector;
+
+use crate::check::Check;
 use crate::dns::DnsError;
 use crate::dnssec::{Status, Validator};
 use crate::finding::ScanFinding;
 use crate::guard::Guard;
 use crate::http::{self, Verify};
 
-/// DNSSEC for a company domain.
-pub async fn dnssec(validator: &Validator, domain: &str) -> Vec<ScanFinding> {
-    match validator.zone_status(domain).await {
+/// DNSSEC for a company domain: secure (the chain validates from the trust anchor), a
+/// finding (unsigned: `dnssec_missing`, proven by the parent's signed denial of a DS;
+/// a broken chain: `dnssec_bogus`), or not assessable when the chain cannot be followed
+/// (a lookup failed, an answer did not parse).
+pub async fn dnssec(validator: &Validator, domain: &str) -> (Vec<ScanFinding>, Check) {
+    let it = RiskVector::ItStandardization;
+    let found = match validator.zone_status(domain).await {
         Ok(Status::Secure) => Vec::new(),
         Ok(Status::Insecure { reason }) => vec![ScanFinding::new("it_standardization.dnssec_missing", domain, reason)],
         Ok(Status::Bogus { reason }) => vec![ScanFinding::new("it_standardization.dnssec_bogus", domain, reason)],
         Err(e) => {
             tracing::debug!(domain, error = %e, "DNSSEC status unknown");
-            Vec::new()
+            let why = format!("the chain of trust could not be followed from the trust anchor: {e}");
+            return (Vec::new(), Check::not_assessable(it, "dnssec", domain, why));
         }
-    }
+    };
+    let check = Check::judged(it, "dnssec", domain, &found, "signed; the chain validates from the trust anchor");
+    (found, check)
 }
 
 /// CAA at the domain.
@@ -35,24 +45,29 @@ pub async fn caa(guard: &Guard, domain: &str) -> Result<Vec<ScanFinding>, DnsErr
     })
 }
 
-/// TLS-RPT and MTA-STS for a domain that handles mail; `mx` are its MX hosts.
-pub async fn mail_transport(
+/// TLS-RPT (RFC 8460) for a domain that handles mail.
+pub async fn tls_rpt(guard: &Guard, domain: &str) -> Result<Vec<ScanFinding>, DnsError> {
+    let rpt = guard.dns().txt(&format!("_smtp._tls.{domain}")).await?;
+    Ok(if rpt.iter().any(|t| t.trim_start().starts_with("v=TLSRPTv1")) {
+        Vec::new()
+    } else {
+        vec![ScanFinding::new(
+            "it_standardization.tls_rpt_missing",
+            domain,
+            format!("no v=TLSRPTv1 TXT record at _smtp._tls.{domain}"),
+        )]
+    })
+}
+
+/// MTA-STS (RFC 8461) for a domain that handles mail; `mx` are its MX hosts.
+pub async fn mta_sts(
     guard: &Guard,
     lab_root: Option<&[u8]>,
     domain: &str,
     mx: &[String],
 ) -> Result<Vec<ScanFinding>, DnsError> {
     let mut out = Vec::new();
-    let dns = guard.dns();
-    let rpt = dns.txt(&format!("_smtp._tls.{domain}")).await?;
-    if !rpt.iter().any(|t| t.trim_start().starts_with("v=TLSRPTv1")) {
-        out.push(ScanFinding::new(
-            "it_standardization.tls_rpt_missing",
-            domain,
-            format!("no v=TLSRPTv1 TXT record at _smtp._tls.{domain}"),
-        ));
-    }
-    let sts = dns.txt(&format!("_mta-sts.{domain}")).await?;
+    let sts = guard.dns().txt(&format!("_mta-sts.{domain}")).await?;
     if !sts.iter().any(|t| t.trim_start().starts_with("v=STSv1")) {
         out.push(ScanFinding::new(
             "it_standardization.mta_sts_missing",
@@ -174,24 +189,41 @@ pub fn https_unavailable(host: &str) -> ScanFinding {
     )
 }
 
-/// security.txt on the website origin (`https://` when the host serves HTTPS).
-pub async fn security_txt(guard: &Guard, website_host: &str, https: bool, now: OffsetDateTime) -> Vec<ScanFinding> {
+/// security.txt on the website origin (`https://` when the host serves HTTPS). Missing
+/// only when the server says so (404 or 410); a fetch that fails or another status
+/// (a 5xx, a redirect, 401/403) leaves the file unknown: not assessable.
+pub async fn security_txt(
+    guard: &Guard,
+    website_host: &str,
+    https: bool,
+    now: OffsetDateTime,
+) -> (Vec<ScanFinding>, Check) {
+    let it = RiskVector::ItStandardization;
+    const CHECK: &str = "security.txt";
     let origin = format!("{}://{website_host}/", if https { "https" } else { "http" });
+    let url = format!("{origin}.well-known/security.txt");
     let fetched = http::get(guard, None, https, website_host, "/.well-known/security.txt", Verify::No).await;
     let body = match fetched {
         Ok(r) if r.status == 200 => r.body,
-        Ok(r) => {
-            return vec![ScanFinding::new(
+        Ok(r) if matches!(r.status, 404 | 410) => {
+            let found = vec![ScanFinding::new(
                 "it_standardization.security_txt_missing",
                 &origin,
-                format!("{origin}.well-known/security.txt answered {}", r.status),
+                format!("{url} answered {}", r.status),
             )];
+            let check = Check::judged(it, CHECK, &origin, &found, "");
+            return (found, check);
+        }
+        Ok(r) => {
+            let why = format!("{url} answered {} (neither the file nor 404)", r.status);
+            return (Vec::new(), Check::not_assessable(it, CHECK, &origin, why));
         }
         Err(e) => {
-            return vec![ScanFinding::new("it_standardization.security_txt_missing", &origin, e.to_string())];
+            let why = format!("{url} could not be fetched: {e}");
+            return (Vec::new(), Check::not_assessable(it, CHECK, &origin, why));
         }
     };
-    match SecurityTxt::parse(&body) {
+    let found = match SecurityTxt::parse(&body) {
         Err(why) => vec![ScanFinding::new("it_standardization.security_txt_invalid", &origin, why)],
         Ok(s) if s.expires < now => vec![ScanFinding::new(
             "it_standardization.security_txt_expired",
@@ -199,7 +231,9 @@ pub async fn security_txt(guard: &Guard, website_host: &str, https: bool, now: O
             format!("Expires: {}", s.expires_text),
         )],
         Ok(_) => Vec::new(),
-    }
+    };
+    let check = Check::judged(it, CHECK, &origin, &found, format!("{url}: valid, not expired"));
+    (found, check)
 }
 
 /// The fields of a security.txt that RFC 9116 requires.

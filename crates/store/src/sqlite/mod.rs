@@ -58,6 +58,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (14, "name_norm", include_str!("../../migrations/sqlite/0014_name_norm.sql")),
     (15, "scan_errors", include_str!("../../migrations/sqlite/0015_scan_errors.sql")),
     (16, "score_notes", include_str!("../../migrations/sqlite/0016_score_notes.sql")),
+    (17, "dkim_selectors", include_str!("../../migrations/sqlite/0017_dkim_selectors.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -1082,6 +1083,30 @@ impl Store for SqliteStore {
         let at = OffsetDateTime::parse(&at, &time::format_description::well_known::Rfc3339)
             .map_err(|e| corrupt("scan_error_at", e.to_string()))?;
         Ok(Some((error, at)))
+    }
+
+    async fn set_dkim_selectors(&self, company: i64, selectors: &[String]) -> Result<()> {
+        let json = (!selectors.is_empty())
+            .then(|| serde_json::to_string(selectors))
+            .transpose()
+            .map_err(|e| corrupt("dkim_selectors", e.to_string()))?;
+        sqlx::query("UPDATE companies SET dkim_selectors = ?2 WHERE id = ?1")
+            .bind(company)
+            .bind(json)
+            .execute(&self.write)
+            .await?;
+        Ok(())
+    }
+
+    async fn dkim_selectors(&self, company: i64) -> Result<Vec<String>> {
+        let row: Option<(Option<String>,)> = sqlx::query_as("SELECT dkim_selectors FROM companies WHERE id = ?1")
+            .bind(company)
+            .fetch_optional(&mut *self.read.get().await?)
+            .await?;
+        match row {
+            Some((Some(json),)) => serde_json::from_str(&json).map_err(|e| corrupt("dkim_selectors", e.to_string())),
+            _ => Ok(Vec::new()),
+        }
     }
 
     async fn add_lookups(&self, counts: &[(i64, i64)]) -> Result<()> {
