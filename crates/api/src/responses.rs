@@ -219,6 +219,56 @@ pub struct ComponentOut {
     pub methodology: String,
     /// The worst findings of this component.
     pub findings: Vec<FindingOut>,
+    /// Extension: the checks the scan made for this component — how many passed, found
+    /// something or could not be made, and a list of them (at most 50, those not
+    /// assessable first). Absent for an imported rating.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks: Option<ChecksOut>,
+}
+
+/// The checks of one component (extension).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChecksOut {
+    pub pass: u32,
+    pub finding: u32,
+    pub not_assessable: u32,
+    pub list: Vec<CheckOut>,
+}
+
+/// One check: what was checked on which asset, and how it came out.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CheckOut {
+    pub check: String,
+    pub asset: String,
+    /// `pass`, `finding` or `not_assessable`.
+    pub outcome: String,
+    /// A pass: what was observed; a finding: the codes raised; not assessable: why.
+    pub detail: String,
+}
+
+impl From<&model::ComponentChecks> for ChecksOut {
+    fn from(c: &model::ComponentChecks) -> Self {
+        let outcome = |o: model::CheckOutcome| match o {
+            model::CheckOutcome::Pass => "pass",
+            model::CheckOutcome::Finding => "finding",
+            model::CheckOutcome::NotAssessable => "not_assessable",
+        };
+        ChecksOut {
+            pass: c.pass,
+            finding: c.finding,
+            not_assessable: c.not_assessable,
+            list: c
+                .list
+                .iter()
+                .map(|k| CheckOut {
+                    check: k.check.clone(),
+                    asset: k.asset.clone(),
+                    outcome: outcome(k.outcome).to_owned(),
+                    detail: k.detail.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The score object of spec 2.4: exactly the twelve components.
@@ -260,6 +310,7 @@ impl ScoreComponents {
                     not_assessable: None,
                     methodology: methodology.clone(),
                     findings,
+                    checks: c.checks.as_ref().map(ChecksOut::from),
                 },
                 Some(c) => ComponentOut {
                     score: None,
@@ -270,6 +321,7 @@ impl ScoreComponents {
                     not_assessable: c.not_assessable.clone(),
                     methodology: methodology.clone(),
                     findings,
+                    checks: c.checks.as_ref().map(ChecksOut::from),
                 },
                 None => ComponentOut {
                     score: None,
@@ -280,6 +332,7 @@ impl ScoreComponents {
                     not_assessable: Some("the rating has no such component".to_owned()),
                     methodology: methodology.clone(),
                     findings,
+                    checks: None,
                 },
             }
         };

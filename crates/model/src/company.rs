@@ -191,6 +191,9 @@ pub struct ComponentScore {
     /// score then carries no weight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_assessable: Option<String>,
+    /// The checks the scan made for this component (none for an imported rating).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<crate::ComponentChecks>,
 }
 
 /// The result of rating one scan: global score and the twelve components.

@@ -4,6 +4,7 @@
 //! argument) is parsed into one of these types at the edge; code inside trusts them.
 //! This crate does no I/O and knows nothing of HTTP, SQL or the network.
 
+pub mod check;
 pub mod company;
 pub mod cpe;
 pub mod ids;
@@ -15,6 +16,7 @@ pub mod timefmt;
 
 pub mod version;
 
+pub use check::{Check, CheckOutcome, ComponentChecks};
 pub use company::*;
 pub use cpe::{Cpe, CpeError};
 pub use ids::{CveId, Domain, IdError, MAX_DKIM_SELECTORS, SocialId, dkim_selectors};

@@ -38,12 +38,14 @@ pub async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> 
     let findings = store.open_findings(company.id).await?;
     let kev = worker::rate::kev_among(store, &findings).await?;
     let website = worker::rate::website_host(&company.website);
-    let rating = rating::rate(&rating::Input {
+    let mut rating = rating::rate(&rating::Input {
         findings: &findings,
         assets_checked: &assets,
         kev: &kev,
         website_host: website.as_deref(),
     });
+    let basis = worker::rate::basis_of(&last);
+    worker::rate::explain(&mut rating, &basis.reasons);
     match format {
         ExplainFormat::Json => {
             let out = serde_json::json!({
@@ -51,10 +53,14 @@ pub async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> 
                 "company_name": company.company_name,
                 "rated_at": model::timefmt::rfc3339(last.scanned_at.0),
                 "rating": rating,
+                "checks": basis.checks,
             });
             say!("{}", serde_json::to_string_pretty(&out)?);
         }
-        ExplainFormat::Text => print_text(&company, &last, &rating),
+        ExplainFormat::Text => {
+            print_text(&company, &last, &rating);
+            print_checks(&basis.checks);
+        }
     }
     Ok(())
 }
@@ -109,6 +115,32 @@ pub fn print_components(r: &rating::Rating) {
             let cve = p.cve.as_deref().map(|c| format!(" {c}")).unwrap_or_default();
             let points = format!("-{:.0}", p.points);
             say!("    {points:>4} pts  {:<8} {}{cve} on {}", p.severity.as_str(), p.code, p.asset);
+        }
+    }
+}
+
+/// The checks the last scan made, per component: how many passed, found something or
+/// could not be made, and the list the rating kept.
+fn print_checks(checks: &BTreeMap<RiskVector, model::ComponentChecks>) {
+    say!();
+    if checks.is_empty() {
+        say!("The rating keeps no checks (imported, or rated before checks were kept).");
+        return;
+    }
+    say!("Checks of the last scan:");
+    for (v, c) in checks {
+        say!("{:<20} {} pass, {} finding, {} not assessable", v.as_str(), c.pass, c.finding, c.not_assessable);
+        for check in &c.list {
+            let mut detail: String = check.detail.chars().take(100).collect();
+            if check.detail.chars().count() > 100 {
+                detail.push('…');
+            }
+            say!("    {:<15} {:<19} {:<40} {detail}", check.outcome.as_str(), check.check, check.asset);
+        }
+        let listed = u32::try_from(c.list.len()).unwrap_or(u32::MAX);
+        let total = c.pass + c.finding + c.not_assessable;
+        if listed < total {
+            say!("    … {} more", total - listed);
         }
     }
 }

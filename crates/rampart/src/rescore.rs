@@ -59,16 +59,15 @@ pub async fn rescore(store: &dyn Store, methodology: &str, company: Option<&str>
             let assets: BTreeMap<RiskVector, u32> =
                 old.components.iter().map(|(v, x)| (*v, x.assets_checked)).collect();
             let kev = worker::rate::kev_among(store, &findings).await?;
-            let mut r = rating::rate(&rating::Input {
+            let r = rating::rate(&rating::Input {
                 findings: &findings,
                 assets_checked: &assets,
                 kev: &kev,
                 website_host: website.as_deref(),
             });
-            // What the scan said it could not assess, and what limited it, stay.
-            worker::rate::explain(&mut r, &worker::rate::reasons_of(old));
-            let Some(mut new) = rating::snapshot(&r, old.scanned_at) else { continue };
-            new.notes = old.notes.clone();
+            // What the scan said it could not assess, its checks and what limited it stay.
+            let basis = worker::rate::basis_of(old);
+            let Some(new) = worker::rate::snapshot_of(&r, &basis, old.scanned_at) else { continue };
             if &new != *old {
                 changed += 1;
             }

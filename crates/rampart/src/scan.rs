@@ -374,6 +374,14 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
     findings.retain(|f| ctx.wants(f.risk_vector));
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
     let (score, grade) = headers::observatory_score(findings.iter().map(|f| f.code.as_str()));
+    let headers_check = if assessable {
+        let observed = "every header the method asks for";
+        scanner::check::judged(model::RiskVector::WebHeaders, "security headers", &front.origin, &findings, observed)
+    } else {
+        let why = notes.last().cloned().unwrap_or_default();
+        Check::not_assessable(model::RiskVector::WebHeaders, "security headers", &front.origin, why)
+    };
+    let checks = vec![headers_check];
     let seen = scanner::fingerprint::Observation::http(&front.origin, &front.headers, &front.body);
     let technologies = scanner::fingerprint::analyze(&ctx.fingerprints, &seen);
     let final_url = format!("{origin}{}", followed.path);
@@ -400,6 +408,7 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
                 observatory_grade: Option<&'a str>,
                 notes: &'a [String],
                 findings: &'a [ScanFinding],
+                checks: &'a [Check],
             }
             let out = Out {
                 url: format!("{start}{path}"),
@@ -418,6 +427,7 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
                 observatory_grade: assessable.then_some(grade),
                 notes: &notes,
                 findings: &findings,
+                checks: &checks,
             };
             say!("{}", serde_json::to_string_pretty(&out)?);
         }
@@ -449,6 +459,8 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
             }
             say!();
             print(&final_url, "web findings", &findings, Format::Table)?;
+            say!();
+            print_checks(&checks);
         }
     }
     Ok(())
@@ -470,6 +482,8 @@ pub async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()>
     let mut findings = scanner::probes::ports::judge(&open);
     findings.retain(|f| ctx.wants(f.risk_vector));
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.asset.cmp(&b.asset)));
+    let observed = format!("{} of {} ports open, none exposing a risky service", open.len(), ports.len());
+    let checks = vec![scanner::check::judged(model::RiskVector::OpenPorts, "port scan", host, &findings, observed)];
     match opts.format {
         Format::Json => {
             #[derive(serde::Serialize)]
@@ -478,6 +492,7 @@ pub async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()>
                 ports_scanned: usize,
                 open: &'a [scanner::probes::ports::OpenPort],
                 findings: &'a [ScanFinding],
+                checks: &'a [Check],
                 seconds: f64,
             }
             let out = Out {
@@ -485,6 +500,7 @@ pub async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()>
                 ports_scanned: ports.len(),
                 open: &open,
                 findings: &findings,
+                checks: &checks,
                 seconds: started.elapsed().as_secs_f64(),
             };
             say!("{}", serde_json::to_string_pretty(&out)?);
@@ -504,6 +520,8 @@ pub async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()>
             }
             say!();
             print(host, "open_ports findings", &findings, Format::Table)?;
+            say!();
+            print_checks(&checks);
         }
     }
     Ok(())
@@ -546,6 +564,8 @@ pub async fn probe_tls(
     let mut findings = scanner::tlsprobe::findings::judge(&report);
     findings.retain(|f| ctx.wants(f.risk_vector));
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
+    let mut checks = scanner::probes::tls_checks(&report.target, &findings);
+    checks.retain(|c| ctx.wants(c.risk_vector));
     match opts.format {
         Format::Json => {
             #[derive(serde::Serialize)]
@@ -553,9 +573,16 @@ pub async fn probe_tls(
                 target: &'a str,
                 report: &'a scanner::tlsprobe::TlsReport,
                 findings: &'a [ScanFinding],
+                checks: &'a [Check],
                 seconds: f64,
             }
-            let out = Out { target: &report.target, report: &report, findings: &findings, seconds: took.as_secs_f64() };
+            let out = Out {
+                target: &report.target,
+                report: &report,
+                findings: &findings,
+                checks: &checks,
+                seconds: took.as_secs_f64(),
+            };
             say!("{}", serde_json::to_string_pretty(&out)?);
         }
         Format::Table => {
@@ -620,6 +647,8 @@ pub async fn probe_tls(
             say!("Mozilla profile met: {}", report.mozilla_profile);
             say!();
             print(&report.target, "TLS findings", &findings, Format::Table)?;
+            say!();
+            print_checks(&checks);
         }
     }
     Ok(())

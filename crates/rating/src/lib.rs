@@ -322,6 +322,7 @@ pub fn snapshot(rating: &Rating, scanned_at: OffsetDateTimeText) -> Option<Score
                 assets_checked: c.assets_checked,
                 findings_count: c.findings_count,
                 not_assessable: c.not_assessable.clone(),
+                checks: None,
             },
         );
     }

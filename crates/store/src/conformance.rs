@@ -89,6 +89,14 @@ fn snapshot(score: f64, when: &str) -> ScoreSnapshot {
                     assets_checked: 3,
                     findings_count: 1,
                     not_assessable: None,
+                    // The checks are kept with the rating (one component has some).
+                    checks: (*rv == RiskVector::Spf).then(|| {
+                        let list = vec![
+                            model::Check::not_assessable(*rv, "spf record", "a.example", "SERVFAIL"),
+                            model::Check::pass(*rv, "spf record", "b.example", "v=spf1 -all"),
+                        ];
+                        model::ComponentChecks::of(&list, *rv).expect("checks")
+                    }),
                 },
             )
         })

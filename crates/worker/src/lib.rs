@@ -385,9 +385,7 @@ pub async fn process_leased(
             hold(store, lease).await?;
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
             hold(store, lease).await?;
-            let reasons = assessed.not_assessable_reasons();
-            rate::rate(store, company.id, website_host.as_deref(), &assessed.per_component(), &reasons, &notes, now)
-                .await?;
+            rate::rate(store, company.id, website_host.as_deref(), &assessed.basis(&notes), now).await?;
             store.set_scan_error(company.id, None).await?;
             Ok(outcome)
         }
@@ -427,10 +425,8 @@ pub async fn process_leased(
             // The score moves with the fix: re-rated over the assets of the last
             // computed rating (an imported rating is left alone).
             if let Some(last) = store.latest_score(company.id).await?.filter(|s| s.methodology.is_some()) {
-                let assets = rate::assets_of(&last);
                 hold(store, lease).await?;
-                let reasons = rate::reasons_of(&last);
-                rate::rate(store, company.id, website_host.as_deref(), &assets, &reasons, &last.notes, now).await?;
+                rate::rate(store, company.id, website_host.as_deref(), &rate::basis_of(&last), now).await?;
             }
             Ok(outcome)
         }

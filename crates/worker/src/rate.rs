@@ -26,6 +26,8 @@ pub struct Assessed {
     pub it_domains: u32,
     /// Why checks could not be made, per component (the first few, "asset: why").
     pub reasons: BTreeMap<RiskVector, Vec<String>>,
+    /// Every check the scans made.
+    pub checks: Vec<model::Check>,
     /// Host names discovered (digitalization's footprint).
     pub hosts: u32,
     /// Hosts with an address (port-scanned).
@@ -62,6 +64,7 @@ impl Assessed {
                 reasons.push(format!("{} ({}): {}", c.asset, c.check, c.detail));
             }
         }
+        self.checks.extend(scan.checks.iter().cloned());
         self.hosts += n(scan.assets.len());
         self.addressed_hosts += n(scan.assets.iter().filter(|a| !a.addresses.is_empty()).count());
         self.tls_endpoints += n(scan.tls.len());
@@ -102,14 +105,57 @@ impl Assessed {
     pub fn not_assessable_reasons(&self) -> BTreeMap<RiskVector, String> {
         self.reasons.iter().map(|(v, why)| (*v, why.join("; "))).collect()
     }
+
+    /// What a rating of these scans rests on.
+    pub fn basis(&self, notes: &[String]) -> Basis {
+        Basis {
+            assets: self.per_component(),
+            reasons: self.not_assessable_reasons(),
+            checks: RiskVector::ALL
+                .iter()
+                .filter_map(|v| Some((*v, model::ComponentChecks::of(&self.checks, *v)?)))
+                .collect(),
+            notes: notes.to_vec(),
+        }
+    }
 }
 
 /// The reasons kept per component.
 const MAX_REASONS: usize = 3;
 
-/// The reasons a stored rating gave for its components that were not assessable.
-pub fn reasons_of(snapshot: &ScoreSnapshot) -> BTreeMap<RiskVector, String> {
-    snapshot.components.iter().filter_map(|(v, c)| Some((*v, c.not_assessable.clone()?))).collect()
+/// What a rating rests on besides the findings: the assets each component assessed,
+/// why those that assessed nothing could not, the checks made, and what limited the
+/// scans.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Basis {
+    pub assets: BTreeMap<RiskVector, u32>,
+    pub reasons: BTreeMap<RiskVector, String>,
+    pub checks: BTreeMap<RiskVector, model::ComponentChecks>,
+    pub notes: Vec<String>,
+}
+
+/// The basis of a stored rating (a rescan re-rates over it; the checks stay those of
+/// the last full scan).
+pub fn basis_of(snapshot: &ScoreSnapshot) -> Basis {
+    Basis {
+        assets: assets_of(snapshot),
+        reasons: snapshot.components.iter().filter_map(|(v, c)| Some((*v, c.not_assessable.clone()?))).collect(),
+        checks: snapshot.components.iter().filter_map(|(v, c)| Some((*v, c.checks.clone()?))).collect(),
+        notes: snapshot.notes.clone(),
+    }
+}
+
+/// The stored rating of `rating`, with what it rests on: the reasons of the components
+/// not assessable, the checks, the notes.
+pub fn snapshot_of(rating: &rating::Rating, basis: &Basis, scanned_at: OffsetDateTimeText) -> Option<ScoreSnapshot> {
+    let mut rating = rating.clone();
+    explain(&mut rating, &basis.reasons);
+    let mut snapshot = rating::snapshot(&rating, scanned_at)?;
+    for (v, c) in snapshot.components.iter_mut() {
+        c.checks = basis.checks.get(v).cloned();
+    }
+    snapshot.notes = basis.notes.clone();
+    Some(snapshot)
 }
 
 /// Puts `reasons` on the components of `rating` that were not assessable (in place of
@@ -153,23 +199,18 @@ pub fn website_host(website: &str) -> Option<String> {
 
 /// Rates the company from its open findings and records the rating at `now`; returns
 /// the rating (none when nothing at all was assessable).
-#[allow(clippy::too_many_arguments)]
 pub async fn rate(
     store: &dyn Store,
     company: i64,
     website_host: Option<&str>,
-    assets: &BTreeMap<RiskVector, u32>,
-    reasons: &BTreeMap<RiskVector, String>,
-    notes: &[String],
+    basis: &Basis,
     now: OffsetDateTime,
 ) -> Result<Option<ScoreSnapshot>, store::StoreError> {
     let findings = store.open_findings(company).await?;
     let kev = kev_among(store, &findings).await?;
-    let mut rating =
-        rating::rate(&rating::Input { findings: &findings, assets_checked: assets, kev: &kev, website_host });
-    explain(&mut rating, reasons);
-    let Some(mut snapshot) = rating::snapshot(&rating, OffsetDateTimeText(now)) else { return Ok(None) };
-    snapshot.notes = notes.to_vec();
+    let rating =
+        rating::rate(&rating::Input { findings: &findings, assets_checked: &basis.assets, kev: &kev, website_host });
+    let Some(snapshot) = snapshot_of(&rating, basis, OffsetDateTimeText(now)) else { return Ok(None) };
     // Timestamps are whole seconds: a rescan finishing within the second of the last
     // rating replaces it (the newer state of the findings wins).
     store.replace_rating(company, &snapshot).await?;

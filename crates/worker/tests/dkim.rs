@@ -46,6 +46,14 @@ async fn dkim_is_judged_only_where_rampart_can_see_the_keys() {
     assert!(why.contains("quiet.test (dkim keys): no key at the") && why.contains("selectors tried"), "{why}");
     let open = store.open_findings(c.id).await.unwrap();
     assert!(!open.iter().any(|f| f.code == "dkim.missing"), "{open:?}");
+    // The rating keeps the checks: DKIM could not be made, SPF and DMARC passed.
+    let checks = dkim.checks.clone().expect("the DKIM checks are kept");
+    assert_eq!((checks.pass, checks.finding, checks.not_assessable), (0, 0, 1));
+    assert!(checks.list[0].detail.starts_with("no key at the"), "{checks:?}");
+    for v in [RiskVector::Spf, RiskVector::Dmarc] {
+        let kept = rated.components[&v].checks.clone().expect("checks");
+        assert_eq!((kept.pass, kept.finding, kept.not_assessable), (1, 0, 0), "{v:?}: {kept:?}");
+    }
 
     // The company names corp1: the key is found and DKIM is judged (and passes).
     store.set_dkim_selectors(c.id, &["corp1".to_owned()]).await.unwrap();

@@ -2,7 +2,7 @@
 //! type, values taken from the seeded data, and paging math.
 
 use reqwest::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::helpers::{PAGED_ITEMS, PAGER, TestApp, operations};
 use crate::shapes;
@@ -566,11 +566,7 @@ async fn add_subsidiary_takes_the_dkim_selectors() {
     };
     for bad in [r#","dkim_selectors":"sel1""#, r#","dkim_selectors":["a b"]"#, r#","dkim_selectors":[1]"#] {
         let (s, v, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body(bad))).await;
-        assert_eq!(
-            (s, v),
-            (StatusCode::BAD_REQUEST, serde_json::json!({"error": "dkim_selectors is not valid"})),
-            "{bad}"
-        );
+        assert_eq!((s, v), (StatusCode::BAD_REQUEST, json!({"error": "dkim_selectors is not valid"})), "{bad}");
     }
     let (s, v, _) = app
         .call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body(r#","dkim_selectors":["Sel1","k_2"]"#)))
@@ -586,4 +582,35 @@ async fn add_subsidiary_takes_the_dkim_selectors() {
     // Absent: left as it is.
     app.call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body(""))).await;
     assert_eq!(app.store.dkim_selectors(id).await.unwrap(), ["mx2025"]);
+}
+
+/// The checks a scan made are shown with each component of the scores (extension
+/// field `checks`): the counts and the list, those not assessable first; a component
+/// (or an imported rating) without checks has no such field.
+#[tokio::test]
+async fn the_checks_of_a_rating_are_shown_with_its_components() {
+    let app = TestApp::spawn().await;
+    let sid = model::SocialId::parse("acme-robotics").unwrap();
+    let c = app.store.company_by_social_id(&sid).await.unwrap().unwrap();
+    let mut latest = app.store.latest_score(c.id).await.unwrap().unwrap();
+    let k = &app.underwriter;
+    let plain = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", k).await;
+    assert!(plain["score"]["dkim"].get("checks").is_none(), "an imported rating has no checks");
+    let v = model::RiskVector::Dkim;
+    let checks = [
+        model::Check::pass(v, "dkim keys", "acme-robotics.example", "keys at s1"),
+        model::Check::not_assessable(v, "dkim keys", "acme-mail.example", "no key at the 30 selectors tried"),
+    ];
+    latest.components.get_mut(&v).unwrap().checks = model::ComponentChecks::of(&checks, v);
+    app.store.replace_rating(c.id, &latest).await.unwrap();
+    let scores = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", k).await;
+    let dkim = &scores["score"]["dkim"]["checks"];
+    assert_eq!((&dkim["pass"], &dkim["finding"], &dkim["not_assessable"]), (&json!(1), &json!(0), &json!(1)));
+    assert_eq!(
+        dkim["list"][0],
+        json!({"check": "dkim keys", "asset": "acme-mail.example", "outcome": "not_assessable",
+               "detail": "no key at the 30 selectors tried"})
+    );
+    assert_eq!(dkim["list"][1]["outcome"], "pass");
+    assert!(scores["score"]["spf"].get("checks").is_none());
 }

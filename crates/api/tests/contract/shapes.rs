@@ -156,6 +156,14 @@ fn scores(v: &Value) {
             ),
         }
         each(&comp["findings"], finding);
+        // Extension: the checks of the component, when the rating kept them.
+        if let Some(checks) = comp.get("checks") {
+            exact(checks, &[("pass", T::Int), ("finding", T::Int), ("not_assessable", T::Int), ("list", T::Arr)]);
+            each(&checks["list"], |k| {
+                exact(k, &[("check", T::Str), ("asset", T::Str), ("outcome", T::Str), ("detail", T::Str)]);
+                assert!(["pass", "finding", "not_assessable"].contains(&k["outcome"].as_str().unwrap_or("")), "{k}");
+            });
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use model::RiskVector;
 
-use crate::check::Check;
+use crate::check::{self, Check};
 use crate::dns::{Dns, DnsError};
 use crate::finding::ScanFinding;
 use crate::mail::{dkim, dmarc, spf};
@@ -78,7 +78,7 @@ pub async fn spf(dns: &Dns, domain: &str, handles_mail: bool) -> Result<Vec<Scan
 pub async fn spf_check(dns: &Dns, domain: &str, handles_mail: bool) -> Result<(Vec<ScanFinding>, Check), DnsError> {
     let texts = dns.txt(domain).await?;
     let judged = |out: Vec<ScanFinding>, observed: String| {
-        let check = Check::judged(RiskVector::Spf, "spf record", domain, &out, observed);
+        let check = check::judged(RiskVector::Spf, "spf record", domain, &out, observed);
         Ok((out, check))
     };
     let records: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
@@ -444,7 +444,7 @@ pub async fn dkim(
     }
     const CHECK: &str = "dkim keys";
     if !with_keys.is_empty() {
-        let check = Check::judged(RiskVector::Dkim, CHECK, domain, &out, format!("keys at {}", with_keys.join(", ")));
+        let check = check::judged(RiskVector::Dkim, CHECK, domain, &out, format!("keys at {}", with_keys.join(", ")));
         return (out, check);
     }
     if !handles_mail {
@@ -479,7 +479,7 @@ pub async fn dkim(
             selectors.len()
         ),
     ));
-    let check = Check::judged(RiskVector::Dkim, CHECK, domain, &out, String::new());
+    let check = check::judged(RiskVector::Dkim, CHECK, domain, &out, String::new());
     (out, check)
 }
 

@@ -10,7 +10,7 @@ pub mod web;
 
 use time::OffsetDateTime;
 
-use crate::check::Check;
+use crate::check::{self, Check};
 use crate::discovery::Candidate;
 use crate::dns::DnsError;
 use crate::dnssec::Validator;
@@ -617,7 +617,7 @@ pub async fn scan_domain_with(
         let mut found = digital::dangling_cnames(dns, &assets).await;
         found.extend(digital::wildcard(&domain, &wildcard));
         let observed = "no dangling CNAME, no wildcard record";
-        checks.push(Check::judged(model::RiskVector::Digitalization, "dns names", &domain, &found, observed));
+        checks.push(check::judged(model::RiskVector::Digitalization, "dns names", &domain, &found, observed));
         findings.extend(found);
     }
     budget.stage("web rounds", format!("{} hosts visited, {} endpoints", budget.visits, endpoints.len()));
@@ -657,7 +657,7 @@ pub async fn scan_domain_with(
             let check = match judged.get(host) {
                 Some(Some(open)) => {
                     let found = ports::judge(open);
-                    Check::judged(
+                    check::judged(
                         model::RiskVector::OpenPorts,
                         "port scan",
                         host,
@@ -815,7 +815,7 @@ const TLS_VECTORS: [model::RiskVector; 3] =
     [model::RiskVector::CertificateInfo, model::RiskVector::CertificateConf, model::RiskVector::CertificateCve];
 
 /// The checks of one TLS endpoint: one per certificate component, judged from `found`.
-fn tls_checks(target: &str, found: &[ScanFinding]) -> Vec<Check> {
+pub fn tls_checks(target: &str, found: &[ScanFinding]) -> Vec<Check> {
     TLS_VECTORS
         .iter()
         .map(|v| {
@@ -825,7 +825,7 @@ fn tls_checks(target: &str, found: &[ScanFinding]) -> Vec<Check> {
                 model::RiskVector::CertificateConf => ("tls configuration", "modern versions and suites only"),
                 _ => ("tls vulnerabilities", "none of the known TLS vulnerabilities"),
             };
-            Check::judged(*v, check, target, &mine, observed)
+            check::judged(*v, check, target, &mine, observed)
         })
         .collect()
 }
@@ -839,15 +839,19 @@ fn origin_checks(ctx: &Context, front: &headers::Front, host: &str, pages: &[Sca
     let origin = front.origin.as_str();
     if headers::assessable(front) {
         let found = headers::assess(front, host);
-        out.push(Check::judged(V::WebHeaders, "security headers", origin, &found, "every header the method asks for"));
+        out.push(check::judged(V::WebHeaders, "security headers", origin, &found, "every header the method asks for"));
     } else {
-        let why =
-            format!("the front page answered {} or is a parked or default page: no application to judge", front.status);
+        let why = match headers::parked_or_default(&front.body) {
+            Some(what) if (200..300).contains(&front.status) => {
+                format!("the front page is {what}: no application to judge")
+            }
+            _ => format!("the front page answered {}: no application to judge", front.status),
+        };
         out.push(Check::not_assessable(V::WebHeaders, "security headers", origin, why));
     }
     if ctx.wants(V::Digitalization) {
         let observed = "no exposed admin panel or directory listing";
-        out.push(Check::judged(V::Digitalization, "pages", origin, pages, observed));
+        out.push(check::judged(V::Digitalization, "pages", origin, pages, observed));
     }
     out
 }
@@ -1241,7 +1245,7 @@ pub async fn mail_and_standards_checked(
     if ctx.wants(V::Dmarc) {
         match mail::dmarc(dns, &domain).await {
             Ok(found) => {
-                out.checks.push(Check::judged(V::Dmarc, "dmarc record", &domain, &found, "p=reject, with reports"));
+                out.checks.push(check::judged(V::Dmarc, "dmarc record", &domain, &found, "p=reject, with reports"));
                 out.findings.extend(found);
             }
             Err(e) => {
@@ -1264,7 +1268,7 @@ pub async fn mail_and_standards_checked(
     }
     match standards::caa(&ctx.guard, &domain).await {
         Ok(found) => {
-            out.checks.push(Check::judged(it, "caa", &domain, &found, "CAA records name the CAs that may issue"));
+            out.checks.push(check::judged(it, "caa", &domain, &found, "CAA records name the CAs that may issue"));
             out.findings.extend(found);
         }
         Err(e) => out.checks.push(na(it, "caa", &domain, &format!("the CAA lookup failed: {e}"))),
@@ -1275,7 +1279,7 @@ pub async fn mail_and_standards_checked(
     } else if out.handles_mail {
         match standards::tls_rpt(&ctx.guard, &domain).await {
             Ok(found) => {
-                out.checks.push(Check::judged(it, "tls-rpt", &domain, &found, "a v=TLSRPTv1 record"));
+                out.checks.push(check::judged(it, "tls-rpt", &domain, &found, "a v=TLSRPTv1 record"));
                 out.findings.extend(found);
             }
             Err(e) => out.checks.push(na(it, "tls-rpt", &domain, &format!("the TXT lookup failed: {e}"))),
@@ -1283,7 +1287,7 @@ pub async fn mail_and_standards_checked(
         match standards::mta_sts(&ctx.guard, ctx.lab_root.as_deref(), &domain, &mx).await {
             Ok(found) => {
                 let observed = "an enforced policy over valid HTTPS that covers every MX host";
-                out.checks.push(Check::judged(it, "mta-sts", &domain, &found, observed));
+                out.checks.push(check::judged(it, "mta-sts", &domain, &found, observed));
                 out.findings.extend(found);
             }
             Err(e) => out.checks.push(na(it, "mta-sts", &domain, &format!("the TXT lookup failed: {e}"))),
@@ -1299,7 +1303,7 @@ pub async fn mail_and_standards_checked(
     for host in &hosts {
         match standards::ipv6(&ctx.guard, std::slice::from_ref(host)).await {
             Ok(found) => {
-                out.checks.push(Check::judged(it, "ipv6", host, &found, "AAAA records"));
+                out.checks.push(check::judged(it, "ipv6", host, &found, "AAAA records"));
                 out.findings.extend(found);
             }
             Err(e) => out.checks.push(na(it, "ipv6", host, &format!("the AAAA lookup failed: {e}"))),
@@ -1312,7 +1316,7 @@ pub async fn mail_and_standards_checked(
         out.checks.push(check);
         let found = standards::https_available_given(&ctx.guard, web, https).await;
         if https || !found.is_empty() {
-            out.checks.push(Check::judged(it, "https", web, &found, "HTTPS answers on 443"));
+            out.checks.push(check::judged(it, "https", web, &found, "HTTPS answers on 443"));
         } else {
             out.checks.push(na(it, "https", web, "the website host answers on neither 443 nor 80"));
         }

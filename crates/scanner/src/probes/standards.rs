@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 
 use model::RiskVector;
 
-use crate::check::Check;
+use crate::check::{self, Check};
 use crate::dns::DnsError;
 use crate::dnssec::{Status, Validator};
 use crate::finding::ScanFinding;
@@ -32,7 +32,7 @@ pub async fn dnssec(validator: &Validator, domain: &str) -> (Vec<ScanFinding>, C
             return (Vec::new(), Check::not_assessable(it, "dnssec", domain, why));
         }
     };
-    let check = Check::judged(it, "dnssec", domain, &found, "signed; the chain validates from the trust anchor");
+    let check = check::judged(it, "dnssec", domain, &found, "signed; the chain validates from the trust anchor");
     (found, check)
 }
 
@@ -211,7 +211,7 @@ pub async fn security_txt(
                 &origin,
                 format!("{url} answered {}", r.status),
             )];
-            let check = Check::judged(it, CHECK, &origin, &found, "");
+            let check = check::judged(it, CHECK, &origin, &found, "");
             return (found, check);
         }
         Ok(r) => {
@@ -232,7 +232,7 @@ pub async fn security_txt(
         )],
         Ok(_) => Vec::new(),
     };
-    let check = Check::judged(it, CHECK, &origin, &found, format!("{url}: valid, not expired"));
+    let check = check::judged(it, CHECK, &origin, &found, format!("{url}: valid, not expired"));
     (found, check)
 }
 

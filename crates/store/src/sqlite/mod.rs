@@ -59,6 +59,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (15, "scan_errors", include_str!("../../migrations/sqlite/0015_scan_errors.sql")),
     (16, "score_notes", include_str!("../../migrations/sqlite/0016_score_notes.sql")),
     (17, "dkim_selectors", include_str!("../../migrations/sqlite/0017_dkim_selectors.sql")),
+    (18, "component_checks", include_str!("../../migrations/sqlite/0018_component_checks.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -213,7 +214,7 @@ async fn insert_score(tx: &mut Transaction<'_, Sqlite>, id: i64, snap: &ScoreSna
     for (rv, c) in &snap.components {
         sqlx::query(
             "INSERT INTO component_scores (score_id, risk_vector, score, grade, weight, assets_checked, findings_count, \
-             not_assessable) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             not_assessable, checks) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
         .bind(sid)
         .bind(rv.as_str())
@@ -223,6 +224,7 @@ async fn insert_score(tx: &mut Transaction<'_, Sqlite>, id: i64, snap: &ScoreSna
         .bind(i64::from(c.assets_checked))
         .bind(i64::from(c.findings_count))
         .bind(c.not_assessable.as_deref())
+        .bind(c.checks.as_ref().map(to_json).transpose()?)
         .execute(&mut **tx)
         .await?;
     }
@@ -920,7 +922,7 @@ impl SqliteStore {
             let sid: i64 = row.try_get("id")?;
             let grade: String = row.try_get("grade")?;
             let mut components = BTreeMap::new();
-            for c in sqlx::query("SELECT risk_vector, score, grade, weight, assets_checked, findings_count, not_assessable FROM component_scores WHERE score_id = ?1")
+            for c in sqlx::query("SELECT risk_vector, score, grade, weight, assets_checked, findings_count, not_assessable, checks FROM component_scores WHERE score_id = ?1")
                 .bind(sid)
                 .fetch_all(&mut *self.read.get().await?)
                 .await?
@@ -936,6 +938,7 @@ impl SqliteStore {
                         assets_checked: u32::try_from(c.try_get::<i64, _>("assets_checked")?).unwrap_or(0),
                         findings_count: u32::try_from(c.try_get::<i64, _>("findings_count")?).unwrap_or(0),
                         not_assessable: c.try_get("not_assessable")?,
+                        checks: c.try_get::<Option<String>, _>("checks")?.as_deref().map(json).transpose()?,
                     },
                 );
             }
