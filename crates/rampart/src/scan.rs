@@ -680,6 +680,7 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
         let now = time::OffsetDateTime::now_utc();
         let inventory = worker::software::inventory(&**store, &scan.software, ctx.eol.as_deref(), now).await?;
         scan.findings.extend(inventory.findings);
+        scan.checks.extend(inventory.checks);
     }
     scan.findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)).then(a.asset.cmp(&b.asset)));
     let rating = rate(&scan, &ctx, website, db.as_deref()).await?;

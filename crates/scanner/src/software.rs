@@ -400,6 +400,40 @@ fn text_of(v: &Value, key: &str) -> Option<String> {
 
 /// The `sbom` findings of the software: one per component that is end-of-life or
 /// outdated, on its host.
+/// The sbom checks of the detected components: one per host and component, judged
+/// from `found` (its [`sbom_findings`]); not assessable when the component has no
+/// version or endoflife.date has no lifecycle for it.
+pub fn sbom_checks(software: &[Software], eol: &Eol, today: Date, found: &[ScanFinding]) -> Vec<crate::check::Check> {
+    use crate::check::Check;
+    use model::RiskVector;
+    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for s in software.iter().filter(|s| s.is_component()) {
+        if !seen.insert((s.host.clone(), s.name.clone(), s.version.clone())) {
+            continue;
+        }
+        let label = s.label();
+        let check = format!("lifecycle of {label}");
+        let c = match eol.lifecycle(s, today) {
+            None if s.version.is_none() => {
+                Check::not_assessable(RiskVector::Sbom, &check, &s.host, "no version detected")
+            }
+            None => Check::not_assessable(RiskVector::Sbom, &check, &s.host, "endoflife.date has no lifecycle for it"),
+            Some(l) => {
+                let mine: Vec<ScanFinding> = found
+                    .iter()
+                    .filter(|f| f.asset == s.host && f.component.as_deref() == Some(label.as_str()))
+                    .cloned()
+                    .collect();
+                let observed = format!("the {} {} release cycle is supported and current", l.product, l.cycle);
+                crate::check::judged(RiskVector::Sbom, &check, &s.host, &mine, observed)
+            }
+        };
+        out.push(c);
+    }
+    out
+}
+
 pub fn sbom_findings(software: &[Software], eol: &Eol, today: Date) -> Vec<ScanFinding> {
     let mut out = Vec::new();
     let mut seen = std::collections::BTreeSet::new();

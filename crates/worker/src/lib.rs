@@ -375,6 +375,7 @@ pub async fn process_leased(
             let inventory = software::inventory(store, &detected, ctx.eol.as_deref(), now).await?;
             if ctx.wants(RiskVector::Vulnerabilities) {
                 found.extend(inventory.findings);
+                assessed.checks.extend(inventory.checks);
             }
             hold(store, lease).await?;
             store.record_software(company.id, &inventory.applications, &inventory.components, now).await?;

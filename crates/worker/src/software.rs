@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use model::{Application, Cpe, CveId, Domain, OffsetDateTimeText, SbomComponent, Severity};
+use model::{Application, Cpe, CveId, Domain, OffsetDateTimeText, RiskVector, SbomComponent, Severity};
 use scanner::ScanFinding;
 use scanner::software::{Eol, Software, release_version};
 use store::Store;
@@ -20,6 +20,9 @@ pub struct Inventory {
     pub components: Vec<SbomComponent>,
     /// `vulnerabilities.cve`: one per (host, CVE).
     pub findings: Vec<ScanFinding>,
+    /// The vulnerabilities checks: one per host and detected product with a CPE name
+    /// (not assessable without a version).
+    pub checks: Vec<model::Check>,
 }
 
 /// The severity of a CVE finding (docs/FINDINGS.md): CVSS v3 base severity, v2 bands
@@ -83,7 +86,12 @@ pub async fn inventory(
             first_seen: OffsetDateTimeText(now),
             last_seen: OffsetDateTimeText(now),
         });
+        let check = format!("cves of {}", s.label());
         if s.version.as_deref().and_then(release_version).is_none() {
+            if !s.cpes.is_empty() {
+                let why = "no version detected: a CVE cannot be matched without one";
+                out.checks.push(model::Check::not_assessable(RiskVector::Vulnerabilities, &check, &s.host, why));
+            }
             continue;
         }
         let mut matched: Vec<(CveId, String, String, Vec<vulndb::matching::Node>)> = Vec::new();
@@ -164,6 +172,19 @@ pub async fn inventory(
                     .with_component(label.clone())
                     .with_severity(severity),
             );
+        }
+        if !s.cpes.is_empty() {
+            out.checks.push(if matched.is_empty() {
+                let observed = format!("no CVE matches {}", s.cpes.join(", "));
+                model::Check::pass(RiskVector::Vulnerabilities, &check, &s.host, observed)
+            } else {
+                model::Check::finding(
+                    RiskVector::Vulnerabilities,
+                    &check,
+                    &s.host,
+                    matched.iter().map(|(id, ..)| id.as_str()),
+                )
+            });
         }
         let ids = cves_of.entry((s.name.clone(), s.version.clone())).or_default();
         for (id, ..) in matched {

@@ -131,6 +131,21 @@ async fn sbom_and_vulnerability_findings_match_the_lab_ground_truth() {
             assert!(with_cves.items.iter().all(|s| !s.cves.is_empty()) && with_cves.total >= 3);
             let apps = store.applications(c.id, Page::parse(None).unwrap()).await.unwrap();
             assert!(apps.items.iter().any(|a| a.name == "WordPress" && a.confidence == Some(100)), "{apps:?}");
+            // The rating keeps the checks behind both components: WordPress's CVE match
+            // found the two CVEs, its lifecycle check found it at its end of life.
+            let rated = store.latest_score(c.id).await.unwrap().expect("rated");
+            let kept = |v: model::RiskVector| rated.components[&v].checks.clone().expect("checks");
+            let vulns = kept(model::RiskVector::Vulnerabilities);
+            let wp = vulns.list.iter().find(|k| k.check == "cves of WordPress 5.8.1").expect("the WordPress check");
+            assert_eq!(wp.outcome, model::CheckOutcome::Finding);
+            assert!(wp.detail.contains("CVE-2022-21661") && wp.detail.contains("CVE-2022-21664"), "{wp:?}");
+            assert_eq!(
+                vulns.finding as usize,
+                vulns.list.iter().filter(|k| k.outcome == model::CheckOutcome::Finding).count()
+            );
+            let sbom_checks = kept(model::RiskVector::Sbom);
+            let life = sbom_checks.list.iter().find(|k| k.check == "lifecycle of WordPress 5.8.1").expect("lifecycle");
+            assert_eq!((life.outcome, life.detail.as_str()), (model::CheckOutcome::Finding, "sbom.end_of_life"));
         }
     }
     lab.down().await;

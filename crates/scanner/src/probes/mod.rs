@@ -783,7 +783,12 @@ pub async fn scan_domain_with(
     }
     software.sort_by(|a, b| (&a.host, &a.name, &a.version).cmp(&(&b.host, &b.name, &b.version)));
     if let Some(eol) = &ctx.eol {
-        findings.extend(crate::software::sbom_findings(&software, eol, ctx.now.date()));
+        let found = crate::software::sbom_findings(&software, eol, ctx.now.date());
+        checks.extend(crate::software::sbom_checks(&software, eol, ctx.now.date(), &found));
+        findings.extend(found);
+    } else if wants_software(ctx) {
+        let why = "no lifecycle data (endoflife.date) is loaded";
+        checks.push(Check::not_assessable(model::RiskVector::Sbom, "lifecycles", &domain, why));
     }
     budget.stage("software", format!("{} products", software.len()));
 
