@@ -11,7 +11,7 @@ use crate::{AppState, Caller};
 
 /// The domain, name and website of a company.
 #[utoipa::path(get, path = "/general-getdomain-by-socialid", operation_id = "general-getdomain-by-socialid", tag = "General",
-    params(("social_id" = String, Query, description = "The company's social_id")),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id")),
     responses((status = 200, description = "The company's domain", body = DomainBySocialId), CommonErrors))]
 pub async fn get_domain_by_social_id(
     State(app): State<AppState>,

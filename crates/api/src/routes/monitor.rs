@@ -580,7 +580,7 @@ const CREATIONS_EXCEEDED: &str = "Too many companies created by this API key tod
 
 /// Removes a subsidiary from the caller's company.
 #[utoipa::path(delete, path = "/monitor-delete-subsidiary", operation_id = "monitor-delete-subsidiary", tag = "Monitor",
-    params(("subsidiary_id" = String, Query, description = "The subsidiary's social_id")),
+    params(("subsidiary_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The subsidiary's social_id")),
     responses((status = 200, description = "Subsidiary deleted", body = MessageOut), CommonErrors))]
 pub async fn delete_subsidiary(
     State(app): State<AppState>,

@@ -310,7 +310,7 @@ pub(crate) async fn history(app: &AppState, c: &Company) -> Result<CompanyHistor
 
 /// The company information record.
 #[utoipa::path(get, path = "/underwriter-getcompanyinfo", operation_id = "underwriter-getcompanyinfo", tag = "Underwriter",
-    params(("social_id" = String, Query, description = "The company's social_id")),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id")),
     responses((status = 200, description = "Company information", body = CompanyInfo), CommonErrors))]
 pub async fn get_company_info(
     State(app): State<AppState>,
@@ -323,7 +323,7 @@ pub async fn get_company_info(
 
 /// Applications and technologies detected on the company's assets.
 #[utoipa::path(get, path = "/underwriter-getcompanyapplicationsassets", operation_id = "underwriter-getcompanyapplicationsassets", tag = "Underwriter",
-    params(("social_id" = String, Query, description = "The company's social_id"),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id"),
            ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
 pub async fn get_company_applications_assets(
@@ -338,7 +338,7 @@ pub async fn get_company_applications_assets(
 
 /// Network endpoints (IP address and port) of the company.
 #[utoipa::path(get, path = "/underwriter-getcompanyinfrastructureassets", operation_id = "underwriter-getcompanyinfrastructureassets", tag = "Underwriter",
-    params(("social_id" = String, Query, description = "The company's social_id"),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id"),
            ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
 pub async fn get_company_infrastructure_assets(
@@ -353,7 +353,7 @@ pub async fn get_company_infrastructure_assets(
 
 /// The external software bill of materials.
 #[utoipa::path(get, path = "/underwriter-getcompanysbom", operation_id = "underwriter-getcompanysbom", tag = "Underwriter",
-    params(("social_id" = String, Query, description = "The company's social_id"),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id"),
            ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
 pub async fn get_company_sbom(
@@ -368,7 +368,7 @@ pub async fn get_company_sbom(
 
 /// SBOM components that have known CVEs, with those CVEs.
 #[utoipa::path(get, path = "/underwriter-getcompanysbomcve", operation_id = "underwriter-getcompanysbomcve", tag = "Underwriter",
-    params(("social_id" = String, Query, description = "The company's social_id"),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id"),
            ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
 pub async fn get_company_sbom_cve(
@@ -384,7 +384,7 @@ pub async fn get_company_sbom_cve(
 /// SBOM components by subdomain of one domain.
 #[utoipa::path(get, path = "/underwriter-getcompanysbomdomain", operation_id = "underwriter-getcompanysbomdomain", tag = "Underwriter",
     params(("domain" = String, Query, description = "A domain of the company"),
-           ("social_id" = String, Query, description = "The company's social_id"),
+           ("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id"),
            ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "SBOM by subdomain", body = SbomByDomain), CommonErrors))]
 pub async fn get_company_sbom_domain(
@@ -400,7 +400,7 @@ pub async fn get_company_sbom_domain(
 
 /// The global score and its twelve components, for the company alone.
 #[utoipa::path(get, path = "/underwriter-getcompanyscores", operation_id = "underwriter-getcompanyscores", tag = "Underwriter",
-    params(("social_id" = String, Query, description = "The company's social_id")),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id")),
     responses((status = 200, description = "Scores", body = CompanyScores), CommonErrors))]
 pub async fn get_company_scores(
     State(app): State<AppState>,
@@ -414,7 +414,7 @@ pub async fn get_company_scores(
 /// The company's ratings, newest first, each with its methodology version and component
 /// scores (an extension of the spec: its operations have no score history).
 #[utoipa::path(get, path = "/underwriter-getcompanyscore-history", operation_id = "underwriter-getcompanyscore-history", tag = "Underwriter",
-    params(("social_id" = String, Query, description = "The company's social_id"),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id"),
            ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Score history (extension)", body = ScoreHistory), CommonErrors))]
 pub async fn get_company_score_history(
@@ -445,7 +445,7 @@ const HISTORY_LIMIT: u32 = 10_000;
 
 /// Statistics of each subsidiary.
 #[utoipa::path(get, path = "/underwriter-getcompanystats", operation_id = "underwriter-getcompanystats", tag = "Underwriter",
-    params(("social_id" = String, Query, description = "The parent company's social_id"),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The parent company's social_id"),
            ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
 pub async fn get_company_stats(
@@ -460,7 +460,7 @@ pub async fn get_company_stats(
 
 /// Scores of each subsidiary.
 #[utoipa::path(get, path = "/underwriter-getcompanysubscores", operation_id = "underwriter-getcompanysubscores", tag = "Underwriter",
-    params(("social_id" = String, Query, description = "The parent company's social_id"),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The parent company's social_id"),
            ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
     responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
 pub async fn get_company_subscores(
@@ -536,7 +536,7 @@ pub async fn get_last_companies_scanned(
 
 /// Public incident history of a company.
 #[utoipa::path(get, path = "/underwriter-getcompany-history", operation_id = "underwriter-getcompany-history", tag = "Underwriter",
-    params(("social_id" = String, Query, description = "The company's social_id")),
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id")),
     responses((status = 200, description = "Incident history", body = CompanyHistory), CommonErrors))]
 pub async fn get_company_history(
     State(app): State<AppState>,
