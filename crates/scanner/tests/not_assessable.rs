@@ -31,6 +31,8 @@ const LAB: &str = r#"{
     {"origin": "nomx.test", "records": ["@ TXT \"v=spf1 -all\""],
      "failures": [{"name": "@", "type": "MX", "answer": "servfail"}]},
     {"origin": "absent.test", "records": ["@ MX 10 mail"]},
+    {"origin": "incl.test", "records": ["@ TXT \"v=spf1 include:broken.test -all\""]},
+    {"origin": "ptr.test", "records": ["@ TXT \"v=spf1 ptr include:broken.test -all\""]},
     {"origin": "signed.test", "records": [
        "@ MX 10 mail", "@ TXT \"v=spf1 mx -all\"",
        "_dmarc TXT \"v=DMARC1; p=reject; rua=mailto:d@signed.test\"",
@@ -105,6 +107,17 @@ async fn failed_lookups_are_not_assessable_and_absent_records_are_missing() {
     }
     assert!(codes(&nomx).contains(&"dmarc.missing"), "{:?}", codes(&nomx));
     assert!(!codes(&nomx).iter().any(|c| c.starts_with("spf.")), "{:?}", codes(&nomx));
+
+    // An include whose lookup fails is a temperror: SPF not assessable; what the record
+    // itself shows (ptr) is still a finding.
+    let incl = mail_and_standards_checked(&ctx, "incl.test", None, &[]).await.unwrap();
+    let spf = check(&incl, RiskVector::Spf, "spf record");
+    assert_eq!(spf.outcome, Outcome::NotAssessable, "{spf:?}");
+    assert!(spf.detail.contains("temperror"), "{spf:?}");
+    assert!(!codes(&incl).iter().any(|c| c.starts_with("spf.")), "{:?}", codes(&incl));
+    let ptr = mail_and_standards_checked(&ctx, "ptr.test", None, &[]).await.unwrap();
+    let spf = check(&ptr, RiskVector::Spf, "spf record");
+    assert_eq!((spf.outcome, spf.detail.as_str()), (Outcome::Finding, "spf.ptr_mechanism"), "{spf:?}");
 
     // Records that are absent (NODATA at the apex, NXDOMAIN below it) are missing.
     let absent = mail_and_standards_checked(&ctx, "absent.test", None, &[]).await.unwrap();

@@ -134,6 +134,11 @@ pub async fn spf_check(dns: &Dns, domain: &str, handles_mail: bool) -> Result<(V
         Outcome::TempError(e) => {
             tracing::info!(domain, error = %e, "SPF not assessable: a lookup failed (temperror)");
             out.retain(|f| f.code == "spf.ptr_mechanism");
+            // What the record itself shows (`ptr`) is still a finding; the evaluation
+            // is not assessable.
+            if !out.is_empty() {
+                return judged(out, String::new());
+            }
             let why = format!("{quoted}: a lookup of the evaluation failed (temperror): {e}");
             return Ok((out, Check::not_assessable(RiskVector::Spf, "spf record", domain, why)));
         }
