@@ -117,6 +117,30 @@ fn a_bad_import_names_its_line_and_fails() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A company's DKIM selectors: from the import file, shown and replaced by `rampart
+/// companies set`, cleared with an empty list; a bad selector or company is refused.
+#[test]
+fn companies_set_the_dkim_selectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.jsonl");
+    std::fs::write(&file, "{\"social_id\":\"sel-co\",\"company_name\":\"Sel Co\",\"dkim_selectors\":[\"S1\"]}\n")
+        .unwrap();
+    let db = format!("sqlite://{}", dir.path().join("r.db").display());
+    assert!(run(&["import", "companies", "--db", &db, file.to_str().unwrap()]).status.success());
+    let said = |out: Output| {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(said(run(&["companies", "set", "--db", &db, "sel-co"])), "sel-co: DKIM selectors s1\n");
+    let set = run(&["companies", "set", "--db", &db, "sel-co", "--dkim-selectors", "mail2024,k_2"]);
+    assert_eq!(said(set), "sel-co: DKIM selectors mail2024, k_2\n");
+    let cleared = said(run(&["companies", "set", "--db", &db, "sel-co", "--dkim-selectors", ""]));
+    assert_eq!(cleared, "sel-co: DKIM selectors none (the curated selectors only)\n");
+    let bad = run(&["companies", "set", "--db", &db, "sel-co", "--dkim-selectors", "a b"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("dkim_selectors"));
+    assert!(!run(&["companies", "set", "--db", &db, "nobody"]).status.success());
+}
+
 #[test]
 fn openapi_prints_the_document() {
     let out = run(&["openapi"]);
