@@ -131,10 +131,7 @@ fn print_checks(checks: &BTreeMap<RiskVector, model::ComponentChecks>) {
     for (v, c) in checks {
         say!("{:<20} {} pass, {} finding, {} not assessable", v.as_str(), c.pass, c.finding, c.not_assessable);
         for check in &c.list {
-            let mut detail: String = check.detail.chars().take(100).collect();
-            if check.detail.chars().count() > 100 {
-                detail.push('…');
-            }
+            let detail = crate::clip(&check.detail, 100);
             say!("    {:<15} {:<19} {:<40} {detail}", check.outcome.as_str(), check.check, check.asset);
         }
         let listed = u32::try_from(c.list.len()).unwrap_or(u32::MAX);

@@ -23,6 +23,15 @@ macro_rules! say {
     }};
 }
 
+/// `text` cut to `max` characters, with `…` when it was longer (a table cell).
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    let mut out: String = text.chars().take(max).collect();
+    if text.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// The end of a command whose stdout failed: quietly for a closed pipe (the exit status
 /// a shell gives a process SIGPIPE ended), with the error otherwise.
 pub(crate) fn stdout_failed(e: std::io::Error) -> ! {

@@ -799,23 +799,7 @@ async fn rate(
 /// [`print`] and every check made: in the JSON report beside the findings, as a
 /// second table after them.
 fn print_checked(target: &str, what: &str, findings: &[ScanFinding], checks: &[Check], format: Format) -> Result<()> {
-    match format {
-        Format::Json => {
-            #[derive(serde::Serialize)]
-            struct Report<'a> {
-                domain: &'a str,
-                findings: &'a [ScanFinding],
-                checks: &'a [Check],
-            }
-            say!("{}", serde_json::to_string_pretty(&Report { domain: target, findings, checks })?);
-        }
-        Format::Table => {
-            print(target, what, findings, format)?;
-            say!();
-            print_checks(checks);
-        }
-    }
-    Ok(())
+    report(target, what, findings, Some(checks), format)
 }
 
 /// The checks table: every check made, pass, finding or not assessable (and why).
@@ -834,36 +818,41 @@ fn print_checks(checks: &[Check]) {
     }
     say!("{:<19} {:<19} {:<40} {:<15} DETAIL", "COMPONENT", "CHECK", "ASSET", "OUTCOME");
     for c in checks {
-        let mut detail: String = c.detail.chars().take(110).collect();
-        if c.detail.chars().count() > 110 {
-            detail.push('…');
-        }
+        let detail = crate::clip(&c.detail, 110);
         say!("{:<19} {:<19} {:<40} {:<15} {detail}", c.risk_vector.as_str(), c.check, c.asset, c.outcome.as_str());
     }
 }
 
 fn print(target: &str, what: &str, findings: &[ScanFinding], format: Format) -> Result<()> {
+    report(target, what, findings, None, format)
+}
+
+/// The findings of `target` (and the checks made, when given): a JSON report, or a
+/// findings table followed by the checks table.
+fn report(target: &str, what: &str, findings: &[ScanFinding], checks: Option<&[Check]>, format: Format) -> Result<()> {
     match format {
         Format::Json => {
             #[derive(serde::Serialize)]
             struct Report<'a> {
                 domain: &'a str,
                 findings: &'a [ScanFinding],
+                #[serde(skip_serializing_if = "Option::is_none")]
+                checks: Option<&'a [Check]>,
             }
-            say!("{}", serde_json::to_string_pretty(&Report { domain: target, findings })?);
+            say!("{}", serde_json::to_string_pretty(&Report { domain: target, findings, checks })?);
         }
         Format::Table => {
             say!("{what} of {target}: {} finding(s)", findings.len());
-            if findings.is_empty() {
-                return Ok(());
+            if !findings.is_empty() {
+                say!("{:<9} {:<42} {:<40} EVIDENCE", "SEVERITY", "CODE", "ASSET");
             }
-            say!("{:<9} {:<42} {:<40} EVIDENCE", "SEVERITY", "CODE", "ASSET");
             for f in findings {
-                let mut evidence: String = f.evidence.chars().take(100).collect();
-                if f.evidence.chars().count() > 100 {
-                    evidence.push('…');
-                }
+                let evidence = crate::clip(&f.evidence, 100);
                 say!("{:<9} {:<42} {:<40} {evidence}", f.severity.as_str(), f.code, f.asset);
+            }
+            if let Some(checks) = checks {
+                say!();
+                print_checks(checks);
             }
         }
     }

@@ -29,6 +29,20 @@ async fn counting_listeners(ip: &str) -> Arc<AtomicUsize> {
     count
 }
 
+/// A silent host on `ip`: it accepts connections on `ports` and holds them open,
+/// never answering.
+async fn silent_host(ip: &str, ports: &[u16]) {
+    for &port in ports {
+        let listener = tokio::net::TcpListener::bind((ip, port)).await.unwrap();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((s, _)) = listener.accept().await {
+                held.push(s);
+            }
+        });
+    }
+}
+
 /// The labels `127`,`77`,`66`,`9\.x` under the zone print as `127.77.66.9\.x.ssrf.test`;
 /// a URL built from that text reads as host 127.77.66.9 with the rest as its path. The
 /// name is the zone's NS and MX target and has an A record on a real web host.
@@ -272,16 +286,7 @@ async fn a_silent_host_shared_by_many_names_starves_no_other_scan() {
     });
     let lab_file = LabFile::parse(&file.to_string()).unwrap();
     let lab = Lab::up(&lab_file).await.unwrap();
-    // The silent host: accepts on every scanned port and holds the connections.
-    for port in [10080, 10443, 10022] {
-        let listener = tokio::net::TcpListener::bind(("127.77.69.2", port)).await.unwrap();
-        tokio::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok((s, _)) = listener.accept().await {
-                held.push(s);
-            }
-        });
-    }
+    silent_host("127.77.69.2", &[10080, 10443, 10022]).await;
     let policy = scanner::Policy {
         allow_private: true,
         port_map: lab_file.effective_port_map(),
@@ -338,15 +343,7 @@ async fn a_stage_that_runs_out_of_its_time_leaves_the_next_stages_theirs() {
     });
     let lab_file = LabFile::parse(&file.to_string()).unwrap();
     let lab = Lab::up(&lab_file).await.unwrap();
-    for port in [10080, 10443, 10022] {
-        let listener = tokio::net::TcpListener::bind(("127.77.74.2", port)).await.unwrap();
-        tokio::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok((s, _)) = listener.accept().await {
-                held.push(s);
-            }
-        });
-    }
+    silent_host("127.77.74.2", &[10080, 10443, 10022]).await;
     let mut ctx = scanner::probes::Context::lab(
         lab.resolver.unwrap(),
         lab_file.effective_port_map(),

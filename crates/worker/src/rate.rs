@@ -13,10 +13,6 @@ use time::OffsetDateTime;
 /// What a full scan assessed, summed over the company's domains.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Assessed {
-    /// Company domains checked (SPF, DMARC, DNSSEC, CAA…).
-    pub domains: u32,
-    /// Domains that receive mail (MTA-STS, TLS-RPT apply).
-    pub mail_domains: u32,
     /// Domains whose SPF, DKIM, DMARC check could be made (a failed lookup, or no key
     /// at any selector anyone named, leaves it not assessable), and those with at
     /// least one it_standardization check made.
@@ -24,8 +20,6 @@ pub struct Assessed {
     pub dkim_domains: u32,
     pub dmarc_domains: u32,
     pub it_domains: u32,
-    /// Why checks could not be made, per component (the first few, "asset: why").
-    pub reasons: BTreeMap<RiskVector, Vec<String>>,
     /// Every check the scans made.
     pub checks: Vec<model::Check>,
     /// Host names discovered (digitalization's footprint).
@@ -49,8 +43,6 @@ impl Assessed {
     /// Adds one domain's scan.
     pub fn add_scan(&mut self, scan: &DomainScan) {
         use scanner::check::Outcome;
-        self.domains += 1;
-        self.mail_domains += u32::from(scan.mail);
         let made = |v: RiskVector| {
             u32::from(scan.checks.iter().any(|c| c.risk_vector == v && c.outcome != Outcome::NotAssessable))
         };
@@ -58,12 +50,6 @@ impl Assessed {
         self.dkim_domains += made(RiskVector::Dkim);
         self.dmarc_domains += made(RiskVector::Dmarc);
         self.it_domains += made(RiskVector::ItStandardization);
-        for c in scan.checks.iter().filter(|c| c.outcome == Outcome::NotAssessable) {
-            let reasons = self.reasons.entry(c.risk_vector).or_default();
-            if reasons.len() < MAX_REASONS {
-                reasons.push(format!("{} ({}): {}", c.asset, c.check, c.detail));
-            }
-        }
         self.checks.extend(scan.checks.iter().cloned());
         self.hosts += n(scan.assets.len());
         self.addressed_hosts += n(scan.assets.iter().filter(|a| !a.addresses.is_empty()).count());
@@ -100,10 +86,17 @@ impl Assessed {
             .collect()
     }
 
-    /// Why each component with nothing assessed could not be: the checks that could not
-    /// be made, when there were some.
+    /// Why each component with nothing assessed could not be: the first few checks that
+    /// could not be made ("asset (check): why"), when there were some.
     pub fn not_assessable_reasons(&self) -> BTreeMap<RiskVector, String> {
-        self.reasons.iter().map(|(v, why)| (*v, why.join("; "))).collect()
+        let mut reasons: BTreeMap<RiskVector, Vec<String>> = BTreeMap::new();
+        for c in self.checks.iter().filter(|c| c.outcome == model::CheckOutcome::NotAssessable) {
+            let why = reasons.entry(c.risk_vector).or_default();
+            if why.len() < MAX_REASONS {
+                why.push(format!("{} ({}): {}", c.asset, c.check, c.detail));
+            }
+        }
+        reasons.into_iter().map(|(v, why)| (v, why.join("; "))).collect()
     }
 
     /// What a rating of these scans rests on.

@@ -365,18 +365,23 @@ async fn monitor_writes_are_durable() {
     assert_eq!(rescans[0].payload["risk_vector"], "dkim");
 }
 
+/// acme-robotics's row id and its latest rating.
+async fn acme_rating(app: &TestApp) -> (i64, model::ScoreSnapshot) {
+    let sid = model::SocialId::parse("acme-robotics").unwrap();
+    let c = app.store.company_by_social_id(&sid).await.unwrap().unwrap();
+    (c.id, app.store.latest_score(c.id).await.unwrap().unwrap())
+}
+
 /// What limited the scan of the latest rating is shown with it (extension fields).
 #[tokio::test]
 async fn scan_notes_are_shown_with_the_rating() {
     let app = TestApp::spawn().await;
-    let sid = model::SocialId::parse("acme-robotics").unwrap();
-    let c = app.store.company_by_social_id(&sid).await.unwrap().unwrap();
-    let mut latest = app.store.latest_score(c.id).await.unwrap().unwrap();
+    let (company, mut latest) = acme_rating(&app).await;
     let k = &app.underwriter;
     let plain = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", k).await;
     assert!(plain.get("scan_notes").is_none(), "nothing limited the scan: no field");
     latest.notes = vec!["acme-robotics.example: truncated: 500 hosts, the cap".to_owned()];
-    app.store.replace_rating(c.id, &latest).await.unwrap();
+    app.store.replace_rating(company, &latest).await.unwrap();
     // (The test server's read cache lives for no time.)
     let v = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", k).await;
     assert_eq!(v["scan_notes"], serde_json::json!(["acme-robotics.example: truncated: 500 hosts, the cap"]));
@@ -590,9 +595,7 @@ async fn add_subsidiary_takes_the_dkim_selectors() {
 #[tokio::test]
 async fn the_checks_of_a_rating_are_shown_with_its_components() {
     let app = TestApp::spawn().await;
-    let sid = model::SocialId::parse("acme-robotics").unwrap();
-    let c = app.store.company_by_social_id(&sid).await.unwrap().unwrap();
-    let mut latest = app.store.latest_score(c.id).await.unwrap().unwrap();
+    let (company, mut latest) = acme_rating(&app).await;
     let k = &app.underwriter;
     let plain = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", k).await;
     assert!(plain["score"]["dkim"].get("checks").is_none(), "an imported rating has no checks");
@@ -602,7 +605,7 @@ async fn the_checks_of_a_rating_are_shown_with_its_components() {
         model::Check::not_assessable(v, "dkim keys", "acme-mail.example", "no key at the 30 selectors tried"),
     ];
     latest.components.get_mut(&v).unwrap().checks = model::ComponentChecks::of(&checks, v);
-    app.store.replace_rating(c.id, &latest).await.unwrap();
+    app.store.replace_rating(company, &latest).await.unwrap();
     let scores = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", k).await;
     let dkim = &scores["score"]["dkim"]["checks"];
     assert_eq!((&dkim["pass"], &dkim["finding"], &dkim["not_assessable"]), (&json!(1), &json!(0), &json!(1)));
