@@ -226,6 +226,7 @@ pub async fn import_companies<R: BufRead>(store: &dyn Store, reader: R) -> Resul
 mod tests {
     use super::*;
     use store::SqliteStore;
+    use store::prelude::*;
 
     async fn memory() -> SqliteStore {
         SqliteStore::open("sqlite::memory:").await.unwrap()

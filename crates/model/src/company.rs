@@ -2,6 +2,7 @@
 //! vulnerability records, API keys and jobs.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -539,12 +540,81 @@ pub struct NewApiKey {
     pub monthly: u64,
 }
 
+/// What a job is to do: the typed seam between whoever queues work (the API, the demo,
+/// the CLI) and the worker. Stored as its `kind` and the JSON of its fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum JobSpec {
+    /// A full scan of the company's domains, then a rating.
+    Scan { social_id: SocialId },
+    /// One host and risk vector of the company scanned again (after a fix), then a
+    /// re-rating.
+    Rescan { social_id: SocialId, subdomain: Domain, risk_vector: RiskVector },
+}
+
+impl JobSpec {
+    /// The name stored beside the fields (`scan`, `rescan`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            JobSpec::Scan { .. } => "scan",
+            JobSpec::Rescan { .. } => "rescan",
+        }
+    }
+
+    /// The company the job is about.
+    pub fn company(&self) -> &SocialId {
+        match self {
+            JobSpec::Scan { social_id } | JobSpec::Rescan { social_id, .. } => social_id,
+        }
+    }
+
+    /// Jobs with the same key are the same work: one is not queued while another waits
+    /// or runs.
+    pub fn dedup_key(&self) -> String {
+        match self {
+            JobSpec::Scan { social_id } => format!("scan:{social_id}"),
+            JobSpec::Rescan { social_id, subdomain, risk_vector } => {
+                format!("rescan:{social_id}:{subdomain}:{risk_vector}")
+            }
+        }
+    }
+
+    /// The fields as stored (a JSON object without `kind`).
+    pub fn payload(&self) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut v {
+            map.remove("kind");
+        }
+        v
+    }
+
+    /// The job a stored `kind` and payload describe.
+    pub fn from_stored(kind: &str, payload: &str) -> Result<JobSpec, String> {
+        let mut v: Value = serde_json::from_str(payload).map_err(|e| format!("job payload: {e}"))?;
+        let Value::Object(map) = &mut v else {
+            return Err(format!("job payload is not an object: {payload}"));
+        };
+        map.insert("kind".into(), Value::String(kind.to_owned()));
+        serde_json::from_value(v).map_err(|e| format!("{kind} job: {e}"))
+    }
+}
+
+impl fmt::Display for JobSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JobSpec::Scan { social_id } => write!(f, "scan {social_id}"),
+            JobSpec::Rescan { social_id, subdomain, risk_vector } => {
+                write!(f, "rescan {social_id} {subdomain} {risk_vector}")
+            }
+        }
+    }
+}
+
 /// A unit of background work in the durable queue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
     pub id: i64,
-    pub kind: String,
-    pub payload: Value,
+    pub spec: JobSpec,
     pub attempts: i64,
     pub status: JobStatus,
     /// The token of the current lease (a leased job); every call that ends or renews
@@ -666,5 +736,42 @@ mod name_tests {
         assert_eq!(normalise_name("Unknown"), "");
         assert_eq!(normalise_name("Co"), "co", "a name is never emptied by its legal form");
         assert_ne!(normalise_name("Acme Robotics"), normalise_name("Acme Robotics Labs"));
+    }
+}
+
+#[cfg(test)]
+mod job_tests {
+    use super::JobSpec;
+    use crate::{Domain, RiskVector, SocialId};
+
+    #[test]
+    fn a_job_reads_back_from_its_kind_and_payload() {
+        let rescan = JobSpec::Rescan {
+            social_id: SocialId::parse("acme").unwrap(),
+            subdomain: Domain::parse("www.acme.test").unwrap(),
+            risk_vector: RiskVector::Dmarc,
+        };
+        let payload = rescan.payload();
+        assert!(payload.get("kind").is_none(), "the kind is stored apart: {payload}");
+        assert_eq!(JobSpec::from_stored(rescan.kind(), &payload.to_string()).unwrap(), rescan);
+        assert_eq!(rescan.dedup_key(), "rescan:acme:www.acme.test:dmarc");
+        // Rows written before the typed seam: the same fields.
+        let old = JobSpec::from_stored("scan", r#"{"social_id": "acme"}"#).unwrap();
+        assert_eq!(old, JobSpec::Scan { social_id: SocialId::parse("acme").unwrap() });
+        assert_eq!(old.dedup_key(), "scan:acme");
+    }
+
+    #[test]
+    fn a_job_that_does_not_parse_says_why() {
+        for (kind, payload) in [
+            ("teleport", r#"{"social_id": "acme"}"#),
+            ("scan", r#"{"social_id": "Not An Id!"}"#),
+            ("scan", r#"{"social_id": "acme", "extra": 1}"#),
+            ("rescan", r#"{"social_id": "acme", "subdomain": "www.acme.test", "risk_vector": "warp"}"#),
+            ("scan", "[1]"),
+            ("scan", "{"),
+        ] {
+            assert!(JobSpec::from_stored(kind, payload).is_err(), "{kind} {payload}");
+        }
     }
 }

@@ -382,16 +382,22 @@ async fn jobs(action: JobsAction) -> Result<()> {
                 "ATTEMPTS",
                 "UPDATED",
                 "WORKER",
-                "PAYLOAD"
+                "TARGET"
             );
             for j in &jobs {
-                let payload: String = j.payload.to_string().chars().take(28).collect();
+                let target = match &j.spec {
+                    model::JobSpec::Scan { social_id } => social_id.to_string(),
+                    model::JobSpec::Rescan { social_id, subdomain, risk_vector } => {
+                        format!("{social_id} {subdomain} {risk_vector}")
+                    }
+                };
+                let payload = crate::clip(&target, 28);
                 let error: String = j.last_error.as_deref().unwrap_or("").chars().take(200).collect();
                 let updated: String = j.updated_at.chars().take(19).collect();
                 say!(
                     "{:<8} {:<8} {:<10} {:<8} {:<21} {:<24} {:<28} {error}",
                     j.id,
-                    j.kind,
+                    j.spec.kind(),
                     j.status.as_str(),
                     j.attempts,
                     updated,
@@ -1020,8 +1026,10 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
         scans.spawn(async move {
             let _permit = limit.acquire_owned().await;
             let t = std::time::Instant::now();
-            let payload = serde_json::json!({ "social_id": social_id });
-            let outcome = worker::process(&*store, &ctx, "scan", &payload).await;
+            let outcome = match model::SocialId::parse(&social_id) {
+                Ok(id) => worker::process(&*store, &ctx, &model::JobSpec::Scan { social_id: id }).await,
+                Err(e) => Err(worker::JobError::Payload(e.to_string())),
+            };
             (social_id, outcome, t.elapsed())
         });
     }

@@ -440,7 +440,7 @@ async fn worker_runs_a_queued_scan_and_stores_the_findings() {
     let c = store.save_company(&store::CompanySnapshot { profile, ..Default::default() }).await.unwrap();
     // The company names its DKIM selector: no key there is dkim.missing.
     store.set_dkim_selectors(c.id, &["queued1".to_owned()]).await.unwrap();
-    store.enqueue("scan", &serde_json::json!({"social_id": "queued"}), Some("scan:queued")).await.unwrap();
+    store.enqueue(&model::JobSpec::Scan { social_id: model::SocialId::parse("queued").unwrap() }).await.unwrap();
 
     let _worker = Server(
         rampart()
@@ -449,7 +449,7 @@ async fn worker_runs_a_queued_scan_and_stores_the_findings() {
             .unwrap(),
     );
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !store.pending_jobs().await.unwrap().is_empty() {
+    while !store::testkit::pending_jobs(&*store).await.unwrap().is_empty() {
         assert!(Instant::now() < deadline, "the job was not run");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -492,7 +492,7 @@ async fn slow_company(dir: &std::path::Path, octet: u8) -> (lab::Lab, PathBuf, S
         ..Default::default()
     };
     let c = store.save_company(&store::CompanySnapshot { profile, ..Default::default() }).await.unwrap();
-    store.enqueue("scan", &serde_json::json!({"social_id": social}), Some(&format!("scan:{social}"))).await.unwrap();
+    store.enqueue(&model::JobSpec::Scan { social_id: model::SocialId::parse(&social).unwrap() }).await.unwrap();
     (running, lab_dir, db, c.id)
 }
 
@@ -506,7 +506,7 @@ async fn worker_until_drained(db: &str, lab_dir: &std::path::Path, store: &dyn s
             .unwrap(),
     );
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !store.pending_jobs().await.unwrap().is_empty() {
+    while !store::testkit::pending_jobs(store).await.unwrap().is_empty() {
         assert!(Instant::now() < deadline, "the job was not run: {:?}", store.jobs(None, 10).await.unwrap());
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

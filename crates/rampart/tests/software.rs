@@ -105,7 +105,9 @@ async fn imports_a_scan_and_the_cyclonedx_export() {
         scanner::probes::Context::lab(running.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
     let rows = store.eol_products().await.unwrap();
     ctx.eol = Some(Arc::new(scanner::software::Eol::from_rows(rows.iter().map(|(a, b)| (a.as_str(), b.as_str())))));
-    worker::process(&*store, &ctx, "scan", &serde_json::json!({"social_id": "shop-test"})).await.unwrap();
+    worker::process(&*store, &ctx, &model::JobSpec::Scan { social_id: model::SocialId::parse("shop-test").unwrap() })
+        .await
+        .unwrap();
 
     // `rampart scan --cve-db`: the same software and CVEs without touching the company.
     let lab_arg = lab_dir.to_str().unwrap().to_owned();

@@ -8,9 +8,10 @@
 //! SQLite).
 
 use std::time::{Duration, Instant};
+use store::prelude::*;
 
 use model::{Cpe, CveId};
-use store::{SqliteStore, Store};
+use store::SqliteStore;
 
 fn pct(mut v: Vec<Duration>, p: f64) -> Duration {
     v.sort();

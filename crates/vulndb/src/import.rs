@@ -6,7 +6,8 @@ use std::io::BufRead;
 use std::path::Path;
 
 use model::CveRecord;
-use store::{CapecRow, CweRow, EpssRow, KevRow, Store, StoreError, StoredCve};
+use store::cve::{CapecRow, CweRow, EpssRow, KevRow, StoredCve};
+use store::{Store, StoreError};
 
 use crate::FeedError;
 use crate::nvd::read_nvd;

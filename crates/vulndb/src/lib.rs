@@ -20,6 +20,7 @@ mod store_rows;
 /// The version order lives in `model` (the scanner compares versions too).
 pub use model::version;
 
+pub use store::cve::ServedCve;
 pub use store_rows::{from_cve_search, into_stored, stored};
 
 /// A feed file that cannot be read as what it claims to be.

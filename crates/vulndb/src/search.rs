@@ -6,7 +6,8 @@
 //! with a vulnerable entry for the product. Newest first (last-modified).
 
 use model::{Cpe, CveId};
-use store::{CandidateQuery, CveCandidate, ServedCve, Store, StoreError};
+use store::cve::{CandidateQuery, CveCandidate, ServedCve};
+use store::{Store, StoreError};
 
 use crate::matching::{Configuration, Node, Probe, cve_applies_to, cve_conditions, explain};
 use crate::version::Version;

@@ -4,7 +4,7 @@
 use model::{Cpe, CveRecord};
 use std::collections::{BTreeMap, HashSet};
 
-use store::{CpeMatchRow, ProductRow, StoredCve};
+use store::cve::{CpeMatchRow, ProductRow, StoredCve};
 
 use crate::matching::{Configuration, CpeMatch, Node, Operator, attr_matches};
 use crate::nvd::ImportedCve;

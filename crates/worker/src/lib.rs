@@ -17,7 +17,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use model::{Attribution, DiscoveredHost, Finding, NetworkEndpoint, OffsetDateTimeText, RiskVector, SocialId};
+use model::{Attribution, DiscoveredHost, Finding, JobSpec, NetworkEndpoint, OffsetDateTimeText, RiskVector, SocialId};
 use scanner::ScanFinding;
 use scanner::probes::Context;
 use store::{ScanOutcome, ScanScope, Store};
@@ -142,7 +142,7 @@ pub async fn run(store: Arc<dyn Store>, ctx: Arc<Context>, config: Config, shutd
         let (store, ctx) = (runner.clone(), ctx.clone());
         Box::pin(async move {
             let lease = Lease::of(&job, config_lease);
-            process_leased(&*store, &ctx, &job.kind, &job.payload, lease.as_ref()).await
+            process_leased(&*store, &ctx, &job.spec, lease.as_ref()).await
         })
     });
     run_with(store, config, shutdown, handler).await
@@ -220,7 +220,7 @@ async fn supervise(
         tracing::error!(job = job.id, "a leased job without a lease token");
         return;
     };
-    let (id, kind, attempts) = (job.id, job.kind.clone(), job.attempts);
+    let (id, kind, attempts) = (job.id, job.spec.kind(), job.attempts);
     let mut work = tokio::spawn((handler)(job));
     let heartbeat = async {
         let every = (config.lease / 3).max(Duration::from_millis(100));
@@ -289,15 +289,9 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// Runs one job: `scan` {social_id} or `rescan` {social_id, subdomain, risk_vector}
-/// (outside the queue: `rampart scan`, tests).
-pub async fn process(
-    store: &dyn Store,
-    ctx: &Context,
-    kind: &str,
-    payload: &serde_json::Value,
-) -> Result<ScanOutcome, JobError> {
-    process_leased(store, ctx, kind, payload, None).await
+/// Runs one job outside the queue (`rampart scan`, tests).
+pub async fn process(store: &dyn Store, ctx: &Context, spec: &JobSpec) -> Result<ScanOutcome, JobError> {
+    process_leased(store, ctx, spec, None).await
 }
 
 /// [`process`] under a lease: each write is preceded by a renewal of `lease`, and a job
@@ -305,14 +299,10 @@ pub async fn process(
 pub async fn process_leased(
     store: &dyn Store,
     ctx: &Context,
-    kind: &str,
-    payload: &serde_json::Value,
+    spec: &JobSpec,
     lease: Option<&Lease>,
 ) -> Result<ScanOutcome, JobError> {
-    let field = |name: &str| {
-        payload.get(name).and_then(|v| v.as_str()).ok_or_else(|| JobError::Payload(format!("no {name} in {payload}")))
-    };
-    let social_id = SocialId::parse(field("social_id")?).map_err(|e| JobError::Payload(e.to_string()))?;
+    let social_id = spec.company().clone();
     let company =
         store.company_by_social_id(&social_id).await?.ok_or_else(|| JobError::UnknownCompany(social_id.to_string()))?;
     let website_host = rate::website_host(&company.website);
@@ -326,8 +316,8 @@ pub async fn process_leased(
     let website_in = |domain: &str| website_host.as_deref().filter(|h| under(h, domain));
     // The DKIM selectors the company names: tried first, and no key at them is a finding.
     let named = store.dkim_selectors(company.id).await?;
-    match kind {
-        "scan" => {
+    match spec {
+        JobSpec::Scan { .. } => {
             let mut found = Vec::new();
             let (mut hosts, mut endpoints, mut detected) = (Vec::new(), Vec::new(), Vec::new());
             let mut assessed = rate::Assessed::default();
@@ -390,9 +380,9 @@ pub async fn process_leased(
             store.set_scan_error(company.id, None).await?;
             Ok(outcome)
         }
-        "rescan" => {
-            let subdomain = field("subdomain")?.to_ascii_lowercase();
-            let vector = RiskVector::parse(field("risk_vector")?).map_err(|e| JobError::Payload(e.to_string()))?;
+        JobSpec::Rescan { subdomain, risk_vector, .. } => {
+            let subdomain = subdomain.as_str().to_owned();
+            let vector = *risk_vector;
             if !VECTORS.contains(&vector) {
                 // Not probed yet by this worker: nothing to re-run, nothing to close.
                 return Ok(ScanOutcome::default());
@@ -431,7 +421,6 @@ pub async fn process_leased(
             }
             Ok(outcome)
         }
-        other => Err(JobError::Payload(format!("unknown job kind {other:?}"))),
     }
 }
 

@@ -34,11 +34,11 @@ async fn dkim_is_judged_only_where_rampart_can_see_the_keys() {
     let domains = vec![DomainAsset { name: Domain::parse("quiet.test").unwrap(), attribution: "test".into() }];
     let c =
         store.save_company(&CompanySnapshot { profile, domains: Some(domains), ..Default::default() }).await.unwrap();
-    let scan = serde_json::json!({"social_id": "quiet-co"});
+    let scan = model::JobSpec::Scan { social_id: model::SocialId::parse("quiet-co").unwrap() };
     let dkim_of = |s: &model::ScoreSnapshot| s.components[&RiskVector::Dkim].clone();
 
     // No selector named: the key at corp1 is invisible, and DKIM is not judged.
-    worker::process(&*store, &ctx, "scan", &scan).await.unwrap();
+    worker::process(&*store, &ctx, &scan).await.unwrap();
     let rated = store.latest_score(c.id).await.unwrap().unwrap();
     let dkim = dkim_of(&rated);
     assert_eq!(dkim.assets_checked, 0, "{dkim:?}");
@@ -57,13 +57,13 @@ async fn dkim_is_judged_only_where_rampart_can_see_the_keys() {
 
     // The company names corp1: the key is found and DKIM is judged (and passes).
     store.set_dkim_selectors(c.id, &["corp1".to_owned()]).await.unwrap();
-    worker::process(&*store, &ctx, "scan", &scan).await.unwrap();
+    worker::process(&*store, &ctx, &scan).await.unwrap();
     let dkim = dkim_of(&store.latest_score(c.id).await.unwrap().unwrap());
     assert_eq!((dkim.assets_checked, dkim.findings_count, dkim.not_assessable.as_deref()), (1, 0, None));
 
     // A named selector without a key: dkim.missing, and a DKIM score below 100.
     store.set_dkim_selectors(c.id, &["gone2023".to_owned()]).await.unwrap();
-    worker::process(&*store, &ctx, "scan", &scan).await.unwrap();
+    worker::process(&*store, &ctx, &scan).await.unwrap();
     let dkim = dkim_of(&store.latest_score(c.id).await.unwrap().unwrap());
     assert_eq!((dkim.assets_checked, dkim.findings_count), (1, 1), "{dkim:?}");
     assert!(store.open_findings(c.id).await.unwrap().iter().any(|f| f.code == "dkim.missing"));

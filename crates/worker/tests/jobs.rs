@@ -37,13 +37,16 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     let c =
         store.save_company(&CompanySnapshot { profile, domains: Some(domains), ..Default::default() }).await.unwrap();
     assert!(
-        store.enqueue("scan", &serde_json::json!({"social_id": "lumen-pike"}), Some("scan:lumen-pike")).await.unwrap()
+        store
+            .enqueue(&model::JobSpec::Scan { social_id: model::SocialId::parse("lumen-pike").unwrap() })
+            .await
+            .unwrap()
     );
 
     // A worker runs until the queue is empty.
     let watcher = store.clone();
     let drained = async move {
-        while !watcher.pending_jobs().await.unwrap().is_empty() {
+        while !store::testkit::pending_jobs(&*watcher).await.unwrap().is_empty() {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     };
@@ -81,8 +84,10 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     let outcome = worker::process(
         &*store,
         &ctx,
-        "rescan",
-        &serde_json::json!({"social_id": "lumen-pike", "subdomain": "lumenpike.test", "risk_vector": "dmarc"}),
+        &spec(
+            "rescan",
+            &serde_json::json!({"social_id": "lumen-pike", "subdomain": "lumenpike.test", "risk_vector": "dmarc"}),
+        ),
     )
     .await
     .unwrap();
@@ -120,37 +125,32 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
 
     // A rescan of one host for it_standardization re-runs the checks on that host
     // only: its IPv6 finding is seen again, the domain's findings are not touched.
-    let outcome = worker::process(
-        &*store,
-        &ctx,
-        "rescan",
-        &serde_json::json!({"social_id": "lumen-pike", "subdomain": "mail.lumenpike.test", "risk_vector": "it_standardization"}),
-    )
-    .await
+    let outcome = worker::process(&*store, &ctx, &spec("rescan", &serde_json::json!({"social_id": "lumen-pike", "subdomain": "mail.lumenpike.test", "risk_vector": "it_standardization"}))).await
     .unwrap();
     assert_eq!((outcome.opened, outcome.seen_again, outcome.closed), (0, 1, 0));
     assert_eq!(ids(&store.open_findings(c.id).await.unwrap()), ids(&stored));
     // The TLS probe of one host: its self-signed certificate is seen again.
     let tls = serde_json::json!({"social_id": "lumen-pike", "subdomain": "vpn.lumenpike.test", "risk_vector": "certificate_info"});
-    let outcome = worker::process(&*store, &ctx, "rescan", &tls).await.unwrap();
+    let outcome = worker::process(&*store, &ctx, &spec("rescan", &tls)).await.unwrap();
     assert_eq!((outcome.opened, outcome.seen_again, outcome.closed), (0, 1, 0));
     // The parked host is seen parked again.
     let parked = serde_json::json!({"social_id": "lumen-pike", "subdomain": "intranet-old.lumenpike.test", "risk_vector": "digitalization"});
-    let outcome = worker::process(&*store, &ctx, "rescan", &parked).await.unwrap();
+    let outcome = worker::process(&*store, &ctx, &spec("rescan", &parked)).await.unwrap();
     assert_eq!((outcome.opened, outcome.seen_again, outcome.closed), (0, 1, 0));
     // A port scan and a header check of a host with nothing to report close nothing.
     for vector in ["open_ports", "web_headers"] {
         let job =
             serde_json::json!({"social_id": "lumen-pike", "subdomain": "www.lumenpike.test", "risk_vector": vector});
-        let outcome = worker::process(&*store, &ctx, "rescan", &job).await.unwrap();
+        let outcome = worker::process(&*store, &ctx, &spec("rescan", &job)).await.unwrap();
         assert_eq!(outcome.closed, 0, "{vector}");
     }
     assert_eq!(ids(&store.open_findings(c.id).await.unwrap()), ids(&stored));
     let outside = serde_json::json!({"social_id": "lumen-pike", "subdomain": "www.other.test", "risk_vector": "dmarc"});
-    assert!(!worker::process(&*store, &ctx, "rescan", &outside).await.unwrap_err().retryable());
+    assert!(!worker::process(&*store, &ctx, &spec("rescan", &outside)).await.unwrap_err().retryable());
 
     // Bad payloads fail without retry.
-    let bad = worker::process(&*store, &ctx, "scan", &serde_json::json!({"social_id": "nobody"})).await.unwrap_err();
+    let bad =
+        worker::process(&*store, &ctx, &spec("scan", &serde_json::json!({"social_id": "nobody"}))).await.unwrap_err();
     assert!(!bad.retryable(), "{bad}");
     lab.down().await;
 
@@ -171,7 +171,7 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     )
     .unwrap();
     let job = serde_json::json!({"social_id": "lumen-pike", "subdomain": "lumenpike.test", "risk_vector": "dmarc"});
-    let outcome = worker::process(&*store, &ctx, "rescan", &job).await.unwrap();
+    let outcome = worker::process(&*store, &ctx, &spec("rescan", &job)).await.unwrap();
     lab.down().await;
     assert_eq!((outcome.opened, outcome.closed), (0, 2));
     let after = store.latest_score(c.id).await.unwrap().unwrap();
@@ -182,4 +182,9 @@ async fn a_queued_scan_is_run_by_a_worker_and_its_findings_are_stored() {
     // company's critical finding still bounds it).
     assert!(after.score >= before.score, "{} -> {}", before.score.as_f64(), after.score.as_f64());
     assert_eq!(after.components[&RiskVector::Spf], before.components[&RiskVector::Spf], "other components unchanged");
+}
+
+/// The job a stored kind and payload describe.
+fn spec(kind: &str, payload: &serde_json::Value) -> model::JobSpec {
+    model::JobSpec::from_stored(kind, &payload.to_string()).unwrap()
 }

@@ -53,7 +53,7 @@ async fn run_until(store: &Arc<dyn Store>, config: Config, h: Handler, until: im
 #[tokio::test]
 async fn a_panicking_job_is_dead_with_the_panic_message() {
     let (_dir, store) = store().await;
-    store.enqueue("scan", &serde_json::json!({"social_id": "x"}), None).await.unwrap();
+    store.enqueue(&model::JobSpec::Scan { social_id: model::SocialId::parse("x").unwrap() }).await.unwrap();
     let h = handler(|_job| async { panic!("the probe tripped over a certificate") });
     run_until(&store, config(5_000), h, |all| all.iter().all(|j| j.status == JobStatus::Dead)).await;
     let dead = store.jobs(Some(JobStatus::Dead), 10).await.unwrap();
@@ -66,7 +66,7 @@ async fn a_panicking_job_is_dead_with_the_panic_message() {
 #[tokio::test]
 async fn a_running_job_renews_its_lease() {
     let (_dir, store) = store().await;
-    store.enqueue("scan", &serde_json::json!({"social_id": "slow"}), None).await.unwrap();
+    store.enqueue(&model::JobSpec::Scan { social_id: model::SocialId::parse("slow").unwrap() }).await.unwrap();
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
     let h = handler(move |_job| {
@@ -97,7 +97,7 @@ async fn a_running_job_renews_its_lease() {
 #[tokio::test]
 async fn a_cancelled_job_is_stopped_and_nothing_is_recorded() {
     let (_dir, store) = store().await;
-    store.enqueue("scan", &serde_json::json!({"social_id": "c"}), None).await.unwrap();
+    store.enqueue(&model::JobSpec::Scan { social_id: model::SocialId::parse("c").unwrap() }).await.unwrap();
     let finished = Arc::new(AtomicUsize::new(0));
     let flag = finished.clone();
     let h = handler(move |_job| {
@@ -143,7 +143,7 @@ async fn once_running(store: Arc<dyn Store>) {
 #[tokio::test]
 async fn shutdown_releases_what_it_cannot_finish() {
     let (_dir, store) = store().await;
-    store.enqueue("scan", &serde_json::json!({"social_id": "long"}), None).await.unwrap();
+    store.enqueue(&model::JobSpec::Scan { social_id: model::SocialId::parse("long").unwrap() }).await.unwrap();
     let h = handler(|_job| async {
         tokio::time::sleep(Duration::from_secs(30)).await;
         Ok(ScanOutcome::default())
@@ -188,8 +188,8 @@ async fn a_stale_worker_writes_nothing() {
     let domains = vec![DomainAsset { name: Domain::parse("stale.test").unwrap(), attribution: "test".into() }];
     let snapshot = store::CompanySnapshot { profile, domains: Some(domains), ..Default::default() };
     let company = store.save_company(&snapshot).await.unwrap();
-    let payload = serde_json::json!({"social_id": "stale-co"});
-    store.enqueue("scan", &payload, None).await.unwrap();
+    let job = model::JobSpec::Scan { social_id: model::SocialId::parse("stale-co").unwrap() };
+    store.enqueue(&job).await.unwrap();
 
     // The first worker's lease lapses; a second worker takes the job.
     let short = Duration::from_millis(200);
@@ -200,14 +200,14 @@ async fn a_stale_worker_writes_nothing() {
     assert_eq!(fresh_job.id, stale_job.id);
 
     let stale = worker::Lease::of(&stale_job, short).unwrap();
-    let err = worker::process_leased(&*store, &ctx, "scan", &payload, Some(&stale)).await.unwrap_err();
+    let err = worker::process_leased(&*store, &ctx, &job, Some(&stale)).await.unwrap_err();
     assert!(matches!(err, JobError::LeaseLost(id) if id == stale_job.id), "{err}");
     assert!(store.open_findings(company.id).await.unwrap().is_empty(), "the stale worker wrote findings");
     assert!(store.hosts(company.id).await.unwrap().is_empty(), "the stale worker wrote hosts");
     assert!(store.latest_score(company.id).await.unwrap().is_none(), "the stale worker rated the company");
 
     let fresh = worker::Lease::of(&fresh_job, long).unwrap();
-    let outcome = worker::process_leased(&*store, &ctx, "scan", &payload, Some(&fresh)).await.unwrap();
+    let outcome = worker::process_leased(&*store, &ctx, &job, Some(&fresh)).await.unwrap();
     assert!(outcome.opened > 0);
     assert!(store.open_findings(company.id).await.unwrap().iter().any(|f| f.code == "dmarc.missing"));
     assert!(store.latest_score(company.id).await.unwrap().is_some());

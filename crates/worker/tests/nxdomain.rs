@@ -44,11 +44,11 @@ async fn a_domain_that_does_not_exist_is_not_rated() {
     let ghost = company(&*store, "ghost-co", &["ghost.test"]).await;
     let half = company(&*store, "half-co", &["real.test", "gone.test"]).await;
     for id in ["ghost-co", "half-co"] {
-        store.enqueue("scan", &serde_json::json!({"social_id": id}), Some(&format!("scan:{id}"))).await.unwrap();
+        store.enqueue(&model::JobSpec::Scan { social_id: model::SocialId::parse(id).unwrap() }).await.unwrap();
     }
     let watcher = store.clone();
     let drained = async move {
-        while !watcher.pending_jobs().await.unwrap().is_empty() {
+        while !store::testkit::pending_jobs(&*watcher).await.unwrap().is_empty() {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     };
@@ -56,7 +56,7 @@ async fn a_domain_that_does_not_exist_is_not_rated() {
     lab.down().await;
 
     let jobs = store.jobs(None, 10).await.unwrap();
-    let job = |id: &str| jobs.iter().find(|j| j.payload["social_id"] == id).unwrap().clone();
+    let job = |id: &str| jobs.iter().find(|j| j.spec.company().as_str() == id).unwrap().clone();
     let dead = job("ghost-co");
     assert_eq!((dead.status, dead.attempts), (JobStatus::Dead, 1), "not retried: {dead:?}");
     assert!(dead.last_error.as_deref().unwrap_or("").contains("ghost.test does not exist (NXDOMAIN)"), "{dead:?}");

@@ -77,7 +77,9 @@ async fn sbom_and_vulnerability_findings_match_the_lab_ground_truth() {
             .save_company(&CompanySnapshot { profile, domains: Some(domains), ..Default::default() })
             .await
             .unwrap();
-        worker::process(&*store, &ctx, "scan", &serde_json::json!({"social_id": social_id})).await.unwrap();
+        worker::process(&*store, &ctx, &model::JobSpec::Scan { social_id: model::SocialId::parse(social_id).unwrap() })
+            .await
+            .unwrap();
 
         type Key = (String, String, String, String, Option<String>);
         let mut got: BTreeMap<Key, usize> = BTreeMap::new();

@@ -82,9 +82,7 @@ pub(crate) async fn rated(app: &AppState, company: Company) -> Result<Company, A
 }
 
 pub(crate) async fn queue_scan(app: &AppState, company: &Company) -> Result<bool, ApiError> {
-    let payload = serde_json::json!({ "social_id": company.social_id.as_str() });
-    let dedup = format!("scan:{}", company.social_id);
-    Ok(app.store().enqueue("scan", &payload, Some(&dedup)).await?)
+    Ok(app.store().enqueue(&model::JobSpec::Scan { social_id: company.social_id.clone() }).await?)
 }
 
 /// The rated company a `social_id` parameter names, counted as one lookup.

@@ -265,16 +265,9 @@ pub async fn get_subdomain_findings(
 async fn prediction(app: &AppState, caller: &Caller, p: &Params, kind: &str) -> Result<Prediction, ApiError> {
     let period = p.period()?;
     let c = super::own_company(app, caller).await?;
-    // A prediction stored with the company (an import) is served as it is; otherwise the
-    // model of docs/PREDICTIONS.md computes it.
-    let data = match app.store().prediction(c.id, kind, period).await? {
-        Some(Value::Array(items)) => items,
-        Some(other) => vec![other],
-        None => {
-            let incidents = app.store().incidents_for_company(c.id).await?;
-            model_prediction(&c, &incidents, kind, period)
-        }
-    };
+    // The model of docs/PREDICTIONS.md, over the company and its incident history.
+    let incidents = app.store().incidents_for_company(c.id).await?;
+    let data = model_prediction(&c, &incidents, kind, period);
     Ok(Prediction { social_id: c.social_id.to_string(), period, data, message: None })
 }
 
@@ -404,13 +397,8 @@ pub async fn rescan_subdomain_by_vector_id(
     if !app.store().owns_host(c.id, &subdomain).await? {
         return Err(ApiError::bad(format!("{subdomain} is not an asset of this company")));
     }
-    let payload = serde_json::json!({
-        "social_id": c.social_id.as_str(),
-        "subdomain": subdomain.as_str(),
-        "risk_vector": risk_vector.as_str(),
-    });
-    let dedup = format!("rescan:{}:{}:{}", c.social_id, subdomain, risk_vector);
-    app.store().enqueue("rescan", &payload, Some(&dedup)).await?;
+    let job = model::JobSpec::Rescan { social_id: c.social_id.clone(), subdomain: subdomain.clone(), risk_vector };
+    app.store().enqueue(&job).await?;
     Ok(Json(MessageOut {
         message: format!(
             "Scan request for subdomain {subdomain} and risk vector {risk_vector} was received and will be processed soon"

@@ -112,13 +112,11 @@ async fn an_unprocessed_company_queues_one_scan() {
         let (s, v) = app.get("/underwriter-getcompanyscores?social_id=acme-cloud-services", &app.underwriter).await;
         assert_eq!((s, v["error"].as_str()), (B, Some("social_id not processed yet, a scan will start soon")));
     }
-    let scans: Vec<_> = app
-        .store
-        .pending_jobs()
+    let scans: Vec<_> = store::testkit::pending_jobs(&*app.store)
         .await
         .unwrap()
         .into_iter()
-        .filter(|j| j.payload["social_id"] == "acme-cloud-services")
+        .filter(|j| j.spec.company().as_str() == "acme-cloud-services")
         .collect();
     assert_eq!(scans.len(), 1);
 }
@@ -136,7 +134,11 @@ async fn a_company_whose_domain_does_not_exist_is_told_so() {
     let (s, v) = app.get("/underwriter-getcompanyscores?social_id=acme-cloud-services", &app.underwriter).await;
     assert_eq!((s, v["error"].as_str()), (B, Some(format!("social_id not rated: {why}").as_str())));
     assert!(
-        !app.store.pending_jobs().await.unwrap().iter().any(|j| j.payload["social_id"] == "acme-cloud-services"),
+        !store::testkit::pending_jobs(&*app.store)
+            .await
+            .unwrap()
+            .iter()
+            .any(|j| j.spec.company().as_str() == "acme-cloud-services"),
         "no scan queued again within a day"
     );
     // Cleared (a later scan rated it, or the domain was fixed): back to the usual answer.
@@ -204,7 +206,7 @@ async fn writes_validate_their_input() {
     assert_eq!((s, v), (B, json!({"error": "Subsidiary not found"})));
     let (s, v, _) = app.call(Method::DELETE, "/monitor-delete-subsidiary", Some(&m), None).await;
     assert_eq!((s, v), (B, json!({"error": "subsidiary_id is a required parameter"})));
-    assert!(app.store.pending_jobs().await.unwrap().is_empty(), "no rejected write queued anything");
+    assert!(store::testkit::pending_jobs(&*app.store).await.unwrap().is_empty(), "no rejected write queued anything");
 }
 
 #[tokio::test]

@@ -165,8 +165,8 @@ async fn monitor_operations_reach_the_keys_tree_only() {
         let (s, v, _) = app.call(Method::DELETE, &delete, Some(&keys[0]), None).await;
         assert_eq!((s, v["error"].as_str()), (StatusCode::BAD_REQUEST, Some("Subsidiary not found")), "{delete}");
     }
-    let rescans = app.store.pending_jobs().await.unwrap();
-    assert!(rescans.iter().all(|j| j.kind != "rescan"), "no rescan of a stranger was queued: {rescans:?}");
+    let rescans = store::testkit::pending_jobs(&*app.store).await.unwrap();
+    assert!(rescans.iter().all(|j| j.spec.kind() != "rescan"), "no rescan of a stranger was queued: {rescans:?}");
 }
 
 /// The pending link: invisible until an operator approves it, visible after; a rejected

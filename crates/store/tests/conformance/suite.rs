@@ -1,8 +1,7 @@
-//! The conformance suite every backend must pass. Each backend's tests call
-//! [`run_all`] with a fresh, empty store.
+//! The conformance suite every backend must pass: one check per area, each run on a
+//! fresh, empty store of every backend (`main.rs`).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use model::timefmt::parse_datetime;
@@ -12,10 +11,8 @@ use model::{
     Severity, SocialId,
 };
 
-use crate::{
-    CandidateQuery, CapecRow, CompanySnapshot, CpeMatchRow, CveCandidate, CweRow, EpssRow, FindingFilter, KevRow,
-    ProductRow, Store, StoredCve,
-};
+use store::cve::{CandidateQuery, CapecRow, CpeMatchRow, CveCandidate, CweRow, EpssRow, KevRow, ProductRow, StoredCve};
+use store::{CompanySnapshot, FindingFilter, Store};
 
 /// A candidate query without served forms.
 fn cq<'a>(
@@ -123,25 +120,9 @@ fn cve(id: &str, modified: &str, products: &[&str]) -> CveRecord {
     serde_json::from_value(json).expect("test cve")
 }
 
-/// Runs every check against `store`, which must be empty.
-pub async fn run_all(store: Arc<dyn Store>) {
-    companies(&*store).await;
-    subsidiaries_and_search(&*store).await;
-    normalised_names(&*store).await;
-    subsidiary_requests(&*store).await;
-    cves(&*store).await;
-    served_forms_follow_their_record(&*store, &*store).await;
-    cve_batches(&*store).await;
-    keys_and_usage(&*store).await;
-    jobs(&*store).await;
-    scans(&*store).await;
-    discovery(&*store).await;
-    software(&*store).await;
-}
-
 /// Companies are found by the normalised form of their name (`model::normalise_name`):
 /// punctuation, `&` and legal forms do not hide a company; a similar name is not it.
-async fn normalised_names(store: &dyn Store) {
+pub async fn normalised_names(store: &dyn Store) {
     for (id, name) in [("norm-att", "AT&T Inc."), ("norm-pg", "Procter & Gamble"), ("norm-jpm", "J.P. Morgan")] {
         let p = profile(id, name, &format!("{id}.example"));
         store.save_company(&CompanySnapshot { profile: p, ..Default::default() }).await.unwrap();
@@ -190,8 +171,8 @@ async fn normalised_names(store: &dyn Store) {
 /// add-subsidiary's record: a created company is linked at once and counted for its key;
 /// a pending one is not linked until approved; asked twice, one request; a rejected one
 /// is never linked.
-async fn subsidiary_requests(store: &dyn Store) {
-    use crate::SubsidiaryState as S;
+pub async fn subsidiary_requests(store: &dyn Store) {
+    use store::SubsidiaryState as S;
     let save = |id: &'static str| async move {
         store
             .save_company(&CompanySnapshot { profile: profile(id, id, &format!("{id}.example")), ..Default::default() })
@@ -241,7 +222,7 @@ async fn subsidiary_requests(store: &dyn Store) {
 
 /// Batches written several to a transaction end as one `upsert_cves` after the other
 /// would leave them: a record given again in a later batch counts once, the newest kept.
-async fn cve_batches(store: &dyn Store) {
+pub async fn cve_batches(store: &dyn Store) {
     const NO_RANGE: [Option<&str>; 4] = [None; 4];
     let at = |id: &str, modified: &str, version: &str| {
         stored(id, modified, vec![row("batchco", "gadget", version, Some(version), NO_RANGE)])
@@ -299,9 +280,9 @@ pub async fn served_forms_follow_their_record(writer: &dyn Store, reader: &dyn S
 /// Findings of one code on one host stay apart by CVE or component; a scan's software
 /// replaces the company's inventory, keeping first_seen of what was seen before;
 /// imported fingerprints and lifecycle data read back by name.
-async fn software(store: &dyn Store) {
-    use crate::ScanScope;
+pub async fn software(store: &dyn Store) {
     use model::{Application, SbomComponent};
+    use store::ScanScope;
     let c = store
         .save_company(&CompanySnapshot {
             profile: profile("softco", "Soft Co", "softco.example"),
@@ -401,7 +382,7 @@ async fn software(store: &dyn Store) {
 
 /// Discovered hosts and observed endpoints keep their first_seen and take the latest
 /// scan's addresses, attribution and software; they read back with their attribution.
-async fn discovery(store: &dyn Store) {
+pub async fn discovery(store: &dyn Store) {
     use model::{Attribution, DiscoveredHost};
     let c = store
         .save_company(&CompanySnapshot {
@@ -478,8 +459,8 @@ async fn open_findings(store: &dyn Store, company: i64) -> Vec<Finding> {
 /// Scans record findings within their scope: new ones open, repeated ones keep their id
 /// and first_seen, missing ones close (and reopen when seen again); findings outside the
 /// scope are untouched.
-async fn scans(store: &dyn Store) {
-    use crate::{ScanOutcome, ScanScope};
+pub async fn scans(store: &dyn Store) {
+    use store::{ScanOutcome, ScanScope};
     let c = store
         .save_company(&CompanySnapshot {
             profile: profile("scanned", "Scanned Ltd", "scanned.example"),
@@ -545,7 +526,7 @@ async fn scans(store: &dyn Store) {
     assert!(store.closed_findings(c.id).await.unwrap().iter().all(|(f, _)| f.code != "dmarc.policy_none"));
 }
 
-async fn companies(store: &dyn Store) {
+pub async fn companies(store: &dyn Store) {
     assert!(store.company_by_social_id(&sid("acme")).await.unwrap().is_none());
     let mut snap = CompanySnapshot { profile: profile("acme", "Acme Corp", "acme.example"), ..Default::default() };
     let c = store.save_company(&snap).await.unwrap();
@@ -644,8 +625,8 @@ async fn companies(store: &dyn Store) {
     if let Some(c) = rated.components.get_mut(&RiskVector::Dkim) {
         c.not_assessable = Some("the company's domains receive no mail".into());
     }
-    assert!(store.record_rating(c.id, &rated).await.unwrap());
-    assert!(!store.record_rating(c.id, &rated).await.unwrap(), "one rating per time");
+    store.replace_rating(c.id, &rated).await.unwrap();
+    store.replace_rating(c.id, &rated).await.unwrap();
     assert_eq!(store.latest_score(c.id).await.unwrap().as_ref(), Some(&rated));
     let now = store.company_by_social_id(&c.social_id).await.unwrap().unwrap();
     assert_eq!(
@@ -758,18 +739,14 @@ async fn companies(store: &dyn Store) {
     store.add_lookups(&[(c.id, 2)]).await.unwrap();
     assert_eq!(store.company_by_social_id(&sid("ACME".to_lowercase().as_str())).await.unwrap().unwrap().searched_by, 5);
 
-    // Predictions.
-    assert!(store.prediction(c.id, "tail_risk", 6).await.unwrap().is_none());
-    store.save_prediction(c.id, "tail_risk", 6, &serde_json::json!([{"month": 1}])).await.unwrap();
-    assert_eq!(store.prediction(c.id, "tail_risk", 6).await.unwrap(), Some(serde_json::json!([{"month": 1}])));
-
     // Last scanned.
     let last = store.last_scanned(Page::FIRST).await.unwrap();
     assert_eq!(last.items[0].social_id.as_str(), "acme");
 }
 
-async fn subsidiaries_and_search(store: &dyn Store) {
-    let parent = store.company_by_social_id(&sid("acme")).await.unwrap().unwrap();
+pub async fn subsidiaries_and_search(store: &dyn Store) {
+    let acme = CompanySnapshot { profile: profile("acme", "Acme Corp", "acme.example"), ..Default::default() };
+    let parent = store.save_company(&acme).await.unwrap();
     let mut kids = Vec::new();
     for (s, n) in [("acme-labs", "Acme Labs"), ("acme-cloud", "Acme Cloud"), ("zeta_inc", "Zeta 100% Inc")] {
         let snap = CompanySnapshot {
@@ -837,7 +814,7 @@ fn stored(id: &str, modified: &str, matches: Vec<CpeMatchRow>) -> StoredCve {
     }
 }
 
-async fn cves(store: &dyn Store) {
+pub async fn cves(store: &dyn Store) {
     const NONE: [Option<&str>; 4] = [None; 4];
     let log4j_old = stored(
         "CVE-2021-44228",
@@ -1015,11 +992,15 @@ async fn cves(store: &dyn Store) {
         .await
         .unwrap();
     assert_eq!(
-        store.capec_for_cwe("CWE-79").await.unwrap(),
+        store.capec_for_cwes(&["CWE-79"]).await.unwrap().remove("CWE-79").unwrap_or_default(),
         [serde_json::json!({"id": "63"}), serde_json::json!({"id": "588"})]
     );
-    assert_eq!(store.capec_for_cwe("CWE-80").await.unwrap(), [serde_json::json!({"id": "7"})], "fallback by relation");
-    assert!(store.capec_for_cwe("Unknown").await.unwrap().is_empty());
+    assert_eq!(
+        store.capec_for_cwes(&["CWE-80"]).await.unwrap().remove("CWE-80").unwrap_or_default(),
+        [serde_json::json!({"id": "7"})],
+        "fallback by relation"
+    );
+    assert!(store.capec_for_cwes(&["Unknown"]).await.unwrap().remove("Unknown").unwrap_or_default().is_empty());
     let both = store.capec_for_cwes(&["CWE-79", "CWE-80", "CWE-1", "NVD-CWE-Other"]).await.unwrap();
     assert_eq!(both.keys().collect::<Vec<_>>(), ["CWE-79", "CWE-80"]);
     assert_eq!(both["CWE-79"].len(), 2);
@@ -1048,7 +1029,7 @@ async fn cves(store: &dyn Store) {
     assert!(store.cve_candidates(&k10).await.unwrap().is_empty(), "the older records' rows are not kept");
 }
 
-async fn keys_and_usage(store: &dyn Store) {
+pub async fn keys_and_usage(store: &dyn Store) {
     let k = store
         .create_key(&NewApiKey {
             name: "monitor of acme".into(),
@@ -1078,21 +1059,27 @@ async fn keys_and_usage(store: &dyn Store) {
     assert_eq!(store.usage(k.id, "2026-12").await.unwrap(), 0);
 }
 
-async fn jobs(store: &dyn Store) {
+pub async fn jobs(store: &dyn Store) {
     use model::JobStatus;
     let minute = Duration::from_secs(60);
-    let payload = serde_json::json!({"social_id": "acme"});
-    assert!(store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap());
-    assert!(!store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap(), "deduplicated while queued");
-    assert!(store.enqueue("scan", &payload, None).await.unwrap());
-    assert_eq!(store.pending_jobs().await.unwrap().len(), 2);
+    let payload = model::JobSpec::Scan { social_id: sid("acme") };
+    assert!(store.enqueue(&payload).await.unwrap());
+    assert!(!store.enqueue(&payload).await.unwrap(), "deduplicated while queued");
+    let rescan = model::JobSpec::Rescan {
+        social_id: sid("acme"),
+        subdomain: dom("www.acme.test"),
+        risk_vector: RiskVector::Spf,
+    };
+    assert!(store.enqueue(&rescan).await.unwrap(), "another job of the company");
+    assert_eq!(pending(store).await.len(), 2);
 
     let job = store.lease_job("w1", minute, 5).await.unwrap().unwrap();
-    assert_eq!((job.kind.as_str(), job.attempts, job.status), ("scan", 1, JobStatus::Running));
+    assert_eq!((&job.spec, job.attempts, job.status), (&payload, 1, JobStatus::Running));
     let token = job.lease_token.clone().expect("a leased job has a token");
     assert_eq!(job.worker.as_deref(), Some("w1"));
-    assert!(!store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap(), "deduplicated while running");
+    assert!(!store.enqueue(&payload).await.unwrap(), "deduplicated while running");
     let second = store.lease_job("w2", minute, 5).await.unwrap().unwrap();
+    assert_eq!(second.spec, rescan, "the job comes back as it was queued");
     assert_ne!(second.id, job.id, "a leased job is not handed out twice");
     assert_ne!(second.lease_token, job.lease_token, "every lease has its own token");
     assert!(store.lease_job("w3", minute, 5).await.unwrap().is_none());
@@ -1103,7 +1090,7 @@ async fn jobs(store: &dyn Store) {
     assert!(store.complete_job(job.id, &token).await.unwrap());
     assert!(!store.complete_job(job.id, &token).await.unwrap(), "a job completes once");
     assert!(!store.renew_lease(job.id, &token, minute).await.unwrap());
-    assert!(store.enqueue("scan", &payload, Some("scan:acme")).await.unwrap(), "queued again once done");
+    assert!(store.enqueue(&payload).await.unwrap(), "queued again once done");
 
     // A failed job is retried after its delay; an expired lease is taken over, and the
     // worker whose lease lapsed can neither complete, fail nor renew it.
@@ -1125,14 +1112,14 @@ async fn jobs(store: &dyn Store) {
         assert!(store.complete_job(j.id, &taken.lease_token.unwrap()).await.unwrap());
     }
     assert!(seen.contains(&second.id));
-    assert!(store.pending_jobs().await.unwrap().is_empty());
+    assert!(pending(store).await.is_empty());
     let done = store.jobs(Some(JobStatus::Done), 10).await.unwrap();
     assert_eq!(done.len(), 3, "{done:?}");
     assert!(done.windows(2).all(|w| w[0].id > w[1].id), "newest first");
 
     // A job whose lease lapses on every attempt (it crashes its worker) is dead after
     // the last one, with why; an operator can queue it again.
-    assert!(store.enqueue("scan", &serde_json::json!({"social_id": "crash"}), Some("scan:crash")).await.unwrap());
+    assert!(store.enqueue(&model::JobSpec::Scan { social_id: sid("crash") }).await.unwrap());
     for attempt in 1..=3 {
         let j = store.lease_job("w6", Duration::ZERO, 3).await.unwrap().unwrap();
         assert_eq!(j.attempts, attempt);
@@ -1158,5 +1145,12 @@ async fn jobs(store: &dyn Store) {
     assert!(!store.complete_job(back.id, back.lease_token.as_deref().unwrap()).await.unwrap());
     assert_eq!(store.jobs(Some(JobStatus::Cancelled), 10).await.unwrap().len(), 1);
     assert!(!store.cancel_job(back.id).await.unwrap());
-    assert!(store.pending_jobs().await.unwrap().is_empty());
+    assert!(pending(store).await.is_empty());
+}
+
+/// Jobs waiting or running.
+async fn pending(store: &dyn Store) -> Vec<model::Job> {
+    let mut jobs = store.jobs(None, u32::MAX).await.unwrap();
+    jobs.retain(|j| matches!(j.status, model::JobStatus::Queued | model::JobStatus::Running));
+    jobs
 }

@@ -1,0 +1,54 @@
+//! The durable job queue: leases with tokens, renewals, retries, dead jobs.
+
+use std::time::Duration;
+
+use model::{Job, JobSpec};
+
+use crate::Result;
+use async_trait::async_trait;
+
+/// The durable job queue: leases with tokens, renewals, retries, dead jobs.
+#[async_trait]
+pub trait Queue: Send + Sync + 'static {
+    /// Queues a job, unless one with the same [`JobSpec::dedup_key`] waits or runs;
+    /// returns whether a job was queued.
+    async fn enqueue(&self, job: &JobSpec) -> Result<bool>;
+    /// Takes the oldest ready job (or one whose lease expired) for `lease`, with a new
+    /// lease token. A job whose lease expired after `max_attempts` attempts (its worker
+    /// died or hung each time: a job that crashes workers) is marked dead instead.
+    async fn lease_job(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>>;
+
+    /// Extends a running job's lease to `lease` from now. False when `token` no longer
+    /// holds the lease (it lapsed and another worker took the job, or it was cancelled).
+    async fn renew_lease(&self, job_id: i64, token: &str, lease: Duration) -> Result<bool>;
+
+    /// Marks a leased job done; false (and nothing written) when `token` no longer holds
+    /// the lease.
+    async fn complete_job(&self, job_id: i64, token: &str) -> Result<bool>;
+
+    /// Marks a leased job failed: retried after `retry_after`, or dead when `give_up`.
+    /// False (and nothing written) when `token` no longer holds the lease.
+    async fn fail_job(
+        &self,
+        job_id: i64,
+        token: &str,
+        error: &str,
+        retry_after: Duration,
+        give_up: bool,
+    ) -> Result<bool>;
+
+    /// Gives a leased job back to the queue at once, the attempt not counted (a worker
+    /// shutting down). False when `token` no longer holds the lease.
+    async fn release_job(&self, job_id: i64, token: &str) -> Result<bool>;
+
+    /// Jobs in `status` (any when `None`), newest first, at most `limit`.
+    async fn jobs(&self, status: Option<model::JobStatus>, limit: u32) -> Result<Vec<Job>>;
+
+    /// Queues a dead or cancelled job again with its attempts reset; false when the job
+    /// is not dead or cancelled.
+    async fn retry_job(&self, job_id: i64) -> Result<bool>;
+
+    /// Cancels a queued or running job (a running job's worker then finds its lease
+    /// gone); false when the job is not queued or running.
+    async fn cancel_job(&self, job_id: i64) -> Result<bool>;
+}

@@ -1,0 +1,82 @@
+//! The SQLite backend: fresh stores for the suite (a file, and a private in-memory
+//! database), and what only a file database has to show.
+
+use std::sync::Arc;
+
+use store::SqliteStore;
+use store::prelude::*;
+
+use crate::Fresh;
+
+/// A store on a new file in a temporary directory.
+pub async fn fresh_file() -> Fresh {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("rampart.db").display());
+    Fresh { store: Arc::new(SqliteStore::open(&url).await.unwrap()), _keep: Box::new(dir) }
+}
+
+pub async fn fresh_memory() -> Fresh {
+    Fresh { store: Arc::new(SqliteStore::open("sqlite::memory:").await.unwrap()), _keep: Box::new(()) }
+}
+
+/// Reopening applies no migration twice and keeps the data.
+#[tokio::test]
+async fn a_reopened_file_keeps_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("rampart.db").display());
+    crate::suite::keys_and_usage(&SqliteStore::open(&url).await.unwrap()).await;
+    let again = SqliteStore::open(&url).await.unwrap();
+    assert_eq!(again.keys().await.unwrap().len(), 1);
+}
+
+/// Another process's writes: the reader's served forms in memory do not outlive the
+/// record they were read for.
+#[tokio::test]
+async fn served_forms_follow_a_record_written_by_another_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("rampart.db").display());
+    let (writer, reader) = (SqliteStore::open(&url).await.unwrap(), SqliteStore::open(&url).await.unwrap());
+    crate::suite::served_forms_follow_their_record(&writer, &reader).await;
+}
+
+/// A job no worker can read (written by another version, or damaged) is dead with the
+/// reason when a worker comes to it, and the queue goes on to the next.
+#[tokio::test]
+async fn an_unreadable_job_is_dead_not_handed_out() {
+    use sqlx::Connection as _;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("rampart.db").display());
+    let store = SqliteStore::open(&url).await.unwrap();
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query(
+        "INSERT INTO jobs (kind, payload, status, run_after, created_at, updated_at) \
+         VALUES ('teleport', '{}', 'queued', '2020-01-01T00:00:00Z', '2020-01-01T00:00:00Z', '2020-01-01T00:00:00Z')",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let good = model::JobSpec::Scan { social_id: model::SocialId::parse("acme").unwrap() };
+    store.enqueue(&good).await.unwrap();
+    let leased = store.lease_job("w", std::time::Duration::from_secs(60), 3).await.unwrap().unwrap();
+    assert_eq!(leased.spec, good);
+    let mut raw =
+        sqlx::query_as::<_, (String, Option<String>)>("SELECT status, last_error FROM jobs WHERE kind = 'teleport'")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(raw.0, "dead");
+    let why = raw.1.take().unwrap_or_default();
+    assert!(why.starts_with("unreadable job: teleport job:"), "{why}");
+}
+
+/// A new database file gets the store's page size (a served form and more to a page).
+#[tokio::test]
+async fn a_new_database_has_8_kib_pages() {
+    use sqlx::Connection as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rampart.db");
+    drop(SqliteStore::open(&format!("sqlite://{}", path.display())).await.unwrap());
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+    let size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(size, 8192);
+}
