@@ -17,7 +17,9 @@ mod findings;
 mod incidents;
 mod keys;
 mod migrate;
+pub mod postgres;
 mod queue;
+mod served_cache;
 mod shared;
 pub mod sqlite;
 #[cfg(feature = "testkit")]
@@ -31,6 +33,7 @@ pub use findings::{FindingFilter, Findings, ScanOutcome, ScanScope, finding_subj
 pub use incidents::Incidents;
 pub use keys::Keys;
 pub use model::asset_under;
+pub use postgres::PgStore;
 pub use queue::Queue;
 pub use shared::SharedStr;
 pub use sqlite::SqliteStore;
@@ -57,7 +60,7 @@ pub enum StoreError {
     NotFound(String),
     #[error("invalid input: {0}")]
     Invalid(String),
-    #[error("unsupported database URL {0:?}: expected sqlite://PATH or a file path")]
+    #[error("unsupported database URL {0:?}: expected postgres://…, sqlite://PATH or a file path")]
     UnsupportedUrl(String),
     /// No connection was free within the wait: the store is saturated, try again.
     #[error("the database is busy: no connection free within the wait")]
@@ -88,15 +91,21 @@ impl Default for Options {
     }
 }
 
-/// Opens the store a URL names: `sqlite://PATH`, `sqlite::memory:`, or a plain path.
+/// Opens the store a URL names: `postgres://…` (or `postgresql://…`), `sqlite://PATH`,
+/// `sqlite::memory:`, or a plain path (SQLite).
 pub async fn open(url: &str) -> Result<std::sync::Arc<dyn Store>> {
     open_with(url, &Options::default()).await
 }
 
 /// [`open`] with `options`.
 pub async fn open_with(url: &str, options: &Options) -> Result<std::sync::Arc<dyn Store>> {
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Err(StoreError::UnsupportedUrl(url.to_owned()));
+    if is_postgres(url) {
+        return Ok(std::sync::Arc::new(PgStore::open_with(url, options).await?));
     }
     Ok(std::sync::Arc::new(SqliteStore::open_with(url, options).await?))
+}
+
+/// Whether `url` names a PostgreSQL database.
+pub fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
 }

@@ -31,12 +31,12 @@ use tokio::sync::mpsc::Receiver;
 
 use crate::cve::{CandidateQuery, CapecRow, CveCandidate, CweRow, EpssRow, KevRow, ServedCve, StoredCve};
 use crate::migrate::Embedded;
+use crate::served_cache::ServedCache;
 use crate::{
     CompanyCounts, CompanySnapshot, FindingFilter, HostComponents, Paged, Result, ScanOutcome, ScanScope, SharedStr,
     StoreError, SubsidiaryRequest, SubsidiaryState,
 };
 use readers::Readers;
-use served_cache::ServedCache;
 
 mod assets;
 mod companies;
@@ -46,7 +46,6 @@ mod intel;
 mod keys;
 mod queue;
 mod readers;
-mod served_cache;
 
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),

@@ -2,6 +2,7 @@
 //! backend, as a test of its own (`suite.rs` holds the checks, the backend modules how
 //! a fresh store is made and what only that backend has to show).
 
+mod postgres;
 mod sqlite;
 mod suite;
 
@@ -15,7 +16,8 @@ pub struct Fresh {
     pub _keep: Box<dyn std::any::Any + Send>,
 }
 
-/// One test per area of the suite, each on a fresh store `$open` makes.
+/// One test per area of the suite, each on a fresh store `$open` makes (`None`: the
+/// backend cannot be reached here, and the test says so and passes; in CI it fails).
 macro_rules! conformance {
     ($backend:ident, $open:path) => {
         mod $backend {
@@ -24,7 +26,7 @@ macro_rules! conformance {
 
             #[tokio::test]
             async fn served_forms_follow_their_record() {
-                let fresh = $open().await;
+                let Some(fresh) = $open().await else { return };
                 crate::suite::served_forms_follow_their_record(&*fresh.store, &*fresh.store).await;
             }
         }
@@ -33,7 +35,7 @@ macro_rules! conformance {
         $(
             #[tokio::test]
             async fn $area() {
-                let fresh = $open().await;
+                let Some(fresh) = $open().await else { return };
                 crate::suite::$area(&*fresh.store).await;
             }
         )+
@@ -42,3 +44,4 @@ macro_rules! conformance {
 
 conformance!(sqlite_file, crate::sqlite::fresh_file);
 conformance!(sqlite_memory, crate::sqlite::fresh_memory);
+conformance!(on_postgres, crate::postgres::fresh);

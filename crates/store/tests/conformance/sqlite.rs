@@ -9,14 +9,14 @@ use store::prelude::*;
 use crate::Fresh;
 
 /// A store on a new file in a temporary directory.
-pub async fn fresh_file() -> Fresh {
+pub async fn fresh_file() -> Option<Fresh> {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("rampart.db").display());
-    Fresh { store: Arc::new(SqliteStore::open(&url).await.unwrap()), _keep: Box::new(dir) }
+    Some(Fresh { store: Arc::new(SqliteStore::open(&url).await.unwrap()), _keep: Box::new(dir) })
 }
 
-pub async fn fresh_memory() -> Fresh {
-    Fresh { store: Arc::new(SqliteStore::open("sqlite::memory:").await.unwrap()), _keep: Box::new(()) }
+pub async fn fresh_memory() -> Option<Fresh> {
+    Some(Fresh { store: Arc::new(SqliteStore::open("sqlite::memory:").await.unwrap()), _keep: Box::new(()) })
 }
 
 /// Reopening applies no migration twice and keeps the data.

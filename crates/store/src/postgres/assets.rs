@@ -1,0 +1,275 @@
+//! [`crate::Assets`] on PostgreSQL.
+
+use super::*;
+
+#[async_trait]
+impl crate::Assets for PgStore {
+    async fn domains(&self, company: i64) -> Result<Vec<DomainAsset>> {
+        sqlx::query("SELECT name, attribution FROM domains WHERE company_id = $1 ORDER BY name")
+            .bind(company)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| {
+                let n: String = r.try_get("name")?;
+                Ok(DomainAsset {
+                    name: Domain::parse(&n).map_err(|_| corrupt("domain", &n))?,
+                    attribution: r.try_get("attribution")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn counts(&self, company: i64) -> Result<CompanyCounts> {
+        let row = sqlx::query(
+            "SELECT (SELECT count(*) FROM applications WHERE company_id = $1) AS apps, \
+             (SELECT count(*) FROM network_endpoints WHERE company_id = $1) AS eps, \
+             (SELECT count(DISTINCT ip) FROM network_endpoints WHERE company_id = $1) AS ips, \
+             (SELECT count(*) FROM sbom_components WHERE company_id = $1) AS sbom",
+        )
+        .bind(company)
+        .fetch_one(&self.pool)
+        .await?;
+        let mut findings = BTreeMap::new();
+        for s in Severity::ALL {
+            findings.insert(*s, 0);
+        }
+        for r in sqlx::query("SELECT severity, count(*) AS n FROM findings WHERE company_id = $1 AND closed_at IS NULL GROUP BY severity")
+            .bind(company)
+            .fetch_all(&self.pool)
+            .await?
+        {
+            let s: String = r.try_get("severity")?;
+            findings.insert(Severity::parse(&s).map_err(|_| corrupt("severity", &s))?, count(r.try_get("n")?));
+        }
+        Ok(CompanyCounts {
+            applications: count(row.try_get("apps")?),
+            network_endpoints: count(row.try_get("eps")?),
+            ip_addresses: count(row.try_get("ips")?),
+            sbom_components: count(row.try_get("sbom")?),
+            findings,
+        })
+    }
+
+    async fn applications(&self, company: i64, page: Page) -> Result<Paged<Application>> {
+        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM applications WHERE company_id = $1")
+            .bind(company)
+            .fetch_one(&self.pool)
+            .await?;
+        let items = sqlx::query(
+            "SELECT * FROM applications WHERE company_id = $1 ORDER BY lower(name), host, id LIMIT $2 OFFSET $3",
+        )
+        .bind(company)
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(application_from_row)
+        .collect::<Result<_>>()?;
+        Ok(Paged { items, total: count(total) })
+    }
+
+    async fn network_endpoints(&self, company: i64, page: Page) -> Result<Paged<NetworkEndpoint>> {
+        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM network_endpoints WHERE company_id = $1")
+            .bind(company)
+            .fetch_one(&self.pool)
+            .await?;
+        let items = sqlx::query(
+            "SELECT * FROM network_endpoints WHERE company_id = $1 ORDER BY ip, port, id LIMIT $2 OFFSET $3",
+        )
+        .bind(company)
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(endpoint_from_row)
+        .collect::<Result<_>>()?;
+        Ok(Paged { items, total: count(total) })
+    }
+
+    async fn sbom(&self, company: i64, page: Page, with_cves: bool) -> Result<Paged<SbomComponent>> {
+        let filter = if with_cves { 1 } else { 0 };
+        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM sbom_components c WHERE company_id = $1 AND ($2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id))")
+            .bind(company)
+            .bind(filter)
+            .fetch_one(&self.pool)
+            .await?;
+        let rows = sqlx::query("SELECT * FROM sbom_components c WHERE company_id = $1 AND ($2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) ORDER BY lower(name), version, id LIMIT $3 OFFSET $4")
+            .bind(company)
+            .bind(filter)
+            .bind(page.limit())
+            .bind(page.offset())
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(Paged { items: self.load_sbom(rows).await?, total: count(total) })
+    }
+
+    async fn sbom_by_domain(&self, company: i64, domain: &Domain, page: Page) -> Result<Paged<HostComponents>> {
+        const HOSTS: &str = "FROM sbom_hosts h JOIN sbom_components c ON c.id = h.component_id \
+             WHERE c.company_id = $1 AND (h.host = $2 OR h.host LIKE '%.' || $2)";
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(DISTINCT h.host) {HOSTS}")))
+            .bind(company)
+            .bind(domain.as_str())
+            .fetch_one(&self.pool)
+            .await?;
+        let hosts: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT DISTINCT h.host {HOSTS} ORDER BY h.host LIMIT $3 OFFSET $4"
+        )))
+        .bind(company)
+        .bind(domain.as_str())
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(&self.pool)
+        .await?;
+        let mut items = Vec::with_capacity(hosts.len());
+        for host in hosts {
+            let rows = sqlx::query("SELECT c.* FROM sbom_components c JOIN sbom_hosts h ON h.component_id = c.id WHERE c.company_id = $1 AND h.host = $2 ORDER BY lower(c.name), c.version, c.id")
+                .bind(company)
+                .bind(&host)
+                .fetch_all(&self.pool)
+                .await?;
+            items.push(HostComponents { host, components: self.load_sbom(rows).await? });
+        }
+        Ok(Paged { items, total: count(total) })
+    }
+
+    async fn record_discovery(
+        &self,
+        company: i64,
+        hosts: &[DiscoveredHost],
+        endpoints: &[NetworkEndpoint],
+        seen_at: OffsetDateTime,
+    ) -> Result<()> {
+        let at = rfc3339(seen_at);
+        let mut tx = self.begin().await?;
+        for h in hosts {
+            let addresses: Vec<String> = h.addresses.iter().map(ToString::to_string).collect();
+            sqlx::query(
+                "INSERT INTO hosts (company_id, name, addresses, source, evidence, first_seen, last_seen) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (company_id, name) DO UPDATE SET \
+                 addresses = excluded.addresses, source = excluded.source, evidence = excluded.evidence, \
+                 last_seen = excluded.last_seen",
+            )
+            .bind(company)
+            .bind(&h.name)
+            .bind(addresses.join(","))
+            .bind(&h.attribution.source)
+            .bind(&h.attribution.evidence)
+            .bind(&at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for e in endpoints {
+            let updated = sqlx::query(
+                "UPDATE network_endpoints SET host = $5, service = $6, product = $7, version = $8, banner = $9, \
+                 source = $10, evidence = $11, last_seen = $12 \
+                 WHERE company_id = $1 AND ip = $2 AND port = $3 AND protocol = $4",
+            )
+            .bind(company)
+            .bind(e.ip.to_string())
+            .bind(i64::from(e.port))
+            .bind(&e.protocol)
+            .bind(e.host.as_deref())
+            .bind(e.service.as_deref())
+            .bind(e.product.as_deref())
+            .bind(e.version.as_deref())
+            .bind(&e.banner)
+            .bind(e.attribution.as_ref().map(|a| a.source.as_str()))
+            .bind(e.attribution.as_ref().map(|a| a.evidence.as_str()))
+            .bind(&at)
+            .execute(&mut *tx)
+            .await?;
+            if updated.rows_affected() == 0 {
+                let fresh = NetworkEndpoint {
+                    first_seen: OffsetDateTimeText(seen_at),
+                    last_seen: OffsetDateTimeText(seen_at),
+                    ..e.clone()
+                };
+                insert_endpoint(&mut tx, company, &fresh).await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn record_software(
+        &self,
+        company: i64,
+        applications: &[Application],
+        components: &[SbomComponent],
+        seen_at: OffsetDateTime,
+    ) -> Result<()> {
+        let mut tx = self.begin().await?;
+        // first_seen of what was seen before, by identity.
+        let mut app_seen: BTreeMap<(String, Option<String>, String), String> = BTreeMap::new();
+        for r in sqlx::query("SELECT name, version, host, first_seen FROM applications WHERE company_id = $1")
+            .bind(company)
+            .fetch_all(&mut *tx)
+            .await?
+        {
+            app_seen.insert((r.try_get("name")?, r.try_get("version")?, r.try_get("host")?), r.try_get("first_seen")?);
+        }
+        let mut comp_seen: BTreeMap<(String, Option<String>), String> = BTreeMap::new();
+        for r in sqlx::query("SELECT name, version, first_seen FROM sbom_components WHERE company_id = $1")
+            .bind(company)
+            .fetch_all(&mut *tx)
+            .await?
+        {
+            comp_seen.insert((r.try_get("name")?, r.try_get("version")?), r.try_get("first_seen")?);
+        }
+        let first = |known: Option<&String>| -> Result<OffsetDateTimeText> {
+            match known {
+                Some(t) => ts_text(t),
+                None => Ok(OffsetDateTimeText(seen_at)),
+            }
+        };
+        sqlx::query("DELETE FROM applications WHERE company_id = $1").bind(company).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM sbom_components WHERE company_id = $1").bind(company).execute(&mut *tx).await?;
+        for a in applications {
+            let key = (a.name.clone(), a.version.clone(), a.host.clone());
+            let row = Application {
+                first_seen: first(app_seen.get(&key))?,
+                last_seen: OffsetDateTimeText(seen_at),
+                ..a.clone()
+            };
+            insert_application(&mut tx, company, &row).await?;
+        }
+        for c in components {
+            let key = (c.name.clone(), c.version.clone());
+            let row = SbomComponent {
+                first_seen: first(comp_seen.get(&key))?,
+                last_seen: OffsetDateTimeText(seen_at),
+                ..c.clone()
+            };
+            insert_component(&mut tx, company, &row).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn hosts(&self, company: i64) -> Result<Vec<DiscoveredHost>> {
+        sqlx::query("SELECT * FROM hosts WHERE company_id = $1 ORDER BY name")
+            .bind(company)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(host_from_row)
+            .collect()
+    }
+
+    async fn owns_host(&self, company: i64, host: &Domain) -> Result<bool> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT (SELECT count(*) FROM domains WHERE company_id = $1 AND (name = $2 OR $2 LIKE '%.' || name)) \
+             + (SELECT count(*) FROM hosts WHERE company_id = $1 AND name = $2) \
+             + (SELECT count(*) FROM findings WHERE company_id = $1 AND asset = $2) \
+             + (SELECT count(*) FROM applications WHERE company_id = $1 AND host = $2)",
+        )
+        .bind(company)
+        .bind(host.as_str())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(n > 0)
+    }
+}

@@ -1,0 +1,924 @@
+//! The scale-out backend: PostgreSQL, shared by any number of API and worker processes.
+//!
+//! The schema is the SQLite schema's (migrations/postgres/0001_schema.sql): the same
+//! tables, columns and text order (`COLLATE "C"`), so both backends answer alike; the
+//! role modules hold the same queries in PostgreSQL's dialect. Migrations are applied on
+//! open under sqlx's advisory lock, so processes that start together do not race. The
+//! queue leases with `FOR UPDATE SKIP LOCKED` and wakes idle workers with
+//! `NOTIFY rampart_jobs` ([`PgStore::job_wakeups`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use model::ComponentScore;
+use model::timefmt::{parse_datetime, rfc3339};
+use model::{
+    ApiKey, Application, Attribution, Company, CompanyProfile, CveId, CveRecord, DiscoveredHost, Domain, DomainAsset,
+    Finding, Grade, Incident, Job, NetworkEndpoint, NewApiKey, OffsetDateTimeText, Page, RiskVector, SbomComponent,
+    Scope, Score, ScoreSnapshot, Severity, SocialId,
+};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::{Postgres, Row, Transaction};
+use time::OffsetDateTime;
+use tokio::sync::mpsc::Receiver;
+
+use crate::cve::{CandidateQuery, CapecRow, CveCandidate, CweRow, EpssRow, KevRow, ServedCve, StoredCve};
+use crate::migrate::Embedded;
+use crate::served_cache::ServedCache;
+use crate::{
+    CompanyCounts, CompanySnapshot, FindingFilter, HostComponents, Paged, Result, ScanOutcome, ScanScope, SharedStr,
+    StoreError, SubsidiaryRequest, SubsidiaryState,
+};
+
+mod assets;
+mod companies;
+mod findings;
+mod incidents;
+mod intel;
+mod keys;
+mod queue;
+
+const MIGRATIONS: Embedded = Embedded(&[(1, "schema", include_str!("../../migrations/postgres/0001_schema.sql"))]);
+
+/// The channel a queued job is announced on.
+pub const JOBS_CHANNEL: &str = "rampart_jobs";
+
+/// Connections of one process's pool.
+const CONNECTIONS: u32 = 16;
+/// How long a query waits for a free connection before the store answers busy.
+const ACQUIRE_WAIT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pool: PgPool,
+    served: Arc<ServedCache>,
+}
+
+impl PgStore {
+    /// Connects to the database `url` names (`postgres://…`, `postgresql://…`) and
+    /// applies the migrations it has not had.
+    pub async fn open(url: &str) -> Result<Self> {
+        Self::open_with(url, &crate::Options::default()).await
+    }
+
+    /// [`PgStore::open`] with `options`.
+    pub async fn open_with(url: &str, options: &crate::Options) -> Result<Self> {
+        let connect: PgConnectOptions = url.parse().map_err(|_| StoreError::UnsupportedUrl(redact(url)))?;
+        Self::connect(connect, options).await
+    }
+
+    /// [`PgStore::open`] with connection options built by the caller (a schema of its
+    /// own through `search_path`, as the tests use).
+    pub async fn connect(connect: PgConnectOptions, options: &crate::Options) -> Result<Self> {
+        let pool = PgPoolOptions::new()
+            .max_connections(CONNECTIONS)
+            .acquire_timeout(ACQUIRE_WAIT)
+            .connect_with(connect)
+            .await?;
+        let migrator = sqlx::migrate::Migrator::new(MIGRATIONS).await?;
+        // sqlx holds a PostgreSQL advisory lock while it migrates: a second process
+        // waits, then finds the migrations applied.
+        migrator.run(&pool).await?;
+        Ok(Self { pool, served: Arc::new(ServedCache::new(options.served_cache_bytes)) })
+    }
+
+    /// The pool, for what the store's traits do not cover (a listener, `rampart migrate`).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Commits CVE writes and drops the served forms kept for the records `written`;
+    /// returns how many there were.
+    async fn commit_cves(&self, tx: Transaction<'static, Postgres>, written: Vec<CveId>) -> Result<usize> {
+        tx.commit().await?;
+        self.served.forget(written.iter());
+        Ok(written.len())
+    }
+
+    async fn begin(&self) -> Result<Transaction<'static, Postgres>> {
+        Ok(self.pool.begin().await?)
+    }
+}
+
+/// A URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match url.split_once('@') {
+        Some((creds, rest)) => match creds.rsplit_once(':') {
+            Some((user, _)) if !user.ends_with('/') => format!("{user}:***@{rest}"),
+            _ => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+// --- row decoding -------------------------------------------------------------------
+
+/// A CVE record from its row: its own JSON, or (when that is empty) its served form.
+fn record(own: &str, served: Option<&str>) -> Result<CveRecord> {
+    if !own.is_empty() {
+        return json(own);
+    }
+    let served = served.ok_or_else(|| corrupt("cve record", "neither a record nor a served form"))?;
+    CveRecord::from_served_form(served).map_err(|e| corrupt("served cve record", e.to_string()))
+}
+
+/// Adds one rating to the history (a rating already stored for the same time is kept)
+/// and moves the company's last scan time forward; true when it was added.
+async fn insert_score(tx: &mut Transaction<'_, Postgres>, id: i64, snap: &ScoreSnapshot) -> Result<bool> {
+    let at = rfc3339(snap.scanned_at.0);
+    let sid: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO scores (company_id, scanned_at, score, grade, methodology, notes) VALUES ($1, $2, $3, $4, $5, $6) \
+         ON CONFLICT DO NOTHING RETURNING id",
+    )
+    .bind(id)
+    .bind(&at)
+    .bind(snap.score.hundredths())
+    .bind(snap.grade.as_str())
+    .bind(snap.methodology.as_deref())
+    .bind(if snap.notes.is_empty() { None } else { Some(to_json(&snap.notes)?) })
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(sid) = sid else { return Ok(false) };
+    for (rv, c) in &snap.components {
+        sqlx::query(
+            "INSERT INTO component_scores (score_id, risk_vector, score, grade, weight, assets_checked, findings_count, \
+             not_assessable, checks) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(sid)
+        .bind(rv.as_str())
+        .bind(c.score.hundredths())
+        .bind(c.grade.as_str())
+        .bind(c.weight.hundredths())
+        .bind(i64::from(c.assets_checked))
+        .bind(i64::from(c.findings_count))
+        .bind(c.not_assessable.as_deref())
+        .bind(c.checks.as_ref().map(to_json).transpose()?)
+        .execute(&mut **tx)
+        .await?;
+    }
+    sqlx::query(
+        "UPDATE companies SET last_scanned_at = $2 WHERE id = $1 AND (last_scanned_at IS NULL OR last_scanned_at < $2)",
+    )
+    .bind(id)
+    .bind(&at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(true)
+}
+
+/// Inserts a finding or refreshes the stored one (same company, risk vector, asset and
+/// code): first_seen is kept, last_seen moves on, a closed finding reopens.
+async fn upsert_finding(tx: &mut Transaction<'_, Postgres>, company: i64, f: &Finding) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO findings (company_id, risk_vector, asset, severity, severity_rank, code, title, evidence, remediation, refs, first_seen, last_seen, cve, component, subject) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+         ON CONFLICT (company_id, risk_vector, asset, code, subject) DO UPDATE SET severity = excluded.severity, \
+         severity_rank = excluded.severity_rank, title = excluded.title, evidence = excluded.evidence, \
+         remediation = excluded.remediation, refs = excluded.refs, cve = excluded.cve, component = excluded.component, \
+         first_seen = LEAST(findings.first_seen, excluded.first_seen), last_seen = excluded.last_seen, \
+         closed_at = NULL RETURNING id",
+    )
+    .bind(company)
+    .bind(f.risk_vector.as_str())
+    .bind(&f.asset)
+    .bind(f.severity.as_str())
+    .bind(severity_rank(f.severity))
+    .bind(&f.code)
+    .bind(&f.title)
+    .bind(&f.evidence)
+    .bind(&f.remediation)
+    .bind(to_json(&f.references)?)
+    .bind(rfc3339(f.first_seen.0))
+    .bind(rfc3339(f.last_seen.0))
+    .bind(f.cve.as_ref().map(|c| c.as_str()))
+    .bind(f.component.as_deref())
+    .bind(crate::finding_subject(f))
+    .fetch_one(&mut **tx)
+    .await?)
+}
+
+async fn insert_application(tx: &mut Transaction<'_, Postgres>, company: i64, a: &Application) -> Result<()> {
+    sqlx::query("INSERT INTO applications (company_id, name, version, categories, host, cpe, evidence, confidence, first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
+        .bind(company)
+        .bind(&a.name)
+        .bind(a.version.as_deref())
+        .bind(to_json(&a.categories)?)
+        .bind(&a.host)
+        .bind(a.cpe.as_deref())
+        .bind(&a.evidence)
+        .bind(a.confidence.map(i64::from))
+        .bind(rfc3339(a.first_seen.0))
+        .bind(rfc3339(a.last_seen.0))
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+async fn insert_component(tx: &mut Transaction<'_, Postgres>, company: i64, c: &SbomComponent) -> Result<()> {
+    let cid: i64 = sqlx::query_scalar("INSERT INTO sbom_components (company_id, name, version, purl, cpe, evidence, end_of_life, latest_version, confidence, first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id")
+        .bind(company)
+        .bind(&c.name)
+        .bind(c.version.as_deref())
+        .bind(c.purl.as_deref())
+        .bind(c.cpe.as_deref())
+        .bind(&c.evidence)
+        .bind(c.end_of_life)
+        .bind(c.latest_version.as_deref())
+        .bind(c.confidence.map(i64::from))
+        .bind(rfc3339(c.first_seen.0))
+        .bind(rfc3339(c.last_seen.0))
+        .fetch_one(&mut **tx)
+        .await?;
+    for h in &c.hosts {
+        sqlx::query("INSERT INTO sbom_hosts (component_id, host) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(cid)
+            .bind(h.as_str())
+            .execute(&mut **tx)
+            .await?;
+    }
+    for cve in &c.cves {
+        sqlx::query("INSERT INTO sbom_cves (component_id, cve_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(cid)
+            .bind(cve.as_str())
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
+    StoreError::Corrupt(format!("{what}: {value:?}"))
+}
+
+/// Writes a batch of CVE records in `tx` (see [`Store::upsert_cves`]) and returns the ids
+/// of those written: new, or newer than the stored record.
+async fn write_cves(tx: &mut Transaction<'static, Postgres>, cves: &[StoredCve]) -> Result<Vec<CveId>> {
+    // A batch is written with a few multi-row statements, not a handful per record:
+    // every statement is a round trip to sqlx's worker thread, and at six a record
+    // the import spent more time switching threads than in SQLite.
+    //
+    // A record given twice in the batch counts once: the newest, the first of equals
+    // (as one upsert after the other would keep it).
+    let mut chosen: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(cves.len());
+    let last: Vec<String> =
+        cves.iter().map(|c| rfc3339_micros(c.record.last_modified.unwrap_or(c.record.modified).0)).collect();
+    for (i, c) in cves.iter().enumerate() {
+        let id = c.record.id.as_str();
+        match chosen.get(id) {
+            Some(&j) if last[j] >= last[i] => {}
+            _ => {
+                chosen.insert(id, i);
+            }
+        }
+    }
+    let mut order: Vec<usize> = chosen.into_values().collect();
+    order.sort_unstable();
+    // NVD records keep only their served form (the record reads back from it).
+    let records: Vec<&str> = order.iter().map(|&i| cves[i].record_json.as_deref().unwrap_or_default()).collect();
+
+    // The records that are new or newer than the stored ones.
+    let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for (chunk, json) in order.chunks(1000).zip(records.chunks(1000)) {
+        let mut q = sqlx::QueryBuilder::<Postgres>::new(
+            "INSERT INTO cves (id, published, last_modified, record, configurations, needs_eval, cwe) ",
+        );
+        q.push_values(chunk.iter().zip(json), |mut b, (&i, record)| {
+            let (c, r) = (&cves[i], &cves[i].record);
+            b.push_bind(r.id.as_str())
+                .push_bind(rfc3339_micros(r.published.0))
+                .push_bind(&last[i])
+                .push_bind(*record)
+                .push_bind(&c.configurations)
+                .push_bind(c.needs_eval)
+                .push_bind(&r.cwe);
+        });
+        q.push(
+            " ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
+             record = excluded.record, configurations = excluded.configurations, needs_eval = excluded.needs_eval, \
+             cwe = excluded.cwe WHERE excluded.last_modified > cves.last_modified RETURNING id",
+        );
+        let ids: Vec<String> = q.build_query_scalar().fetch_all(&mut **tx).await?;
+        written.extend(ids);
+    }
+    let fresh: Vec<usize> = order.into_iter().filter(|&i| written.contains(cves[i].record.id.as_str())).collect();
+    if fresh.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = fresh.iter().map(|&i| cves[i].record.id.as_str()).collect();
+    sqlx::query("DELETE FROM cve_cpe_matches WHERE cve_id = ANY($1)").bind(&ids).execute(&mut **tx).await?;
+    sqlx::query("DELETE FROM cve_product_index WHERE cve_id = ANY($1)").bind(&ids).execute(&mut **tx).await?;
+    for chunk in fresh.chunks(1000) {
+        let mut q = sqlx::QueryBuilder::<Postgres>::new("INSERT INTO cve_served (id, cwe, served) ");
+        q.push_values(chunk, |mut b, &i| {
+            let c = &cves[i];
+            b.push_bind(c.record.id.as_str()).push_bind(&c.record.cwe).push_bind(&c.served);
+        });
+        q.push(" ON CONFLICT (id) DO UPDATE SET cwe = excluded.cwe, served = excluded.served");
+        q.build().execute(&mut **tx).await?;
+    }
+    let index: Vec<(&str, &str, &crate::cve::ProductRow)> = fresh
+        .iter()
+        .flat_map(|&i| {
+            let (id, at) = (cves[i].record.id.as_str(), last[i].as_str());
+            cves[i].products.iter().map(move |p| (id, at, p))
+        })
+        .collect();
+    for chunk in index.chunks(2000) {
+        let mut q = sqlx::QueryBuilder::<Postgres>::new(
+            "INSERT INTO cve_product_index (vendor, product, last_modified, cve_id, parts, applies) ",
+        );
+        q.push_values(chunk, |mut b, (id, at, p)| {
+            b.push_bind(&p.vendor)
+                .push_bind(&p.product)
+                .push_bind(*at)
+                .push_bind(*id)
+                .push_bind(&p.parts)
+                .push_bind(p.applies_any_version);
+        });
+        q.push(" ON CONFLICT DO NOTHING");
+        q.build().execute(&mut **tx).await?;
+    }
+    // Lookups read the vulnerable entries only.
+    let matches: Vec<(&str, &crate::cve::CpeMatchRow)> = fresh
+        .iter()
+        .flat_map(|&i| cves[i].matches.iter().filter(|m| m.vulnerable).map(move |m| (cves[i].record.id.as_str(), m)))
+        .collect();
+    for chunk in matches.chunks(2000) {
+        let mut q = sqlx::QueryBuilder::<Postgres>::new(
+            "INSERT INTO cve_cpe_matches (cve_id, part, vendor, product, version_key, \
+             start_incl, start_excl, end_incl, end_excl) ",
+        );
+        let key = |k: &Option<String>| k.clone().unwrap_or_default();
+        q.push_values(chunk, |mut b, (id, m)| {
+            b.push_bind(*id)
+                .push_bind(&m.part)
+                .push_bind(&m.vendor)
+                .push_bind(&m.product)
+                .push_bind(key(&m.version_key))
+                .push_bind(key(&m.start_incl))
+                .push_bind(key(&m.start_excl))
+                .push_bind(key(&m.end_incl))
+                .push_bind(key(&m.end_excl));
+        });
+        q.push(" ON CONFLICT DO NOTHING");
+        q.build().execute(&mut **tx).await?;
+    }
+    let products: std::collections::BTreeSet<(&str, &str)> =
+        matches.iter().map(|(_, m)| (m.vendor.as_str(), m.product.as_str())).collect();
+    let products: Vec<(&str, &str)> = products.into_iter().collect();
+    for chunk in products.chunks(2000) {
+        let mut q = sqlx::QueryBuilder::<Postgres>::new("INSERT INTO cpe_products (vendor, product) ");
+        q.push_values(chunk, |mut b, (v, p)| {
+            b.push_bind(*v).push_bind(*p);
+        });
+        q.push(" ON CONFLICT DO NOTHING");
+        q.build().execute(&mut **tx).await?;
+    }
+    Ok(fresh.iter().map(|&i| cves[i].record.id.clone()).collect())
+}
+
+/// Reads the records of an answer that came as one row. A few hundred rows crossing
+/// sqlx's worker channel one by one cost several times what SQLite spends finding them,
+/// so SQLite joins them into one string: fields split by US (0x1f), records by RS
+/// (0x1e), which JSON text never holds unescaped. `each` reads one record; the pieces
+/// it keeps share the one string ([`SharedStr`]) instead of copying it.
+fn answer_rows<T>(joined: Option<String>, mut each: impl FnMut(&Arc<String>, &str) -> Result<T>) -> Result<Vec<T>> {
+    let text = Arc::new(joined.unwrap_or_default());
+    text.split('\u{1e}').filter(|r| !r.is_empty()).map(|row| each(&text, row)).collect()
+}
+
+/// `piece` of `text`, shared with it.
+fn shared(text: &Arc<String>, piece: &str) -> Result<SharedStr> {
+    SharedStr::within(text, piece).ok_or_else(|| corrupt("answer row", piece.get(..40).unwrap_or(piece)))
+}
+
+/// The next field of an answer row.
+fn field<'a>(fields: &mut impl Iterator<Item = &'a str>, row: &str) -> Result<&'a str> {
+    fields.next().ok_or_else(|| corrupt("answer row", row.get(..60).unwrap_or(row)))
+}
+
+/// The next field of an answer row, a CVE id.
+fn cve_id_field<'a>(fields: &mut impl Iterator<Item = &'a str>, row: &str) -> Result<CveId> {
+    let id = field(fields, row)?;
+    CveId::parse(id).map_err(|_| corrupt("cve id", id))
+}
+
+/// The KEV entry, EPSS score and percentile of a record: the next three fields of an
+/// answer row, each '' when absent.
+fn side_feeds<'a>(
+    text: &Arc<String>,
+    fields: &mut impl Iterator<Item = &'a str>,
+    row: &str,
+) -> Result<(Option<SharedStr>, Option<f64>, Option<f64>)> {
+    let number = |s: &str| -> Result<Option<f64>> {
+        if s.is_empty() { Ok(None) } else { s.parse().map(Some).map_err(|_| corrupt("epss", s)) }
+    };
+    let kev = field(fields, row)?;
+    let kev = if kev.is_empty() { None } else { Some(shared(text, kev)?) };
+    Ok((kev, number(field(fields, row)?)?, number(field(fields, row)?)?))
+}
+
+/// RFC 3339 UTC with microseconds: CVE timestamps keep their fraction, and the fixed
+/// width keeps text order equal to time order.
+fn rfc3339_micros(t: OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    t.format(time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"))
+        .unwrap_or_default()
+}
+
+fn ts(raw: &str) -> Result<OffsetDateTime> {
+    parse_datetime(raw).ok_or_else(|| corrupt("timestamp", raw))
+}
+
+fn ts_text(raw: &str) -> Result<OffsetDateTimeText> {
+    ts(raw).map(OffsetDateTimeText)
+}
+
+fn score(h: i64) -> Result<Score> {
+    Score::from_hundredths(h).map_err(|_| corrupt("score", h))
+}
+
+fn json<T: serde::de::DeserializeOwned>(raw: &str) -> Result<T> {
+    serde_json::from_str(raw).map_err(|e| corrupt("json", e.to_string()))
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| StoreError::Invalid(e.to_string()))
+}
+
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+const COMPANY_SELECT: &str = "SELECT c.id, c.social_id, c.company_name, c.website, c.domain, c.industry, \
+     c.description, c.company_id, c.funding_id, c.employees_number, c.followers_number, c.naics_code, \
+     c.searched_by, c.last_scanned_at, s.score AS score, s.grade AS grade \
+     FROM companies c LEFT JOIN scores s ON s.id = \
+     (SELECT id FROM scores WHERE company_id = c.id ORDER BY scanned_at DESC LIMIT 1)";
+
+fn company_from_row(row: &PgRow) -> Result<Company> {
+    let social_id: String = row.try_get("social_id")?;
+    let domain: Option<String> = row.try_get("domain")?;
+    let last: Option<String> = row.try_get("last_scanned_at")?;
+    let sc: Option<i64> = row.try_get("score")?;
+    let grade: Option<String> = row.try_get("grade")?;
+    Ok(Company {
+        id: row.try_get("id")?,
+        social_id: SocialId::parse(&social_id).map_err(|_| corrupt("social_id", &social_id))?,
+        company_name: row.try_get("company_name")?,
+        website: row.try_get("website")?,
+        domain: domain.as_deref().map(Domain::parse).transpose().map_err(|_| corrupt("domain", &domain))?,
+        industry: row.try_get("industry")?,
+        description: row.try_get("description")?,
+        company_id: row.try_get("company_id")?,
+        funding_id: row.try_get("funding_id")?,
+        employees_number: row.try_get("employees_number")?,
+        followers_number: row.try_get("followers_number")?,
+        naics_code: row.try_get("naics_code")?,
+        searched_by: row.try_get("searched_by")?,
+        last_scanned_at: last.as_deref().map(ts).transpose()?,
+        score: sc.map(score).transpose()?,
+        grade: grade.as_deref().map(Grade::parse).transpose().map_err(|_| corrupt("grade", &grade))?,
+    })
+}
+
+fn application_from_row(row: &PgRow) -> Result<Application> {
+    Ok(Application {
+        name: row.try_get("name")?,
+        version: row.try_get("version")?,
+        categories: json(row.try_get::<&str, _>("categories")?)?,
+        host: row.try_get("host")?,
+        cpe: row.try_get("cpe")?,
+        evidence: row.try_get("evidence")?,
+        confidence: confidence(row)?,
+        first_seen: ts_text(row.try_get("first_seen")?)?,
+        last_seen: ts_text(row.try_get("last_seen")?)?,
+    })
+}
+
+/// A detection's confidence column (0–100, NULL for imported rows).
+fn confidence(row: &PgRow) -> Result<Option<u8>> {
+    match row.try_get::<Option<i64>, _>("confidence")? {
+        Some(n) => u8::try_from(n).map(Some).map_err(|_| corrupt("confidence", n)),
+        None => Ok(None),
+    }
+}
+
+fn endpoint_from_row(row: &PgRow) -> Result<NetworkEndpoint> {
+    let ip: String = row.try_get("ip")?;
+    let port: i64 = row.try_get("port")?;
+    Ok(NetworkEndpoint {
+        ip: ip.parse().map_err(|_| corrupt("ip", &ip))?,
+        port: u16::try_from(port).map_err(|_| corrupt("port", port))?,
+        protocol: row.try_get("protocol")?,
+        host: row.try_get("host")?,
+        service: row.try_get("service")?,
+        product: row.try_get("product")?,
+        version: row.try_get("version")?,
+        banner: row.try_get("banner")?,
+        attribution: match (row.try_get::<Option<String>, _>("source")?, row.try_get::<Option<String>, _>("evidence")?)
+        {
+            (Some(source), Some(evidence)) => Some(Attribution { source, evidence }),
+            _ => None,
+        },
+        first_seen: ts_text(row.try_get("first_seen")?)?,
+        last_seen: ts_text(row.try_get("last_seen")?)?,
+    })
+}
+
+async fn insert_endpoint(tx: &mut Transaction<'_, Postgres>, company: i64, e: &NetworkEndpoint) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO network_endpoints (company_id, ip, port, protocol, host, service, product, version, banner, \
+         source, evidence, first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    )
+    .bind(company)
+    .bind(e.ip.to_string())
+    .bind(i64::from(e.port))
+    .bind(&e.protocol)
+    .bind(e.host.as_deref())
+    .bind(e.service.as_deref())
+    .bind(e.product.as_deref())
+    .bind(e.version.as_deref())
+    .bind(&e.banner)
+    .bind(e.attribution.as_ref().map(|a| a.source.as_str()))
+    .bind(e.attribution.as_ref().map(|a| a.evidence.as_str()))
+    .bind(rfc3339(e.first_seen.0))
+    .bind(rfc3339(e.last_seen.0))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+fn host_from_row(row: &PgRow) -> Result<DiscoveredHost> {
+    let addresses: String = row.try_get("addresses")?;
+    Ok(DiscoveredHost {
+        name: row.try_get("name")?,
+        addresses: addresses
+            .split(',')
+            .filter(|a| !a.is_empty())
+            .map(|a| a.parse().map_err(|_| corrupt("addresses", a)))
+            .collect::<Result<_>>()?,
+        attribution: Attribution { source: row.try_get("source")?, evidence: row.try_get("evidence")? },
+        first_seen: ts_text(row.try_get("first_seen")?)?,
+        last_seen: ts_text(row.try_get("last_seen")?)?,
+    })
+}
+
+fn finding_from_row(row: &PgRow) -> Result<Finding> {
+    let rv: String = row.try_get("risk_vector")?;
+    let sev: String = row.try_get("severity")?;
+    Ok(Finding {
+        id: row.try_get("id")?,
+        risk_vector: RiskVector::parse(&rv).map_err(|_| corrupt("risk_vector", &rv))?,
+        asset: row.try_get("asset")?,
+        severity: Severity::parse(&sev).map_err(|_| corrupt("severity", &sev))?,
+        code: row.try_get("code")?,
+        title: row.try_get("title")?,
+        evidence: row.try_get("evidence")?,
+        remediation: row.try_get("remediation")?,
+        references: json(row.try_get::<&str, _>("refs")?)?,
+        cve: match row.try_get::<Option<String>, _>("cve")? {
+            Some(text) => Some(CveId::parse(&text).map_err(|_| corrupt("cve", &text))?),
+            None => None,
+        },
+        component: row.try_get("component")?,
+        first_seen: ts_text(row.try_get("first_seen")?)?,
+        last_seen: ts_text(row.try_get("last_seen")?)?,
+    })
+}
+
+fn key_from_row(row: &PgRow) -> Result<ApiKey> {
+    let scopes: String = row.try_get("scopes")?;
+    let company: Option<String> = row.try_get("company")?;
+    let per_minute: i64 = row.try_get("per_minute")?;
+    let monthly: i64 = row.try_get("monthly")?;
+    Ok(ApiKey {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        prefix: row.try_get("prefix")?,
+        hash: row.try_get("hash")?,
+        scopes: Scope::parse_list(&scopes).map_err(|e| corrupt("scopes", e))?,
+        company: company.as_deref().map(SocialId::parse).transpose().map_err(|_| corrupt("company", &company))?,
+        per_minute: u32::try_from(per_minute).map_err(|_| corrupt("per_minute", per_minute))?,
+        monthly: u64::try_from(monthly).map_err(|_| corrupt("monthly", monthly))?,
+        active: row.try_get("active")?,
+        created_at: ts(row.try_get("created_at")?)?,
+    })
+}
+
+/// Links `child` below `parent` (nothing when the link exists); whether it was new.
+async fn link(conn: &mut sqlx::PgConnection, parent: i64, child: i64, now: &str) -> Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO subsidiaries (parent_id, child_id, added_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+    )
+    .bind(parent)
+    .bind(child)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+fn subsidiary_request_from_row(row: &PgRow) -> Result<SubsidiaryRequest> {
+    let state: &str = row.try_get("state")?;
+    Ok(SubsidiaryRequest {
+        id: row.try_get("id")?,
+        parent: SocialId::parse(row.try_get("parent_social_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        child: SocialId::parse(row.try_get("child_social_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        child_name: row.try_get("child_name")?,
+        key_id: row.try_get("key_id")?,
+        state: SubsidiaryState::parse(state)
+            .ok_or_else(|| StoreError::Corrupt(format!("subsidiary request state {state:?}")))?,
+        created_at: row.try_get("created_at")?,
+        decided_at: row.try_get("decided_at")?,
+        note: row.try_get("note")?,
+    })
+}
+
+fn job_from_row(row: &PgRow) -> Result<Job> {
+    let status: &str = row.try_get("status")?;
+    Ok(Job {
+        id: row.try_get("id")?,
+        spec: model::JobSpec::from_stored(row.try_get("kind")?, row.try_get("payload")?)
+            .map_err(StoreError::Corrupt)?,
+        attempts: row.try_get("attempts")?,
+        status: model::JobStatus::parse(status).ok_or_else(|| StoreError::Corrupt(format!("job status {status:?}")))?,
+        lease_token: row.try_get("lease_token")?,
+        worker: row.try_get("worker")?,
+        last_error: row.try_get("last_error")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+fn severity_rank(s: Severity) -> i64 {
+    match s {
+        Severity::Info => 0,
+        Severity::Low => 1,
+        Severity::Medium => 2,
+        Severity::High => 3,
+        Severity::Critical => 4,
+    }
+}
+
+// --- writes of a company snapshot ----------------------------------------------------
+
+async fn upsert_profile(tx: &mut Transaction<'_, Postgres>, p: &CompanyProfile, now: &str) -> Result<i64> {
+    let social_id = p.social_id.as_ref().ok_or_else(|| StoreError::Invalid("social_id is required".into()))?;
+    let pending_id = format!("pending:{social_id}");
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO companies (social_id, company_name, name_lc, website, domain, industry, description, \
+         company_id, funding_id, employees_number, followers_number, naics_code, created_at, updated_at, name_norm) \
+         VALUES ($1, $2, lower($2), $3, $4, $5, $6, coalesce($7, $8), $9, $10, $11, $12, $13, $13, $14) \
+         ON CONFLICT (social_id) DO UPDATE SET company_name = excluded.company_name, name_lc = excluded.name_lc, \
+         name_norm = excluded.name_norm, \
+         website = excluded.website, domain = excluded.domain, industry = excluded.industry, \
+         description = excluded.description, company_id = coalesce($7, companies.company_id), \
+         funding_id = excluded.funding_id, employees_number = excluded.employees_number, \
+         followers_number = excluded.followers_number, naics_code = excluded.naics_code, \
+         updated_at = excluded.updated_at RETURNING id",
+    )
+    .bind(social_id.as_str())
+    .bind(&p.company_name)
+    .bind(&p.website)
+    .bind(p.domain.as_ref().map(Domain::as_str))
+    .bind(&p.industry)
+    .bind(&p.description)
+    .bind(p.company_id.as_deref())
+    .bind(&pending_id)
+    .bind(&p.funding_id)
+    .bind(&p.employees_number)
+    .bind(p.followers_number)
+    .bind(p.naics_code)
+    .bind(now)
+    .bind(model::normalise_name(&p.company_name))
+    .fetch_one(&mut **tx)
+    .await?;
+    sqlx::query("UPDATE companies SET company_id = 'RP' || lpad(id::text, 8, '0') WHERE id = $1 AND company_id = $2")
+        .bind(id)
+        .bind(&pending_id)
+        .execute(&mut **tx)
+        .await?;
+    if let Some(d) = &p.domain {
+        sqlx::query("INSERT INTO domains (company_id, name, attribution) VALUES ($1, $2, 'web domain of the company profile') ON CONFLICT DO NOTHING")
+            .bind(id)
+            .bind(d.as_str())
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(id)
+}
+
+async fn write_snapshot(tx: &mut Transaction<'_, Postgres>, id: i64, s: &CompanySnapshot) -> Result<()> {
+    if let Some(domains) = &s.domains {
+        sqlx::query(
+            "DELETE FROM domains WHERE company_id = $1 AND name IS DISTINCT FROM (SELECT domain FROM companies WHERE id = $1)",
+        )
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+        for d in domains {
+            sqlx::query("INSERT INTO domains (company_id, name, attribution) VALUES ($1, $2, $3) ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution")
+                .bind(id)
+                .bind(d.name.as_str())
+                .bind(&d.attribution)
+                .execute(&mut **tx)
+                .await?;
+        }
+    }
+    if let Some(apps) = &s.applications {
+        sqlx::query("DELETE FROM applications WHERE company_id = $1").bind(id).execute(&mut **tx).await?;
+        for a in apps {
+            insert_application(tx, id, a).await?;
+        }
+    }
+    if let Some(eps) = &s.network_endpoints {
+        sqlx::query("DELETE FROM network_endpoints WHERE company_id = $1").bind(id).execute(&mut **tx).await?;
+        for e in eps {
+            insert_endpoint(tx, id, e).await?;
+        }
+    }
+    if let Some(sbom) = &s.sbom {
+        sqlx::query("DELETE FROM sbom_components WHERE company_id = $1").bind(id).execute(&mut **tx).await?;
+        for c in sbom {
+            insert_component(tx, id, c).await?;
+        }
+    }
+    if let Some(findings) = &s.findings {
+        let mut kept: Vec<i64> = Vec::with_capacity(findings.len());
+        for f in findings {
+            let fid = upsert_finding(tx, id, f).await?;
+            kept.push(fid);
+        }
+        sqlx::query(
+            "UPDATE findings SET closed_at = $3 WHERE company_id = $1 AND closed_at IS NULL \
+             AND NOT (id = ANY($2))",
+        )
+        .bind(id)
+        .bind(&kept)
+        .bind(rfc3339(OffsetDateTime::now_utc()))
+        .execute(&mut **tx)
+        .await?;
+    }
+    for snap in &s.scores {
+        insert_score(tx, id, snap).await?;
+    }
+    for inc in &s.incidents {
+        sqlx::query(
+            "INSERT INTO incidents (incident_id, company_id, domain, date_detected, record) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (incident_id) DO UPDATE SET company_id = excluded.company_id, domain = excluded.domain, \
+             date_detected = excluded.date_detected, record = excluded.record",
+        )
+        .bind(&inc.incident_id)
+        .bind(id)
+        .bind(s.profile.domain.as_ref().map(Domain::as_str))
+        .bind(inc.date_detected.map(|d| model::timefmt::format_date(d.0)))
+        .bind(to_json(inc)?)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+impl PgStore {
+    /// Subsidiary requests in `state` and/or with `id` (either unset: any), oldest first.
+    async fn requests(&self, state: Option<SubsidiaryState>, id: Option<i64>) -> Result<Vec<SubsidiaryRequest>> {
+        let rows = sqlx::query(
+            "SELECT r.*, p.social_id AS parent_social_id, c.social_id AS child_social_id, c.company_name AS child_name \
+             FROM subsidiary_requests r JOIN companies p ON p.id = r.parent_id JOIN companies c ON c.id = r.child_id \
+             WHERE ($1 IS NULL OR r.state = $1) AND ($2 IS NULL OR r.id = $2) ORDER BY r.id",
+        )
+        .bind(state.map(SubsidiaryState::as_str))
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(subsidiary_request_from_row).collect()
+    }
+
+    async fn load_sbom(&self, rows: Vec<PgRow>) -> Result<Vec<SbomComponent>> {
+        let ids: Vec<i64> = rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?;
+        let mut hosts: BTreeMap<i64, Vec<Domain>> = BTreeMap::new();
+        for r in sqlx::query("SELECT component_id, host FROM sbom_hosts WHERE component_id = ANY($1) ORDER BY host")
+            .bind(&ids)
+            .fetch_all(&self.pool)
+            .await?
+        {
+            let h: String = r.try_get("host")?;
+            hosts
+                .entry(r.try_get("component_id")?)
+                .or_default()
+                .push(Domain::parse(&h).map_err(|_| corrupt("host", &h))?);
+        }
+        let mut cves: BTreeMap<i64, Vec<CveId>> = BTreeMap::new();
+        for r in sqlx::query("SELECT component_id, cve_id FROM sbom_cves WHERE component_id = ANY($1) ORDER BY cve_id")
+            .bind(&ids)
+            .fetch_all(&self.pool)
+            .await?
+        {
+            let c: String = r.try_get("cve_id")?;
+            cves.entry(r.try_get("component_id")?)
+                .or_default()
+                .push(CveId::parse(&c).map_err(|_| corrupt("cve_id", &c))?);
+        }
+        rows.iter()
+            .map(|row| {
+                let id: i64 = row.try_get("id")?;
+                Ok(SbomComponent {
+                    name: row.try_get("name")?,
+                    version: row.try_get("version")?,
+                    purl: row.try_get("purl")?,
+                    cpe: row.try_get("cpe")?,
+                    hosts: hosts.remove(&id).unwrap_or_default(),
+                    evidence: row.try_get("evidence")?,
+                    end_of_life: row.try_get("end_of_life")?,
+                    latest_version: row.try_get("latest_version")?,
+                    cves: cves.remove(&id).unwrap_or_default(),
+                    confidence: confidence(row)?,
+                    first_seen: ts_text(row.try_get("first_seen")?)?,
+                    last_seen: ts_text(row.try_get("last_seen")?)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn load_scores(&self, rows: Vec<PgRow>) -> Result<Vec<ScoreSnapshot>> {
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let sid: i64 = row.try_get("id")?;
+            let grade: String = row.try_get("grade")?;
+            let mut components = BTreeMap::new();
+            for c in sqlx::query("SELECT risk_vector, score, grade, weight, assets_checked, findings_count, not_assessable, checks FROM component_scores WHERE score_id = $1")
+                .bind(sid)
+                .fetch_all(&self.pool)
+                .await?
+            {
+                let rv: String = c.try_get("risk_vector")?;
+                let g: String = c.try_get("grade")?;
+                components.insert(
+                    RiskVector::parse(&rv).map_err(|_| corrupt("risk_vector", &rv))?,
+                    ComponentScore {
+                        score: score(c.try_get("score")?)?,
+                        grade: Grade::parse(&g).map_err(|_| corrupt("grade", &g))?,
+                        weight: score(c.try_get("weight")?)?,
+                        assets_checked: u32::try_from(c.try_get::<i64, _>("assets_checked")?).unwrap_or(0),
+                        findings_count: u32::try_from(c.try_get::<i64, _>("findings_count")?).unwrap_or(0),
+                        not_assessable: c.try_get("not_assessable")?,
+                        checks: c.try_get::<Option<String>, _>("checks")?.as_deref().map(json).transpose()?,
+                    },
+                );
+            }
+            out.push(ScoreSnapshot {
+                scanned_at: ts_text(row.try_get("scanned_at")?)?,
+                score: score(row.try_get("score")?)?,
+                grade: Grade::parse(&grade).map_err(|_| corrupt("grade", &grade))?,
+                components,
+                methodology: row.try_get("methodology")?,
+                notes: row.try_get::<Option<String>, _>("notes")?.as_deref().map(json).transpose()?.unwrap_or_default(),
+            });
+        }
+        Ok(out)
+    }
+
+    async fn companies_page(
+        &self,
+        where_sql: &'static str,
+        order_sql: &'static str,
+        binds: &[&str],
+        id_bind: Option<i64>,
+        page: Option<Page>,
+    ) -> Result<Paged<Company>> {
+        let count_sql = format!("SELECT count(*) FROM companies c WHERE {where_sql}");
+        let mut cq = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(count_sql));
+        if let Some(id) = id_bind {
+            cq = cq.bind(id);
+        }
+        for b in binds {
+            cq = cq.bind(*b);
+        }
+        let total = count(cq.fetch_one(&self.pool).await?);
+        let limit = page.map_or_else(|| "ALL".to_owned(), |p| p.limit().to_string());
+        let offset = page.map_or(0, |p| p.offset());
+        let sql = format!("{COMPANY_SELECT} WHERE {where_sql} ORDER BY {order_sql} LIMIT {limit} OFFSET {offset}");
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+        if let Some(id) = id_bind {
+            q = q.bind(id);
+        }
+        for b in binds {
+            q = q.bind(*b);
+        }
+        let items = q.fetch_all(&self.pool).await?.iter().map(company_from_row).collect::<Result<_>>()?;
+        Ok(Paged { items, total })
+    }
+}
+
+fn like_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

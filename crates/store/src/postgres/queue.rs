@@ -1,0 +1,196 @@
+//! [`crate::Queue`] on PostgreSQL.
+
+use model::JobSpec;
+
+use super::*;
+
+#[async_trait]
+impl crate::Queue for PgStore {
+    async fn enqueue(&self, job: &JobSpec) -> Result<bool> {
+        let now = rfc3339_micros(OffsetDateTime::now_utc());
+        let done = sqlx::query(
+            "INSERT INTO jobs (kind, payload, dedup_key, status, run_after, created_at, updated_at) \
+             VALUES ($1, $2, $3, 'queued', $4, $4, $4) ON CONFLICT DO NOTHING",
+        )
+        .bind(job.kind())
+        .bind(to_json(&job.payload())?)
+        .bind(job.dedup_key())
+        .bind(&now)
+        .execute(&self.pool)
+        .await?;
+        let queued = done.rows_affected() > 0;
+        if queued {
+            // Idle workers listening on the channel take it at once.
+            sqlx::query("SELECT pg_notify($1, $2)").bind(JOBS_CHANNEL).bind(job.kind()).execute(&self.pool).await?;
+        }
+        Ok(queued)
+    }
+
+    async fn lease_job(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>> {
+        let now_t = OffsetDateTime::now_utc();
+        let now = rfc3339_micros(now_t);
+        let until = rfc3339_micros(now_t + lease);
+        let mut tx = self.begin().await?;
+        // Jobs whose lease lapsed on their last attempt: the worker died or hung running
+        // them each time. They are not handed to another worker to crash.
+        sqlx::query(
+            "UPDATE jobs SET status = 'dead', lease_until = NULL, lease_token = NULL, updated_at = $1, \
+             last_error = 'the lease expired on attempt ' || attempts || ' of ' || $2 || \
+             ' (the worker died or hung)' || COALESCE('; before: ' || last_error, '') \
+             WHERE id IN (SELECT id FROM jobs WHERE status = 'running' AND lease_until < $1 AND attempts >= $2 \
+             FOR UPDATE SKIP LOCKED)",
+        )
+        .bind(&now)
+        .bind(max_attempts)
+        .execute(&mut *tx)
+        .await?;
+        loop {
+            let Some(row) = sqlx::query(
+                "UPDATE jobs SET status = 'running', lease_until = $2, worker = $3, attempts = attempts + 1, \
+                 updated_at = $1, lease_token = md5(random()::text || clock_timestamp()::text) \
+                 WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' AND run_after <= $1) \
+                 OR (status = 'running' AND lease_until < $1) ORDER BY run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
+                 RETURNING *",
+            )
+            .bind(&now)
+            .bind(&until)
+            .bind(worker)
+            .fetch_optional(&mut *tx)
+            .await?
+            else {
+                tx.commit().await?;
+                return Ok(None);
+            };
+            match job_from_row(&row) {
+                Ok(job) => {
+                    tx.commit().await?;
+                    return Ok(Some(job));
+                }
+                // A job no worker can read (written by another version, or damaged) is
+                // dead with the reason, not handed out again and again.
+                Err(StoreError::Corrupt(why)) => {
+                    let id: i64 = row.try_get("id")?;
+                    sqlx::query(
+                        "UPDATE jobs SET status = 'dead', lease_until = NULL, lease_token = NULL, last_error = $2 \
+                         WHERE id = $1",
+                    )
+                    .bind(id)
+                    .bind(format!("unreadable job: {why}"))
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn renew_lease(&self, job_id: i64, token: &str, lease: Duration) -> Result<bool> {
+        let now = OffsetDateTime::now_utc();
+        let done = sqlx::query(
+            "UPDATE jobs SET lease_until = $3, updated_at = $4 WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+        )
+        .bind(job_id)
+        .bind(token)
+        .bind(rfc3339_micros(now + lease))
+        .bind(rfc3339_micros(now))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn complete_job(&self, job_id: i64, token: &str) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE jobs SET status = 'done', lease_until = NULL, lease_token = NULL, updated_at = $3 \
+             WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+        )
+        .bind(job_id)
+        .bind(token)
+        .bind(rfc3339_micros(OffsetDateTime::now_utc()))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn fail_job(
+        &self,
+        job_id: i64,
+        token: &str,
+        error: &str,
+        retry_after: Duration,
+        give_up: bool,
+    ) -> Result<bool> {
+        let now = OffsetDateTime::now_utc();
+        let done = sqlx::query(
+            "UPDATE jobs SET status = CASE WHEN $4 THEN 'dead' ELSE 'queued' END, last_error = $2, \
+             run_after = $3, lease_until = NULL, lease_token = NULL, updated_at = $5 \
+             WHERE id = $1 AND lease_token = $6 AND status = 'running'",
+        )
+        .bind(job_id)
+        .bind(error)
+        .bind(rfc3339_micros(now + retry_after))
+        .bind(give_up)
+        .bind(rfc3339_micros(now))
+        .bind(token)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn release_job(&self, job_id: i64, token: &str) -> Result<bool> {
+        let now = rfc3339_micros(OffsetDateTime::now_utc());
+        let done = sqlx::query(
+            "UPDATE jobs SET status = 'queued', run_after = $3, lease_until = NULL, lease_token = NULL, \
+             attempts = GREATEST(attempts - 1, 0), updated_at = $3 WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+        )
+        .bind(job_id)
+        .bind(token)
+        .bind(&now)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn jobs(&self, status: Option<model::JobStatus>, limit: u32) -> Result<Vec<Job>> {
+        sqlx::query("SELECT * FROM jobs WHERE $1 IS NULL OR status = $1 ORDER BY id DESC LIMIT $2")
+            .bind(status.map(model::JobStatus::as_str))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(job_from_row)
+            .collect()
+    }
+
+    async fn retry_job(&self, job_id: i64) -> Result<bool> {
+        let now = rfc3339_micros(OffsetDateTime::now_utc());
+        // A dead job whose dedup key a newer job holds stays dead (the unique index).
+        let done = sqlx::query(
+            "UPDATE jobs SET status = 'queued', attempts = 0, run_after = $2, updated_at = $2 \
+             WHERE id = $1 AND status IN ('dead', 'cancelled') AND NOT EXISTS (SELECT 1 FROM jobs o \
+             WHERE o.dedup_key = jobs.dedup_key AND o.id <> jobs.id AND o.status IN ('queued', 'running'))",
+        )
+        .bind(job_id)
+        .bind(&now)
+        .execute(&self.pool)
+        .await;
+        match done {
+            Ok(done) => Ok(done.rows_affected() > 0),
+            // The key was taken between the check and the write.
+            Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("23505") => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn cancel_job(&self, job_id: i64) -> Result<bool> {
+        let now = rfc3339_micros(OffsetDateTime::now_utc());
+        let done = sqlx::query(
+            "UPDATE jobs SET status = 'cancelled', lease_until = NULL, lease_token = NULL, updated_at = $2 \
+             WHERE id = $1 AND status IN ('queued', 'running')",
+        )
+        .bind(job_id)
+        .bind(&now)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+}
