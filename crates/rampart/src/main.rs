@@ -56,7 +56,7 @@ struct Cli {
 
 #[derive(Args, Clone)]
 struct DbArg {
-    /// Database: sqlite://PATH, a file path, or sqlite::memory:
+    /// Database: postgres://USER@HOST:PORT/DB, sqlite://PATH, a file path, or sqlite::memory:
     #[arg(long, env = "RAMPART_DB", default_value = "rampart.db")]
     db: String,
 }
@@ -206,6 +206,17 @@ enum Command {
         /// Only this company (default: every scanned company).
         #[arg(long)]
         company: Option<String>,
+    },
+    /// Copy everything in a SQLite database into an empty PostgreSQL one (companies,
+    /// assets, findings with first_seen, rating history, keys and usage, CVEs, incidents,
+    /// jobs), in one transaction.
+    Migrate {
+        /// The SQLite database: sqlite://PATH or a file path.
+        #[arg(long)]
+        from: String,
+        /// The PostgreSQL database: postgres://USER@HOST:PORT/DB (migrated on open).
+        #[arg(long)]
+        to: String,
     },
     /// Export a company's SBOM (the components its scans detected).
     Sbom {
@@ -689,6 +700,7 @@ async fn main() -> Result<()> {
             rescore::rescore(&*store, &methodology, company.as_deref()).await
         }
         Command::Sbom { db, social_id, format } => sbom::export(&db.db, &social_id, format).await,
+        Command::Migrate { from, to } => migrate(&from, &to).await,
         Command::Mock { listen } => {
             let store = open("sqlite::memory:").await?;
             intel::sample::load(&*store).await?;
@@ -1095,5 +1107,24 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     api::serve(listener, state, shutdown_signal()).await?;
     let _ = workers.await;
     running.down().await;
+    Ok(())
+}
+
+/// `rampart migrate --from sqlite://… --to postgres://…`.
+async fn migrate(from: &str, to: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(!store::is_postgres(from), "--from must be a SQLite database (sqlite://PATH or a path)");
+    anyhow::ensure!(store::is_postgres(to), "--to must be a PostgreSQL database (postgres://…)");
+    let path = from.strip_prefix("sqlite://").or_else(|| from.strip_prefix("sqlite:")).unwrap_or(from);
+    anyhow::ensure!(std::path::Path::new(path).is_file(), "{from}: no such database file");
+    let source = store::SqliteStore::open(from).await.with_context(|| format!("opening {from}"))?;
+    let target = store::PgStore::open(to).await.context("opening the PostgreSQL database")?;
+    let started = std::time::Instant::now();
+    let copied = store::copy::sqlite_to_postgres(&source, &target).await?;
+    let rows: u64 = copied.iter().map(|(_, n)| n).sum();
+    say!("{:<22} {:>10}", "TABLE", "ROWS");
+    for (table, n) in &copied {
+        say!("{table:<22} {n:>10}");
+    }
+    say!("copied {rows} rows in {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
 }

@@ -12,6 +12,7 @@
 mod alloc;
 mod assets;
 mod companies;
+pub mod copy;
 pub mod cve;
 mod findings;
 mod incidents;

@@ -51,4 +51,11 @@ pub trait Queue: Send + Sync + 'static {
     /// Cancels a queued or running job (a running job's worker then finds its lease
     /// gone); false when the job is not queued or running.
     async fn cancel_job(&self, job_id: i64) -> Result<bool>;
+
+    /// Waits until a job may be ready: at most `at_most`, less when the backend hears of
+    /// a new job (PostgreSQL: `LISTEN`). Polling an empty queue waits here between
+    /// leases.
+    async fn wait_for_jobs(&self, at_most: Duration) {
+        tokio::time::sleep(at_most).await;
+    }
 }

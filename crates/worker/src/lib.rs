@@ -74,7 +74,8 @@ pub struct Config {
     pub lease: Duration,
     /// Attempts before a job is given up.
     pub max_attempts: i64,
-    /// Wait between polls of an empty queue.
+    /// Longest wait between polls of an empty queue (a backend that hears of new jobs,
+    /// PostgreSQL, wakes the worker sooner: `Queue::wait_for_jobs`).
     pub idle: Duration,
     /// At shutdown, how long jobs in flight may take to finish before they are stopped
     /// and their leases released (the job goes back to the queue).
@@ -178,7 +179,7 @@ pub async fn run_with(store: Arc<dyn Store>, config: Config, shutdown: impl Futu
             Ok(None) => {
                 tokio::select! {
                     () = &mut shutdown => break,
-                    () = tokio::time::sleep(config.idle) => {}
+                    () = store.wait_for_jobs(config.idle) => {}
                 }
             }
             Err(e) => {

@@ -337,11 +337,7 @@ async fn both_rate_limits_answer_429_with_retry_after() {
 async fn internal_failures_leak_nothing() {
     let app = TestApp::spawn().await;
     // Corrupt one row behind the store's back, as a broken migration or disk might.
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.db_path.display())).await.unwrap();
-    sqlx::query("UPDATE companies SET domain = 'not a domain!' WHERE social_id = 'initech'")
-        .execute(&pool)
-        .await
-        .unwrap();
+    app.execute_raw("UPDATE companies SET domain = 'not a domain!' WHERE social_id = 'initech'").await;
     let (s, v) = app.get("/underwriter-getcompanyinfo?social_id=initech", &app.underwriter).await;
     assert_eq!(
         (s, v),

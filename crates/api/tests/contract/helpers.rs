@@ -1,4 +1,5 @@
-//! A real server on an ephemeral port over a real SQLite file, seeded through the
+//! A real server on an ephemeral port over a real database — a SQLite file, or with
+//! `RAMPART_TEST_BACKEND=postgres` a PostgreSQL schema of its own — seeded through the
 //! public import path, and a small typed client.
 
 use std::net::SocketAddr;
@@ -10,10 +11,30 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use store::{SqliteStore, Store};
 
+/// Where the test servers keep their data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// `RAMPART_TEST_BACKEND` (`sqlite`, the default, or `postgres`).
+    pub fn from_env() -> Backend {
+        match std::env::var("RAMPART_TEST_BACKEND").as_deref() {
+            Ok("postgres") => Backend::Postgres,
+            Ok("sqlite") | Err(_) => Backend::Sqlite,
+            Ok(other) => panic!("RAMPART_TEST_BACKEND={other}: expected sqlite or postgres"),
+        }
+    }
+}
+
 pub struct TestApp {
     pub addr: SocketAddr,
     pub store: Arc<dyn Store>,
-    pub db_path: std::path::PathBuf,
+    pub backend: Backend,
+    /// The database URL the server's store was opened with.
+    pub db_url: String,
     pub client: reqwest::Client,
     /// general, vulnerability, underwriter; unbound.
     pub underwriter: String,
@@ -22,6 +43,7 @@ pub struct TestApp {
     /// Every scope, bound to the paging company.
     pub pager: String,
     _dir: tempfile::TempDir,
+    _schema: Option<store::testkit::PgSchema>,
     _shutdown: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -75,9 +97,17 @@ impl TestApp {
 
     pub async fn spawn_with(config: api::Config) -> TestApp {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db_path = dir.path().join("rampart.db");
-        let store: Arc<dyn Store> =
-            Arc::new(SqliteStore::open(&format!("sqlite://{}", db_path.display())).await.expect("open"));
+        let backend = Backend::from_env();
+        let (store, db_url, schema): (Arc<dyn Store>, String, _) = match backend {
+            Backend::Sqlite => {
+                let url = format!("sqlite://{}", dir.path().join("rampart.db").display());
+                (Arc::new(SqliteStore::open(&url).await.expect("open")), url, None)
+            }
+            Backend::Postgres => {
+                let schema = store::testkit::PgSchema::create().await.expect("PostgreSQL for RAMPART_TEST_BACKEND");
+                (Arc::new(schema.store().await), schema.url(), Some(schema))
+            }
+        };
         intel::sample::load(&*store).await.expect("sample");
         vulndb::import::sample(&*store).await.expect("sample CVEs");
         intel::import_companies(&*store, pager_lines().as_bytes()).await.expect("pager");
@@ -95,13 +125,63 @@ impl TestApp {
         TestApp {
             addr,
             store,
-            db_path,
+            backend,
+            db_url,
             client: reqwest::Client::builder().timeout(Duration::from_secs(20)).build().expect("client"),
             underwriter,
             monitor,
             pager,
             _dir: dir,
+            _schema: schema,
             _shutdown: tx,
+        }
+    }
+
+    /// A second server with this one's keys over `store` (a copy of this one's data).
+    pub async fn beside(&self, store: Arc<dyn Store>, backend: Backend, db_url: String) -> TestApp {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let config = api::Config {
+            key_cache_ttl: Duration::ZERO,
+            read_cache_ttl: Duration::ZERO,
+            cve_cache_ttl: Duration::ZERO,
+            flush_every: Duration::from_millis(50),
+            mock: None,
+            auth_failures_per_minute: api::FAILURES_PER_MINUTE,
+            request_timeout: api::REQUEST_TIMEOUT,
+        };
+        let state = api::AppState::with_store(store.clone(), config);
+        tokio::spawn(api::serve(listener, state, async move {
+            let _ = rx.await;
+        }));
+        TestApp {
+            addr,
+            store,
+            backend,
+            db_url,
+            client: self.client.clone(),
+            underwriter: self.underwriter.clone(),
+            monitor: self.monitor.clone(),
+            pager: self.pager.clone(),
+            _dir: tempfile::tempdir().expect("tempdir"),
+            _schema: None,
+            _shutdown: tx,
+        }
+    }
+
+    /// Runs `sql` on the server's database behind the store's back.
+    pub async fn execute_raw(&self, sql: &'static str) {
+        use sqlx::Connection as _;
+        match self.backend {
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.db_url).await.expect("connect");
+                sqlx::query(sql).execute(&mut conn).await.expect("raw sql");
+            }
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.db_url).await.expect("connect");
+                sqlx::query(sql).execute(&mut conn).await.expect("raw sql");
+            }
         }
     }
 

@@ -2,6 +2,7 @@
 
 mod errors;
 mod helpers;
+mod migrate;
 mod mock;
 mod openapi;
 mod operations;

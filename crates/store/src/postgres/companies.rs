@@ -42,6 +42,9 @@ impl crate::Companies for PgStore {
     }
 
     async fn search_companies(&self, needle: &str, page: Page) -> Result<Paged<Company>> {
+        if has_nul(needle) {
+            return Ok(Paged { items: Vec::new(), total: 0 });
+        }
         let needle = needle.trim().to_lowercase();
         let pattern = format!("%{}%", like_escape(&needle));
         let prefix = format!("{}%", like_escape(&needle));
@@ -56,7 +59,7 @@ impl crate::Companies for PgStore {
     }
 
     async fn companies_by_normalised_name(&self, name: &str, limit: u32) -> Result<Vec<Company>> {
-        if name.is_empty() {
+        if name.is_empty() || has_nul(name) {
             return Ok(Vec::new());
         }
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(

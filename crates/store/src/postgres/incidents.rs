@@ -55,6 +55,9 @@ impl crate::Incidents for PgStore {
     }
 
     async fn incident(&self, incident_id: &str) -> Result<Option<Incident>> {
+        if has_nul(incident_id) {
+            return Ok(None);
+        }
         let rec: Option<String> =
             sqlx::query_scalar("SELECT record FROM incidents WHERE lower(incident_id) = lower($1)")
                 .bind(incident_id)
@@ -64,6 +67,9 @@ impl crate::Incidents for PgStore {
     }
 
     async fn incident_company(&self, incident_id: &str) -> Result<Option<i64>> {
+        if has_nul(incident_id) {
+            return Ok(None);
+        }
         let owner: Option<Option<i64>> =
             sqlx::query_scalar("SELECT company_id FROM incidents WHERE lower(incident_id) = lower($1)")
                 .bind(incident_id)

@@ -220,6 +220,9 @@ impl crate::Intel for PgStore {
     }
 
     async fn products(&self, vendor: &str) -> Result<Vec<String>> {
+        if has_nul(vendor) {
+            return Ok(Vec::new());
+        }
         Ok(sqlx::query_scalar("SELECT product FROM cpe_products WHERE vendor = $1 ORDER BY product")
             .bind(vendor)
             .fetch_all(&self.pool)

@@ -24,6 +24,9 @@ impl crate::Keys for PgStore {
     }
 
     async fn key_by_hash(&self, hash: &str) -> Result<Option<ApiKey>> {
+        if has_nul(hash) {
+            return Ok(None);
+        }
         let row = sqlx::query("SELECT * FROM api_keys WHERE hash = $1").bind(hash).fetch_optional(&self.pool).await?;
         row.as_ref().map(key_from_row).transpose()
     }
@@ -38,6 +41,9 @@ impl crate::Keys for PgStore {
     }
 
     async fn set_key_active(&self, id_or_prefix: &str, active: bool) -> Result<bool> {
+        if has_nul(id_or_prefix) {
+            return Ok(false);
+        }
         let matches: Vec<i64> =
             sqlx::query_scalar("SELECT id FROM api_keys WHERE CAST(id AS TEXT) = $1 OR prefix = $1")
                 .bind(id_or_prefix)

@@ -54,6 +54,8 @@ const ACQUIRE_WAIT: Duration = Duration::from_secs(5);
 pub struct PgStore {
     pool: PgPool,
     served: Arc<ServedCache>,
+    /// Listens on [`JOBS_CHANNEL`] once a worker first waits for jobs.
+    listener: Arc<tokio::sync::Mutex<Option<sqlx::postgres::PgListener>>>,
 }
 
 impl PgStore {
@@ -81,7 +83,11 @@ impl PgStore {
         // sqlx holds a PostgreSQL advisory lock while it migrates: a second process
         // waits, then finds the migrations applied.
         migrator.run(&pool).await?;
-        Ok(Self { pool, served: Arc::new(ServedCache::new(options.served_cache_bytes)) })
+        Ok(Self {
+            pool,
+            served: Arc::new(ServedCache::new(options.served_cache_bytes)),
+            listener: Arc::new(tokio::sync::Mutex::new(None)),
+        })
     }
 
     /// The pool, for what the store's traits do not cover (a listener, `rampart migrate`).
@@ -100,6 +106,12 @@ impl PgStore {
     async fn begin(&self) -> Result<Transaction<'static, Postgres>> {
         Ok(self.pool.begin().await?)
     }
+}
+
+/// PostgreSQL text cannot hold NUL: a lookup by such a value finds nothing (SQLite's
+/// answer) instead of failing.
+fn has_nul(text: &str) -> bool {
+    text.contains('\0')
 }
 
 /// A URL without its password, for messages.

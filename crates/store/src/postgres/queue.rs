@@ -193,4 +193,27 @@ impl crate::Queue for PgStore {
         .await?;
         Ok(done.rows_affected() > 0)
     }
+
+    async fn wait_for_jobs(&self, at_most: Duration) {
+        let mut listener = self.listener.lock().await;
+        if listener.is_none() {
+            match sqlx::postgres::PgListener::connect_with(&self.pool).await {
+                Ok(mut l) => match l.listen(JOBS_CHANNEL).await {
+                    Ok(()) => *listener = Some(l),
+                    Err(e) => tracing::warn!(error = %e, "LISTEN {JOBS_CHANNEL} failed; polling"),
+                },
+                Err(e) => tracing::warn!(error = %e, "no connection to listen for jobs; polling"),
+            }
+        }
+        let Some(l) = listener.as_mut() else {
+            drop(listener);
+            tokio::time::sleep(at_most).await;
+            return;
+        };
+        // A notice that came while no one waited wakes the next wait at once.
+        if let Ok(Err(e)) = tokio::time::timeout(at_most, l.recv()).await {
+            tracing::warn!(error = %e, "the job listener failed; it is opened again on the next wait");
+            *listener = None;
+        }
+    }
 }

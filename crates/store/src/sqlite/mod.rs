@@ -93,7 +93,7 @@ const READERS: usize = 4;
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     read: std::sync::Arc<Readers>,
-    write: SqlitePool,
+    pub(crate) write: SqlitePool,
     served: std::sync::Arc<ServedCache>,
 }
 
