@@ -5,13 +5,11 @@
 //! API's path (`served_for_cpe`) for each CPE, the mode to count instructions in with
 //! `valgrind --tool=callgrind`. `SEARCH_BENCH_SERVED_CACHE_MIB` sets the store's
 //! served-form cache (`rampart serve --served-cache-mib`; 0 reads every record from
-//! SQLite).
+//! SQLite). DB_URL may name either backend (`postgres://…`).
 
 use std::time::{Duration, Instant};
-use store::prelude::*;
 
 use model::{Cpe, CveId};
-use store::SqliteStore;
 
 fn pct(mut v: Vec<Duration>, p: f64) -> Duration {
     v.sort();
@@ -39,7 +37,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(mib) = std::env::var("SEARCH_BENCH_SERVED_CACHE_MIB").ok().and_then(|m| m.parse::<usize>().ok()) {
         options.served_cache_bytes = mib << 20;
     }
-    let store = SqliteStore::open_with(&url, &options).await?;
+    let store = store::open_with(&url, &options).await?;
+    let store = &*store;
+    let store: &dyn store::Store = store;
     if std::env::var_os("SEARCH_BENCH_API_PATH").is_some() {
         for cpe in &given {
             let cpe = Cpe::parse(cpe)?;
@@ -47,7 +47,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut n = 0;
             for _ in 0..rounds {
                 let t = Instant::now();
-                let served = vulndb::search::served_for_cpe(&store, &cpe, 500).await?;
+                let served = vulndb::search::served_for_cpe(store, &cpe, 500).await?;
                 times.push(t.elapsed());
                 n = served.len();
                 std::hint::black_box(served);
@@ -93,11 +93,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // The first call reads everything from the database file (and the served forms
         // into the store's memory); it is reported alone, and the rounds start after it.
         let t = Instant::now();
-        std::hint::black_box(vulndb::search::served_for_cpe(&store, &cpe, 500).await?);
+        std::hint::black_box(vulndb::search::served_for_cpe(store, &cpe, 500).await?);
         let first = t.elapsed();
         for _ in 0..rounds {
             let t = Instant::now();
-            let ids = vulndb::search::cve_ids_for_cpe(&store, &cpe, 500).await?;
+            let ids = vulndb::search::cve_ids_for_cpe(store, &cpe, 500).await?;
             match_t.push(t.elapsed());
             let s = Instant::now();
             let served = store.served_cves(&ids).await?;
@@ -105,7 +105,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             served_t.push(t.elapsed());
             std::hint::black_box(served);
             let t = Instant::now();
-            let served = vulndb::search::served_for_cpe(&store, &cpe, 500).await?;
+            let served = vulndb::search::served_for_cpe(store, &cpe, 500).await?;
             one_pass.push(t.elapsed());
             std::hint::black_box(served);
             let t = Instant::now();

@@ -147,3 +147,54 @@ async fn the_files_before_a_corrupt_one_are_committed_whole() {
     }
     assert!(store.cve(&CveId::parse("CVE-2021-0001").unwrap()).await.unwrap().is_none(), "the failed batch");
 }
+
+/// The same real feed in SQLite and in PostgreSQL: every lookup answers alike (the ids
+/// and their order, with and without versions, parts and limits), and so do the served
+/// forms the API sends.
+#[tokio::test]
+async fn postgres_matches_what_sqlite_matches_on_a_real_feed() {
+    let Some(data) = data() else { return };
+    let Some(schema) = store::testkit::PgSchema::create().await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = store(&dir).await;
+    let postgres: Arc<dyn Store> = Arc::new(schema.store().await);
+    let feed = data.join("nvd-1.1/nvdcve-1.1-2014.json.gz");
+    let (a, b) = (import::nvd_file(&*sqlite, &feed).await.unwrap(), import::nvd_file(&*postgres, &feed).await.unwrap());
+    assert_eq!((a.read, a.written), (b.read, b.written));
+    assert!(a.written > 7000, "{a:?}");
+    let cpes = [
+        "cpe:2.3:a:openssl:openssl:1.0.1f",
+        "cpe:2.3:a:openssl:openssl:1.0.1g",
+        "cpe:2.3:a:openssl:openssl",
+        "cpe:/a:openssl:openssl:0.9.8",
+        "cpe:2.3:a:apache:http_server:2.2.22",
+        "cpe:2.3:a:apache:http_server",
+        "cpe:2.3:o:linux:linux_kernel:3.2",
+        "cpe:2.3:o:linux:linux_kernel",
+        "cpe:2.3:a:php:php:5.4.1",
+        "cpe:2.3:a:wordpress:wordpress:3.8",
+        "cpe:2.3:*:microsoft:internet_explorer:9",
+        "cpe:2.3:a:gnu:bash:4.3",
+        "cpe:2.3:a:nobody:nothing:1.0",
+    ];
+    for cpe in cpes {
+        for limit in [1, 20, 500] {
+            let (x, y) = (ids(&*sqlite, cpe, limit).await, ids(&*postgres, cpe, limit).await);
+            assert_eq!(x, y, "{cpe} limit {limit}");
+        }
+        let parsed = Cpe::parse(cpe).unwrap();
+        let x = vulndb::search::served_for_cpe(&*sqlite, &parsed, 50).await.unwrap();
+        let y = vulndb::search::served_for_cpe(&*postgres, &parsed, 50).await.unwrap();
+        let text = |v: &[(store::cve::ServedCve, Vec<String>)]| -> Vec<(String, String, Vec<String>)> {
+            v.iter().map(|(s, m)| (s.id.to_string(), s.json.to_string(), m.clone())).collect()
+        };
+        assert_eq!(text(&x), text(&y), "{cpe}");
+    }
+    assert!(!ids(&*postgres, "cpe:2.3:a:openssl:openssl:1.0.1f", 500).await.is_empty());
+    assert_eq!(sqlite.vendors().await.unwrap(), postgres.vendors().await.unwrap());
+    assert_eq!(sqlite.products("openssl").await.unwrap(), postgres.products("openssl").await.unwrap());
+    assert_eq!(
+        sqlite.last_cves(30).await.unwrap().iter().map(|c| c.id.to_string()).collect::<Vec<_>>(),
+        postgres.last_cves(30).await.unwrap().iter().map(|c| c.id.to_string()).collect::<Vec<_>>()
+    );
+}

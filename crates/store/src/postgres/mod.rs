@@ -264,13 +264,49 @@ fn corrupt(what: &str, value: impl std::fmt::Debug) -> StoreError {
     StoreError::Corrupt(format!("{what}: {value:?}"))
 }
 
-/// Writes a batch of CVE records in `tx` (see [`Store::upsert_cves`]) and returns the ids
-/// of those written: new, or newer than the stored record.
+/// Writes a batch of CVE records in `tx` (see [`crate::Intel::upsert_cves`]) and returns
+/// the ids of those written: new, or newer than the stored record.
+///
+/// Each table gets one statement per batch whatever its size: the rows travel as one
+/// array per column and `UNNEST` turns them back into rows, so PostgreSQL parses and
+/// plans a short statement once instead of a VALUES list of thousands of parameters.
 async fn write_cves(tx: &mut Transaction<'static, Postgres>, cves: &[StoredCve]) -> Result<Vec<CveId>> {
-    // A batch is written with a few multi-row statements, not a handful per record:
-    // every statement is a round trip to sqlx's worker thread, and at six a record
-    // the import spent more time switching threads than in SQLite.
-    //
+    let (written, products) = write_cve_rows(tx, cves).await?;
+    insert_products(tx, &products).await?;
+    Ok(written)
+}
+
+/// The (vendor, product) pairs of a batch's vulnerable entries, for `cpe_products`.
+type Products<'a> = std::collections::BTreeSet<(&'a str, &'a str)>;
+
+/// Adds vendor and product names to `cpe_products` (the vendors and products lists).
+async fn insert_products(tx: &mut Transaction<'static, Postgres>, products: &Products<'_>) -> Result<()> {
+    if products.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO cpe_products (vendor, product) SELECT * FROM UNNEST($1::text[], $2::text[]) \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(products.iter().map(|(v, _)| *v).collect::<Vec<_>>())
+    .bind(products.iter().map(|(_, p)| *p).collect::<Vec<_>>())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// [`write_cves`] without `cpe_products`: the records, their served forms and index
+/// rows; returns the ids written and the products their entries name. Two of these run
+/// at once on halves of a batch split by id ([`crate::Intel::upsert_cve_batches`]), so
+/// the rows one writes are never the other's.
+async fn write_cve_rows<'c>(
+    tx: &mut Transaction<'static, Postgres>,
+    cves: &'c [StoredCve],
+) -> Result<(Vec<CveId>, Products<'c>)> {
+    /// A version key or bound as stored: '' when absent.
+    fn key(k: &Option<String>) -> &str {
+        k.as_deref().unwrap_or_default()
+    }
     // A record given twice in the batch counts once: the newest, the first of equals
     // (as one upsert after the other would keep it).
     let mut chosen: std::collections::HashMap<&str, usize> = std::collections::HashMap::with_capacity(cves.len());
@@ -287,108 +323,105 @@ async fn write_cves(tx: &mut Transaction<'static, Postgres>, cves: &[StoredCve])
     }
     let mut order: Vec<usize> = chosen.into_values().collect();
     order.sort_unstable();
+    let column = |f: &dyn Fn(usize) -> &'c str| -> Vec<&'c str> { order.iter().map(|&i| f(i)).collect() };
+    let ids = column(&|i| cves[i].record.id.as_str());
+    let published: Vec<String> = order.iter().map(|&i| rfc3339_micros(cves[i].record.published.0)).collect();
     // NVD records keep only their served form (the record reads back from it).
-    let records: Vec<&str> = order.iter().map(|&i| cves[i].record_json.as_deref().unwrap_or_default()).collect();
-
-    // The records that are new or newer than the stored ones.
-    let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
-    for (chunk, json) in order.chunks(1000).zip(records.chunks(1000)) {
-        let mut q = sqlx::QueryBuilder::<Postgres>::new(
-            "INSERT INTO cves (id, published, last_modified, record, configurations, needs_eval, cwe) ",
-        );
-        q.push_values(chunk.iter().zip(json), |mut b, (&i, record)| {
-            let (c, r) = (&cves[i], &cves[i].record);
-            b.push_bind(r.id.as_str())
-                .push_bind(rfc3339_micros(r.published.0))
-                .push_bind(&last[i])
-                .push_bind(*record)
-                .push_bind(&c.configurations)
-                .push_bind(c.needs_eval)
-                .push_bind(&r.cwe);
-        });
-        q.push(
-            " ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
-             record = excluded.record, configurations = excluded.configurations, needs_eval = excluded.needs_eval, \
-             cwe = excluded.cwe WHERE excluded.last_modified > cves.last_modified RETURNING id",
-        );
-        let ids: Vec<String> = q.build_query_scalar().fetch_all(&mut **tx).await?;
-        written.extend(ids);
-    }
+    let written: Vec<String> = sqlx::query_scalar(
+        "INSERT INTO cves (id, published, last_modified, record, configurations, needs_eval, cwe) \
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::text[]) \
+         ON CONFLICT (id) DO UPDATE SET published = excluded.published, last_modified = excluded.last_modified, \
+         record = excluded.record, configurations = excluded.configurations, needs_eval = excluded.needs_eval, \
+         cwe = excluded.cwe WHERE excluded.last_modified > cves.last_modified RETURNING id",
+    )
+    .bind(&ids)
+    .bind(&published)
+    .bind(order.iter().map(|&i| last[i].as_str()).collect::<Vec<_>>())
+    .bind(column(&|i| cves[i].record_json.as_deref().unwrap_or_default()))
+    .bind(column(&|i| cves[i].configurations.as_str()))
+    .bind(order.iter().map(|&i| cves[i].needs_eval).collect::<Vec<bool>>())
+    .bind(column(&|i| cves[i].record.cwe.as_str()))
+    .fetch_all(&mut **tx)
+    .await?;
+    let written: std::collections::HashSet<String> = written.into_iter().collect();
     let fresh: Vec<usize> = order.into_iter().filter(|&i| written.contains(cves[i].record.id.as_str())).collect();
     if fresh.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Products::new()));
     }
-    let ids: Vec<&str> = fresh.iter().map(|&i| cves[i].record.id.as_str()).collect();
-    sqlx::query("DELETE FROM cve_cpe_matches WHERE cve_id = ANY($1)").bind(&ids).execute(&mut **tx).await?;
-    sqlx::query("DELETE FROM cve_product_index WHERE cve_id = ANY($1)").bind(&ids).execute(&mut **tx).await?;
-    for chunk in fresh.chunks(1000) {
-        let mut q = sqlx::QueryBuilder::<Postgres>::new("INSERT INTO cve_served (id, cwe, served) ");
-        q.push_values(chunk, |mut b, &i| {
-            let c = &cves[i];
-            b.push_bind(c.record.id.as_str()).push_bind(&c.record.cwe).push_bind(&c.served);
-        });
-        q.push(" ON CONFLICT (id) DO UPDATE SET cwe = excluded.cwe, served = excluded.served");
-        q.build().execute(&mut **tx).await?;
-    }
+    let fresh_ids: Vec<&str> = fresh.iter().map(|&i| cves[i].record.id.as_str()).collect();
+    sqlx::query("DELETE FROM cve_cpe_matches WHERE cve_id = ANY($1)").bind(&fresh_ids).execute(&mut **tx).await?;
+    sqlx::query("DELETE FROM cve_product_index WHERE cve_id = ANY($1)").bind(&fresh_ids).execute(&mut **tx).await?;
+    sqlx::query(
+        "INSERT INTO cve_served (id, cwe, served) SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[]) \
+         ON CONFLICT (id) DO UPDATE SET cwe = excluded.cwe, served = excluded.served",
+    )
+    .bind(&fresh_ids)
+    .bind(fresh.iter().map(|&i| cves[i].record.cwe.as_str()).collect::<Vec<_>>())
+    .bind(fresh.iter().map(|&i| cves[i].served.as_str()).collect::<Vec<_>>())
+    .execute(&mut **tx)
+    .await?;
+    // The index rows of these records were deleted above, so a plain INSERT of rows made
+    // unique here suffices (ON CONFLICT's speculative insertion costs more per row).
+    let mut seen = std::collections::HashSet::new();
     let index: Vec<(&str, &str, &crate::cve::ProductRow)> = fresh
         .iter()
         .flat_map(|&i| {
             let (id, at) = (cves[i].record.id.as_str(), last[i].as_str());
             cves[i].products.iter().map(move |p| (id, at, p))
         })
+        .filter(|(id, _, p)| seen.insert((p.vendor.as_str(), p.product.as_str(), *id)))
         .collect();
-    for chunk in index.chunks(2000) {
-        let mut q = sqlx::QueryBuilder::<Postgres>::new(
-            "INSERT INTO cve_product_index (vendor, product, last_modified, cve_id, parts, applies) ",
-        );
-        q.push_values(chunk, |mut b, (id, at, p)| {
-            b.push_bind(&p.vendor)
-                .push_bind(&p.product)
-                .push_bind(*at)
-                .push_bind(*id)
-                .push_bind(&p.parts)
-                .push_bind(p.applies_any_version);
-        });
-        q.push(" ON CONFLICT DO NOTHING");
-        q.build().execute(&mut **tx).await?;
+    if !index.is_empty() {
+        sqlx::query(
+            "INSERT INTO cve_product_index (vendor, product, last_modified, cve_id, parts, applies) \
+             SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bool[])",
+        )
+        .bind(index.iter().map(|(_, _, p)| p.vendor.as_str()).collect::<Vec<_>>())
+        .bind(index.iter().map(|(_, _, p)| p.product.as_str()).collect::<Vec<_>>())
+        .bind(index.iter().map(|(_, at, _)| *at).collect::<Vec<_>>())
+        .bind(index.iter().map(|(id, _, _)| *id).collect::<Vec<_>>())
+        .bind(index.iter().map(|(_, _, p)| p.parts.as_str()).collect::<Vec<_>>())
+        .bind(index.iter().map(|(_, _, p)| p.applies_any_version).collect::<Vec<_>>())
+        .execute(&mut **tx)
+        .await?;
     }
     // Lookups read the vulnerable entries only.
+    let mut seen = std::collections::HashSet::new();
     let matches: Vec<(&str, &crate::cve::CpeMatchRow)> = fresh
         .iter()
         .flat_map(|&i| cves[i].matches.iter().filter(|m| m.vulnerable).map(move |m| (cves[i].record.id.as_str(), m)))
+        .filter(|(id, m)| {
+            // The row's key as stored: an absent version or bound is ''.
+            seen.insert((
+                *id,
+                m.part.as_str(),
+                m.vendor.as_str(),
+                m.product.as_str(),
+                [&m.version_key, &m.start_incl, &m.start_excl, &m.end_incl, &m.end_excl].map(key),
+            ))
+        })
         .collect();
-    for chunk in matches.chunks(2000) {
-        let mut q = sqlx::QueryBuilder::<Postgres>::new(
+    if !matches.is_empty() {
+        sqlx::query(
             "INSERT INTO cve_cpe_matches (cve_id, part, vendor, product, version_key, \
-             start_incl, start_excl, end_incl, end_excl) ",
-        );
-        let key = |k: &Option<String>| k.clone().unwrap_or_default();
-        q.push_values(chunk, |mut b, (id, m)| {
-            b.push_bind(*id)
-                .push_bind(&m.part)
-                .push_bind(&m.vendor)
-                .push_bind(&m.product)
-                .push_bind(key(&m.version_key))
-                .push_bind(key(&m.start_incl))
-                .push_bind(key(&m.start_excl))
-                .push_bind(key(&m.end_incl))
-                .push_bind(key(&m.end_excl));
-        });
-        q.push(" ON CONFLICT DO NOTHING");
-        q.build().execute(&mut **tx).await?;
+             start_incl, start_excl, end_incl, end_excl) \
+             SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+             $8::text[], $9::text[])",
+        )
+        .bind(matches.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+        .bind(matches.iter().map(|(_, m)| m.part.as_str()).collect::<Vec<_>>())
+        .bind(matches.iter().map(|(_, m)| m.vendor.as_str()).collect::<Vec<_>>())
+        .bind(matches.iter().map(|(_, m)| m.product.as_str()).collect::<Vec<_>>())
+        .bind(matches.iter().map(|(_, m)| key(&m.version_key)).collect::<Vec<_>>())
+        .bind(matches.iter().map(|(_, m)| key(&m.start_incl)).collect::<Vec<_>>())
+        .bind(matches.iter().map(|(_, m)| key(&m.start_excl)).collect::<Vec<_>>())
+        .bind(matches.iter().map(|(_, m)| key(&m.end_incl)).collect::<Vec<_>>())
+        .bind(matches.iter().map(|(_, m)| key(&m.end_excl)).collect::<Vec<_>>())
+        .execute(&mut **tx)
+        .await?;
     }
-    let products: std::collections::BTreeSet<(&str, &str)> =
-        matches.iter().map(|(_, m)| (m.vendor.as_str(), m.product.as_str())).collect();
-    let products: Vec<(&str, &str)> = products.into_iter().collect();
-    for chunk in products.chunks(2000) {
-        let mut q = sqlx::QueryBuilder::<Postgres>::new("INSERT INTO cpe_products (vendor, product) ");
-        q.push_values(chunk, |mut b, (v, p)| {
-            b.push_bind(*v).push_bind(*p);
-        });
-        q.push(" ON CONFLICT DO NOTHING");
-        q.build().execute(&mut **tx).await?;
-    }
-    Ok(fresh.iter().map(|&i| cves[i].record.id.clone()).collect())
+    let products: Products<'c> = matches.iter().map(|(_, m)| (m.vendor.as_str(), m.product.as_str())).collect();
+    Ok((fresh.iter().map(|&i| cves[i].record.id.clone()).collect(), products))
 }
 
 /// Reads the records of an answer that came as one row. A few hundred rows crossing
