@@ -626,7 +626,7 @@ async fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG")
-                .unwrap_or_else(|_| "info,hickory_server=error".into()),
+                .unwrap_or_else(|_| "info,hickory_server=error,sqlx::postgres::notice=warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -634,8 +634,9 @@ async fn main() -> Result<()> {
     match cli.command {
         Command::Serve { db, listen, cve_cache_secs, served_cache_mib, auth_failures_per_minute, workers, net } => {
             let options = store::Options { served_cache_bytes: served_cache_mib.saturating_mul(1 << 20) };
-            let store =
-                store::open_with(&db.db, &options).await.with_context(|| format!("opening database {}", db.db))?;
+            let store = store::open_with(&db.db, &options)
+                .await
+                .with_context(|| format!("opening database {}", store::redact_url(&db.db)))?;
             let config = api::Config {
                 cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs),
                 auth_failures_per_minute,
@@ -763,7 +764,7 @@ async fn main() -> Result<()> {
 }
 
 async fn open(url: &str) -> Result<Arc<dyn store::Store>> {
-    store::open(url).await.with_context(|| format!("opening database {url}"))
+    store::open(url).await.with_context(|| format!("opening database {}", store::redact_url(url)))
 }
 
 async fn serve(store: Arc<dyn store::Store>, listen: SocketAddr, config: api::Config) -> Result<()> {

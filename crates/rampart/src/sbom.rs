@@ -42,7 +42,7 @@ where
 }
 
 pub async fn export(db: &str, social_id: &str, format: SbomFormat) -> Result<()> {
-    let store = store::open(db).await.with_context(|| format!("opening {db}"))?;
+    let store = store::open(db).await.with_context(|| format!("opening {}", store::redact_url(db)))?;
     let id = SocialId::parse(social_id).with_context(|| format!("{social_id:?} is not a social id"))?;
     let Some(company) = store.company_by_social_id(&id).await? else { bail!("company {social_id} is not known") };
     let components = all_pages(|p| store.sbom(company.id, p, false)).await?;

@@ -660,7 +660,7 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
     let mut ctx = opts.context()?;
     let db = match &opts.cve_db {
         Some(url) => {
-            let store = store::open(url).await.with_context(|| format!("opening {url}"))?;
+            let store = store::open(url).await.with_context(|| format!("opening {}", store::redact_url(url)))?;
             ctx = with_store_data(ctx, &*store).await?;
             Some(store)
         }

@@ -103,7 +103,41 @@ pub async fn open_with(url: &str, options: &Options) -> Result<std::sync::Arc<dy
     if is_postgres(url) {
         return Ok(std::sync::Arc::new(PgStore::open_with(url, options).await?));
     }
+    if let Some((scheme, _)) = url.split_once("://")
+        && scheme != "sqlite"
+    {
+        return Err(StoreError::UnsupportedUrl(redact_url(url)));
+    }
     Ok(std::sync::Arc::new(SqliteStore::open_with(url, options).await?))
+}
+
+/// `url` without the password it may carry, for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let (authority, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((creds, host)) => {
+            let user = creds.split_once(':').map_or(creds, |(user, _)| user);
+            let hidden = if creds.contains(':') { ":***" } else { "" };
+            format!("{scheme}://{user}{hidden}@{host}{tail}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn passwords_are_not_shown() {
+        assert_eq!(redact_url("postgres://u:pw@h:5432/db?x=1"), "postgres://u:***@h:5432/db?x=1");
+        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact_url("postgres://h/db"), "postgres://h/db");
+        assert_eq!(redact_url("postgres://u:p@ss@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redact_url("rampart.db"), "rampart.db");
+        assert_eq!(redact_url("sqlite:///var/lib/a@b.db"), "sqlite:///var/lib/a@b.db");
+    }
 }
 
 /// Whether `url` names a PostgreSQL database.

@@ -67,13 +67,23 @@ impl PgStore {
 
     /// [`PgStore::open`] with `options`.
     pub async fn open_with(url: &str, options: &crate::Options) -> Result<Self> {
-        let connect: PgConnectOptions = url.parse().map_err(|_| StoreError::UnsupportedUrl(redact(url)))?;
+        let connect: PgConnectOptions = url.parse().map_err(|_| StoreError::UnsupportedUrl(crate::redact_url(url)))?;
         Self::connect(connect, options).await
     }
 
     /// [`PgStore::open`] with connection options built by the caller (a schema of its
     /// own through `search_path`, as the tests use).
     pub async fn connect(connect: PgConnectOptions, options: &crate::Options) -> Result<Self> {
+        // One connection first: the pool would report a refused or rejected connection
+        // only as a timeout.
+        {
+            use sqlx::{ConnectOptions as _, Connection as _};
+            match tokio::time::timeout(ACQUIRE_WAIT, connect.connect()).await {
+                Ok(Ok(conn)) => conn.close().await?,
+                Ok(Err(e)) => return Err(e.into()),
+                Err(_) => return Err(StoreError::Busy),
+            }
+        }
         let pool = PgPoolOptions::new()
             .max_connections(CONNECTIONS)
             .acquire_timeout(ACQUIRE_WAIT)
@@ -112,17 +122,6 @@ impl PgStore {
 /// answer) instead of failing.
 fn has_nul(text: &str) -> bool {
     text.contains('\0')
-}
-
-/// A URL without its password, for messages.
-fn redact(url: &str) -> String {
-    match url.split_once('@') {
-        Some((creds, rest)) => match creds.rsplit_once(':') {
-            Some((user, _)) if !user.ends_with('/') => format!("{user}:***@{rest}"),
-            _ => url.to_owned(),
-        },
-        None => url.to_owned(),
-    }
 }
 
 // --- row decoding -------------------------------------------------------------------
