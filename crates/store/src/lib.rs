@@ -111,6 +111,11 @@ pub async fn open_with(url: &str, options: &Options) -> Result<std::sync::Arc<dy
     Ok(std::sync::Arc::new(SqliteStore::open_with(url, options).await?))
 }
 
+/// Whether `url` names a PostgreSQL database.
+pub fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
 /// `url` without the password it may carry, for messages and logs.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
@@ -140,7 +145,3 @@ mod tests {
     }
 }
 
-/// Whether `url` names a PostgreSQL database.
-pub fn is_postgres(url: &str) -> bool {
-    url.starts_with("postgres://") || url.starts_with("postgresql://")
-}
