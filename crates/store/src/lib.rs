@@ -144,4 +144,3 @@ mod tests {
         assert_eq!(redact_url("sqlite:///var/lib/a@b.db"), "sqlite:///var/lib/a@b.db");
     }
 }
-
