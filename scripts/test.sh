@@ -64,7 +64,8 @@ cargo nextest run --workspace --no-fail-fast
 
 # The API contract tests again with the server on PostgreSQL (127.0.0.1:5432, database
 # `test`, a schema of their own per test): both backends give the same answers.
-RAMPART_TEST_BACKEND=postgres cargo nextest run -p api --test contract --no-fail-fast
+# (The workspace's build, filtered: `-p api` alone would resolve features anew and rebuild.)
+RAMPART_TEST_BACKEND=postgres cargo nextest run --workspace --no-fail-fast -E 'package(api) & binary(contract)'
 
 # schemathesis against a seeded server, every check on, 60 s: the OpenAPI document says
 # exactly what the server accepts (docs/SECURITY.md).

@@ -50,20 +50,24 @@ impl PgSchema {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let name = format!("t{}_{}_{n}_{nanos}", std::process::id(), epoch_secs());
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {name}"))).execute(&mut conn).await.ok()?;
+        // The database answered: a schema it cannot create is a failure, not a skip.
+        if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {name}"))).execute(&mut conn).await {
+            panic!("creating the test schema {name}: {e}");
+        }
         Some(PgSchema { name, url })
     }
 
-    /// Connection options whose `search_path` is this schema.
+    /// Connection options whose `search_path` is this schema (and whose
+    /// `application_name` is its name, so that the drop can end their sessions).
     pub fn options(&self) -> sqlx::postgres::PgConnectOptions {
         let base: sqlx::postgres::PgConnectOptions = self.url.parse().expect("test database URL");
-        base.options([("search_path", self.name.as_str())])
+        base.options([("search_path", self.name.as_str())]).application_name(&self.name)
     }
 
     /// The database URL with this schema as its `search_path` (for `rampart --db`).
     pub fn url(&self) -> String {
         let sep = if self.url.contains('?') { '&' } else { '?' };
-        format!("{}{sep}options=-c%20search_path%3D{}", self.url, self.name)
+        format!("{}{sep}options=-c%20search_path%3D{}&application_name={}", self.url, self.name, self.name)
     }
 
     /// A store on this schema.
@@ -80,17 +84,31 @@ fn epoch_secs() -> u64 {
 impl Drop for PgSchema {
     fn drop(&mut self) {
         let (url, name) = (self.url.clone(), self.name.clone());
-        // Drop runs inside a test's runtime; the schema is dropped from a thread of its
-        // own with a runtime of its own.
+        // Drop runs inside a test's runtime, which this thread blocks while it waits: a
+        // task of the test (a server's usage flush) may be in the middle of a transaction
+        // on the schema that it cannot finish now. The sessions of the schema are ended
+        // first, then it is dropped, from a thread with a runtime of its own.
         let dropped = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
             rt.block_on(async {
                 use sqlx::Connection as _;
                 let mut conn = sqlx::PgConnection::connect(&url).await.ok()?;
-                sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS {name} CASCADE")))
+                sqlx::query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                     WHERE application_name = $1 AND pid <> pg_backend_pid()",
+                )
+                .bind(&name)
+                .execute(&mut conn)
+                .await
+                .ok()?;
+                sqlx::query("SET lock_timeout = '10s'").execute(&mut conn).await.ok()?;
+                let dropped = sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA IF EXISTS {name} CASCADE")))
                     .execute(&mut conn)
-                    .await
-                    .ok()
+                    .await;
+                if let Err(e) = &dropped {
+                    eprintln!("note: the test schema {name} was left behind: {e}");
+                }
+                dropped.ok()
             })
         });
         let _ = dropped.join();
