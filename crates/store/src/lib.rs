@@ -11,6 +11,7 @@
 
 mod alloc;
 mod assets;
+mod codec;
 mod companies;
 pub mod copy;
 pub mod cve;
