@@ -22,6 +22,7 @@ pub mod error;
 pub mod limit;
 pub mod openapi;
 pub mod params;
+pub mod redis_limit;
 pub mod responses;
 mod routes;
 pub use auth::FAILURES_PER_MINUTE;
@@ -29,6 +30,7 @@ pub use routes::monitor::MAX_CREATIONS_PER_DAY;
 
 pub use auth::{Caller, GeneratedKey, KeyError, generate_key, hash_key};
 pub use limit::{LimitKind, Limited, MemoryLimiter, RateLimiter};
+pub use redis_limit::{FailPolicy, RedisLimiter};
 
 /// What mock mode answers with: every lookup that finds nothing falls back to these.
 #[derive(Debug, Clone)]
@@ -62,7 +64,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Self {
-            key_cache_ttl: Duration::from_secs(2),
+            key_cache_ttl: Duration::from_secs(1),
             read_cache_ttl: Duration::from_secs(1),
             cve_cache_ttl: Duration::from_secs(60),
             flush_every: Duration::from_secs(1),

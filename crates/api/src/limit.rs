@@ -1,6 +1,7 @@
 //! Rate limits per API key: requests per calendar minute and a monthly quota.
 //!
-//! The limiter is a trait so that several API processes can share one (Redis) later;
+//! The limiter is a trait so that several API processes can share one (Redis:
+//! [`crate::redis_limit`]);
 //! the in-memory limiter here serves one process and persists monthly usage in the
 //! store, so quotas survive restarts.
 
@@ -64,7 +65,7 @@ impl MemoryLimiter {
     }
 }
 
-fn seconds_to_next_month(now: OffsetDateTime) -> u64 {
+pub(crate) fn seconds_to_next_month(now: OffsetDateTime) -> u64 {
     let (y, m) = match now.month() {
         Month::December => (now.year() + 1, Month::January),
         m => (now.year(), m.next()),
@@ -153,7 +154,7 @@ impl RateLimiter for MemoryLimiter {
 
 /// Writes each count with `write`; returns those whose write failed (to be written
 /// later: nothing counted is dropped) and the first error.
-async fn write_counts<F, Fut>(
+pub(crate) async fn write_counts<F, Fut>(
     counts: Vec<(i64, String, u64)>,
     write: F,
 ) -> (Vec<(i64, String, u64)>, Option<StoreError>)

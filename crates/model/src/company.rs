@@ -579,6 +579,20 @@ impl JobSpec {
         }
     }
 
+    /// How soon a worker should take the job when several are ready: higher first.
+    /// A rescan is someone waiting on one answer (the API's request-a-rescan); a full
+    /// scan comes next; work that only keeps ratings fresh takes
+    /// [`JobSpec::BACKGROUND`].
+    pub fn default_priority(&self) -> i16 {
+        match self {
+            JobSpec::Rescan { .. } => 20,
+            JobSpec::Scan { .. } => 10,
+        }
+    }
+
+    /// The priority of work nobody waits on (scheduled refreshes).
+    pub const BACKGROUND: i16 = 0;
+
     /// The fields as stored (a JSON object without `kind`).
     pub fn payload(&self) -> Value {
         let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
@@ -617,6 +631,10 @@ pub struct Job {
     pub spec: JobSpec,
     pub attempts: i64,
     pub status: JobStatus,
+    /// Higher runs first among ready jobs ([`JobSpec::default_priority`]).
+    pub priority: i16,
+    /// Not leased before this time (RFC 3339, UTC): a delayed job, or a retry's backoff.
+    pub run_after: String,
     /// The token of the current lease (a leased job); every call that ends or renews
     /// the lease must give it.
     pub lease_token: Option<String>,

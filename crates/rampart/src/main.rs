@@ -84,6 +84,8 @@ enum Command {
         #[arg(long, env = "RAMPART_WORKERS", default_value_t = 0)]
         workers: usize,
         #[command(flatten)]
+        limits: LimitsArg,
+        #[command(flatten)]
         net: scan::NetOpts,
     },
     /// Run scan jobs from the store's queue until Ctrl-C.
@@ -348,7 +350,7 @@ async fn decide(db: &str, id: i64, approve: bool, note: &str) -> Result<()> {
 
 #[derive(Subcommand)]
 enum JobsAction {
-    /// Jobs, newest first, with their state, attempts and last error.
+    /// Jobs, newest first, with their state, priority, attempts, when they may run and last error.
     List {
         #[command(flatten)]
         db: DbArg,
@@ -386,11 +388,13 @@ async fn jobs(action: JobsAction) -> Result<()> {
             let store = open(&db.db).await?;
             let jobs = store.jobs(status, limit).await?;
             say!(
-                "{:<8} {:<8} {:<10} {:<8} {:<21} {:<24} {:<28} LAST ERROR",
+                "{:<8} {:<8} {:<10} {:<5} {:<8} {:<20} {:<20} {:<24} {:<28} LAST ERROR",
                 "ID",
                 "KIND",
                 "STATE",
+                "PRIO",
                 "ATTEMPTS",
+                "RUN AFTER",
                 "UPDATED",
                 "WORKER",
                 "TARGET"
@@ -405,12 +409,15 @@ async fn jobs(action: JobsAction) -> Result<()> {
                 let payload = crate::clip(&target, 28);
                 let error: String = j.last_error.as_deref().unwrap_or("").chars().take(200).collect();
                 let updated: String = j.updated_at.chars().take(19).collect();
+                let run_after: String = j.run_after.chars().take(19).collect();
                 say!(
-                    "{:<8} {:<8} {:<10} {:<8} {:<21} {:<24} {:<28} {error}",
+                    "{:<8} {:<8} {:<10} {:<5} {:<8} {:<20} {:<20} {:<24} {:<28} {error}",
                     j.id,
                     j.spec.kind(),
                     j.status.as_str(),
+                    j.priority,
                     j.attempts,
+                    run_after,
                     updated,
                     j.worker.as_deref().unwrap_or("-"),
                     payload
@@ -632,7 +639,16 @@ async fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { db, listen, cve_cache_secs, served_cache_mib, auth_failures_per_minute, workers, net } => {
+        Command::Serve {
+            db,
+            listen,
+            cve_cache_secs,
+            served_cache_mib,
+            auth_failures_per_minute,
+            workers,
+            limits,
+            net,
+        } => {
             let options = store::Options { served_cache_bytes: served_cache_mib.saturating_mul(1 << 20) };
             let store = store::open_with(&db.db, &options)
                 .await
@@ -648,7 +664,8 @@ async fn main() -> Result<()> {
                 let config = worker::Config { concurrency: workers, ..Default::default() };
                 running = Some(tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal())));
             }
-            let served = serve(store, listen, config).await;
+            let limiter = limits.limiter(&store)?;
+            let served = serve(store, limiter, listen, config).await;
             // The workers saw the same signal: their jobs in flight finish within the
             // drain, or are released back to the queue, before the process ends.
             if let Some(workers) = running {
@@ -711,7 +728,8 @@ async fn main() -> Result<()> {
                 cve: model::CveId::parse(vulndb::import::SAMPLE_CVE)?,
                 incident: intel::sample::MOCK_INCIDENT.to_owned(),
             };
-            serve(store, listen, api::Config { mock: Some(mock), ..Default::default() }).await
+            let limiter = Arc::new(api::MemoryLimiter::new(store.clone()));
+            serve(store, limiter, listen, api::Config { mock: Some(mock), ..Default::default() }).await
         }
         Command::Openapi => {
             say!("{}", api::openapi::document().to_pretty_json()?);
@@ -767,10 +785,15 @@ async fn open(url: &str) -> Result<Arc<dyn store::Store>> {
     store::open(url).await.with_context(|| format!("opening database {}", store::redact_url(url)))
 }
 
-async fn serve(store: Arc<dyn store::Store>, listen: SocketAddr, config: api::Config) -> Result<()> {
+async fn serve(
+    store: Arc<dyn store::Store>,
+    limiter: Arc<dyn api::RateLimiter>,
+    listen: SocketAddr,
+    config: api::Config,
+) -> Result<()> {
     let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
     tracing::info!(address = %listener.local_addr()?, "serving");
-    let state = api::AppState::with_store(store, config);
+    let state = api::AppState::new(store, limiter, config);
     api::serve(listener, state, shutdown_signal()).await?;
     Ok(())
 }
@@ -1128,4 +1151,35 @@ async fn migrate(from: &str, to: &str) -> anyhow::Result<()> {
     }
     say!("copied {rows} rows in {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// Where per-minute limits are counted.
+#[derive(clap::Args, Debug)]
+struct LimitsArg {
+    /// `memory` (this process counts alone: one API process) or `redis://host:port[/db]`
+    /// (every API process shares the counts: several processes behind a balancer).
+    #[arg(long = "limits", env = "RAMPART_LIMITS", default_value = "memory")]
+    url: String,
+    /// While the limits' Redis cannot be reached: `open` (each process limits by its own
+    /// count) or `closed` (limited requests are refused with 503).
+    #[arg(long = "limits-fail", env = "RAMPART_LIMITS_FAIL", default_value = "open")]
+    fail: api::FailPolicy,
+    /// Prefix of the Redis keys (several deployments on one Redis).
+    #[arg(long = "limits-prefix", env = "RAMPART_LIMITS_PREFIX", default_value = "rampart")]
+    prefix: String,
+}
+
+impl LimitsArg {
+    fn limiter(&self, store: &Arc<dyn store::Store>) -> Result<Arc<dyn api::RateLimiter>> {
+        if self.url == "memory" {
+            return Ok(Arc::new(api::MemoryLimiter::new(store.clone())));
+        }
+        if !(self.url.starts_with("redis://") || self.url.starts_with("rediss://")) {
+            anyhow::bail!("--limits takes memory or a redis:// URL, not {:?}", store::redact_url(&self.url));
+        }
+        let limiter = api::RedisLimiter::new(&self.url, &self.prefix, store.clone(), self.fail)
+            .with_context(|| format!("--limits {}", store::redact_url(&self.url)))?;
+        tracing::info!(redis = %store::redact_url(&self.url), policy = ?self.fail, "rate limits shared through Redis");
+        Ok(Arc::new(limiter))
+    }
 }

@@ -289,6 +289,9 @@ macro_rules! row_decoders {
                 attempts: row.try_get("attempts")?,
                 status: model::JobStatus::parse(status)
                     .ok_or_else(|| StoreError::Corrupt(format!("job status {status:?}")))?,
+                priority: i16::try_from(row.try_get::<i64, _>("priority")?)
+                    .map_err(|_| StoreError::Corrupt("job priority out of range".into()))?,
+                run_after: row.try_get("run_after")?,
                 lease_token: row.try_get("lease_token")?,
                 worker: row.try_get("worker")?,
                 last_error: row.try_get("last_error")?,

@@ -10,10 +10,20 @@ use async_trait::async_trait;
 /// The durable job queue: leases with tokens, renewals, retries, dead jobs.
 #[async_trait]
 pub trait Queue: Send + Sync + 'static {
-    /// Queues a job, unless one with the same [`JobSpec::dedup_key`] waits or runs;
-    /// returns whether a job was queued.
-    async fn enqueue(&self, job: &JobSpec) -> Result<bool>;
-    /// Takes the oldest ready job (or one whose lease expired) for `lease`, with a new
+    /// Queues a job to run now at its [`JobSpec::default_priority`], unless one with the
+    /// same [`JobSpec::dedup_key`] waits or runs; returns whether a job was queued.
+    async fn enqueue(&self, job: &JobSpec) -> Result<bool> {
+        self.enqueue_with(job, job.default_priority(), time::OffsetDateTime::now_utc()).await
+    }
+
+    /// Queues a job not to be leased before `run_at`, taken before ready jobs of lower
+    /// `priority`. When the same work already waits (its dedup key), no second job is
+    /// queued: the waiting one is brought forward to `run_at` and raised to `priority`
+    /// if those are sooner or higher (asking now for work scheduled for tomorrow runs it
+    /// now), and false is returned. A job of that key that runs is left alone.
+    async fn enqueue_with(&self, job: &JobSpec, priority: i16, run_at: time::OffsetDateTime) -> Result<bool>;
+    /// Takes the ready job of highest priority, oldest `run_after` first (or one whose
+    /// lease expired) for `lease`, with a new
     /// lease token. A job whose lease expired after `max_attempts` attempts (its worker
     /// died or hung each time: a job that crashes workers) is marked dead instead.
     async fn lease_job(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>>;

@@ -42,7 +42,10 @@ mod intel;
 mod keys;
 mod queue;
 
-const MIGRATIONS: Embedded = Embedded(&[(1, "schema", include_str!("../../migrations/postgres/0001_schema.sql"))]);
+const MIGRATIONS: Embedded = Embedded(&[
+    (1, "schema", include_str!("../../migrations/postgres/0001_schema.sql")),
+    (2, "job_priority", include_str!("../../migrations/postgres/0002_job_priority.sql")),
+]);
 
 /// The channel a queued job is announced on.
 pub const JOBS_CHANNEL: &str = "rampart_jobs";

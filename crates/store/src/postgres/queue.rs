@@ -6,23 +6,46 @@ use super::*;
 
 #[async_trait]
 impl crate::Queue for PgStore {
-    async fn enqueue(&self, job: &JobSpec) -> Result<bool> {
+    async fn enqueue_with(&self, job: &JobSpec, priority: i16, run_at: OffsetDateTime) -> Result<bool> {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
-        let done = sqlx::query(
-            "INSERT INTO jobs (kind, payload, dedup_key, status, run_after, created_at, updated_at) \
-             VALUES ($1, $2, $3, 'queued', $4, $4, $4) ON CONFLICT DO NOTHING",
+        let run_at = rfc3339_micros(run_at);
+        let mut tx = self.begin().await?;
+        // The same work waiting: brought forward and raised, not queued twice.
+        let waiting = sqlx::query(
+            "UPDATE jobs SET run_after = LEAST(run_after, $2), priority = GREATEST(priority, $3), updated_at = $4 \
+             WHERE dedup_key = $1 AND status = 'queued'",
         )
-        .bind(job.kind())
-        .bind(to_json(&job.payload())?)
         .bind(job.dedup_key())
+        .bind(&run_at)
+        .bind(i64::from(priority))
         .bind(&now)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        let queued = done.rows_affected() > 0;
-        if queued {
-            // Idle workers listening on the channel take it at once.
-            sqlx::query("SELECT pg_notify($1, $2)").bind(JOBS_CHANNEL).bind(job.kind()).execute(&self.pool).await?;
+        let queued = if waiting.rows_affected() > 0 {
+            false
+        } else {
+            // A running job of that key (or one queued by another process since the
+            // update) makes the insert a no-op: the partial unique index.
+            sqlx::query(
+                "INSERT INTO jobs (kind, payload, dedup_key, status, priority, run_after, created_at, updated_at) \
+                 VALUES ($1, $2, $3, 'queued', $4, $5, $6, $6) ON CONFLICT DO NOTHING",
+            )
+            .bind(job.kind())
+            .bind(to_json(&job.payload())?)
+            .bind(job.dedup_key())
+            .bind(i64::from(priority))
+            .bind(&run_at)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+                > 0
+        };
+        if waiting.rows_affected() > 0 || queued {
+            // Idle workers listening on the channel look at once (delivered at commit).
+            sqlx::query("SELECT pg_notify($1, $2)").bind(JOBS_CHANNEL).bind(job.kind()).execute(&mut *tx).await?;
         }
+        tx.commit().await?;
         Ok(queued)
     }
 
@@ -49,7 +72,7 @@ impl crate::Queue for PgStore {
                 "UPDATE jobs SET status = 'running', lease_until = $2, worker = $3, attempts = attempts + 1, \
                  updated_at = $1, lease_token = md5(random()::text || clock_timestamp()::text) \
                  WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' AND run_after <= $1) \
-                 OR (status = 'running' AND lease_until < $1) ORDER BY run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
+                 OR (status = 'running' AND lease_until < $1) ORDER BY priority DESC, run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
                  RETURNING *",
             )
             .bind(&now)

@@ -6,18 +6,39 @@ use super::*;
 
 #[async_trait]
 impl crate::Queue for SqliteStore {
-    async fn enqueue(&self, job: &JobSpec) -> Result<bool> {
+    async fn enqueue_with(&self, job: &JobSpec, priority: i16, run_at: OffsetDateTime) -> Result<bool> {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
+        let run_at = rfc3339_micros(run_at);
+        let mut tx = self.begin().await?;
+        // The same work waiting: brought forward and raised, not queued twice.
+        let waiting = sqlx::query(
+            "UPDATE jobs SET run_after = MIN(run_after, ?2), priority = MAX(priority, ?3), updated_at = ?4 \
+             WHERE dedup_key = ?1 AND status = 'queued'",
+        )
+        .bind(job.dedup_key())
+        .bind(&run_at)
+        .bind(i64::from(priority))
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+        if waiting.rows_affected() > 0 {
+            tx.commit().await?;
+            return Ok(false);
+        }
+        // A running job of that key makes the insert a no-op (the partial unique index).
         let done = sqlx::query(
-            "INSERT INTO jobs (kind, payload, dedup_key, status, run_after, created_at, updated_at) \
-             VALUES (?1, ?2, ?3, 'queued', ?4, ?4, ?4) ON CONFLICT DO NOTHING",
+            "INSERT INTO jobs (kind, payload, dedup_key, status, priority, run_after, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?6) ON CONFLICT DO NOTHING",
         )
         .bind(job.kind())
         .bind(to_json(&job.payload())?)
         .bind(job.dedup_key())
+        .bind(i64::from(priority))
+        .bind(&run_at)
         .bind(&now)
-        .execute(&self.write)
+        .execute(&mut *tx)
         .await?;
+        tx.commit().await?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -43,7 +64,7 @@ impl crate::Queue for SqliteStore {
                 "UPDATE jobs SET status = 'running', lease_until = ?2, worker = ?3, attempts = attempts + 1, \
                  updated_at = ?1, lease_token = lower(hex(randomblob(16))) \
                  WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' AND run_after <= ?1) \
-                 OR (status = 'running' AND lease_until < ?1) ORDER BY run_after, id LIMIT 1) RETURNING *",
+                 OR (status = 'running' AND lease_until < ?1) ORDER BY priority DESC, run_after, id LIMIT 1) RETURNING *",
             )
             .bind(&now)
             .bind(&until)

@@ -1070,7 +1070,9 @@ pub async fn jobs(store: &dyn Store) {
         subdomain: dom("www.acme.test"),
         risk_vector: RiskVector::Spf,
     };
-    assert!(store.enqueue(&rescan).await.unwrap(), "another job of the company");
+    // At background priority, behind the scan.
+    let now = time::OffsetDateTime::now_utc();
+    assert!(store.enqueue_with(&rescan, model::JobSpec::BACKGROUND, now).await.unwrap(), "another job of the company");
     assert_eq!(pending(store).await.len(), 2);
 
     let job = store.lease_job("w1", minute, 5).await.unwrap().unwrap();
@@ -1146,6 +1148,52 @@ pub async fn jobs(store: &dyn Store) {
     assert_eq!(store.jobs(Some(JobStatus::Cancelled), 10).await.unwrap().len(), 1);
     assert!(!store.cancel_job(back.id).await.unwrap());
     assert!(pending(store).await.is_empty());
+}
+
+/// Which ready job is leased first: priority, then `run_after`, then age; a delayed
+/// job waits for its time; asking again for waiting work brings it forward.
+pub async fn job_order(store: &dyn Store) {
+    use model::JobSpec;
+    let minute = Duration::from_secs(60);
+    let now = time::OffsetDateTime::now_utc();
+    let scan = |name: &str| JobSpec::Scan { social_id: sid(name) };
+    let rescan = JobSpec::Rescan { social_id: sid("r"), subdomain: dom("www.r.test"), risk_vector: RiskVector::Dmarc };
+    assert!(store.enqueue_with(&scan("old-background"), JobSpec::BACKGROUND, now - minute).await.unwrap());
+    assert!(store.enqueue_with(&scan("background"), JobSpec::BACKGROUND, now).await.unwrap());
+    assert!(store.enqueue(&scan("asked")).await.unwrap());
+    assert!(store.enqueue(&rescan).await.unwrap());
+    assert!(store.enqueue_with(&scan("tomorrow"), 100, now + Duration::from_secs(86_400)).await.unwrap());
+    let queued = store.jobs(Some(model::JobStatus::Queued), 10).await.unwrap();
+    let tomorrow = queued.iter().find(|j| j.spec == scan("tomorrow")).unwrap();
+    assert_eq!(tomorrow.priority, 100);
+    assert!(
+        tomorrow.run_after
+            > time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap()
+    );
+
+    let mut order = Vec::new();
+    while let Some(job) = store.lease_job("w", minute, 3).await.unwrap() {
+        order.push(job.spec.company().to_string());
+        assert!(store.complete_job(job.id, job.lease_token.as_deref().unwrap()).await.unwrap());
+        assert!(order.len() <= 5, "{order:?}");
+    }
+    // A rescan (someone waits on it) before a scan asked for, before background work,
+    // the older first; the job delayed to tomorrow is not ready, whatever its priority.
+    assert_eq!(order, ["r", "asked", "old-background", "background"]);
+
+    // Asking now for the work delayed to tomorrow: no second job, the waiting one is
+    // brought forward and keeps the higher priority.
+    assert!(!store.enqueue(&scan("tomorrow")).await.unwrap());
+    assert!(store.enqueue_with(&scan("later"), 50, now).await.unwrap());
+    let first = store.lease_job("w", minute, 3).await.unwrap().expect("brought forward");
+    assert_eq!((first.spec.company().as_str(), first.priority), ("tomorrow", 100));
+    // Asking again at a lower priority or a later time changes nothing.
+    assert!(!store.enqueue_with(&scan("later"), 0, now + minute).await.unwrap());
+    let second = store.lease_job("w", minute, 3).await.unwrap().unwrap();
+    assert_eq!((second.spec.company().as_str(), second.priority), ("later", 50));
+    assert!(store.lease_job("w", minute, 3).await.unwrap().is_none());
+    // Asked while it runs: not queued twice.
+    assert!(!store.enqueue_with(&scan("later"), 100, now).await.unwrap());
 }
 
 /// Jobs waiting or running.
