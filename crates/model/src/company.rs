@@ -635,6 +635,10 @@ pub struct Job {
     pub priority: i16,
     /// Not leased before this time (RFC 3339, UTC): a delayed job, or a retry's backoff.
     pub run_after: String,
+    /// When the job was first leased (RFC 3339, UTC; none before): the time its effects
+    /// are recorded at on every attempt, so a job run again replaces what an earlier
+    /// attempt wrote.
+    pub started_at: Option<String>,
     /// The token of the current lease (a leased job); every call that ends or renews
     /// the lease must give it.
     pub lease_token: Option<String>,

@@ -292,6 +292,7 @@ macro_rules! row_decoders {
                 priority: i16::try_from(row.try_get::<i64, _>("priority")?)
                     .map_err(|_| StoreError::Corrupt("job priority out of range".into()))?,
                 run_after: row.try_get("run_after")?,
+                started_at: row.try_get("started_at")?,
                 lease_token: row.try_get("lease_token")?,
                 worker: row.try_get("worker")?,
                 last_error: row.try_get("last_error")?,

@@ -105,12 +105,20 @@ pub struct Lease {
     pub job_id: i64,
     pub token: String,
     pub length: Duration,
+    /// When the job was first leased: what it records is dated then on every attempt,
+    /// so an attempt after a worker died replaces the dead worker's writes (one rating
+    /// per job) rather than adding to them.
+    pub started: Option<OffsetDateTime>,
 }
 
 impl Lease {
     /// The lease of a job `store.lease_job` handed out.
     pub fn of(job: &model::Job, length: Duration) -> Option<Lease> {
-        Some(Lease { job_id: job.id, token: job.lease_token.clone()?, length })
+        let started = job
+            .started_at
+            .as_deref()
+            .and_then(|t| OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok());
+        Some(Lease { job_id: job.id, token: job.lease_token.clone()?, length, started })
     }
 }
 
@@ -313,7 +321,8 @@ pub async fn process_leased(
     {
         domains.push(d.to_string());
     }
-    let now = OffsetDateTime::now_utc();
+    // The job's first start, on every attempt (see [`Lease::started`]).
+    let now = lease.and_then(|l| l.started).unwrap_or_else(OffsetDateTime::now_utc);
     let website_in = |domain: &str| website_host.as_deref().filter(|h| under(h, domain));
     // The DKIM selectors the company names: tried first, and no key at them is a finding.
     let named = store.dkim_selectors(company.id).await?;

@@ -44,7 +44,7 @@ mod queue;
 
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "schema", include_str!("../../migrations/postgres/0001_schema.sql")),
-    (2, "job_priority", include_str!("../../migrations/postgres/0002_job_priority.sql")),
+    (2, "job_scheduling", include_str!("../../migrations/postgres/0002_job_scheduling.sql")),
 ]);
 
 /// The channel a queued job is announced on.

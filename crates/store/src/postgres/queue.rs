@@ -70,7 +70,7 @@ impl crate::Queue for PgStore {
         loop {
             let Some(row) = sqlx::query(
                 "UPDATE jobs SET status = 'running', lease_until = $2, worker = $3, attempts = attempts + 1, \
-                 updated_at = $1, lease_token = md5(random()::text || clock_timestamp()::text) \
+                 updated_at = $1, started_at = COALESCE(started_at, $1), lease_token = md5(random()::text || clock_timestamp()::text) \
                  WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' AND run_after <= $1) \
                  OR (status = 'running' AND lease_until < $1) ORDER BY priority DESC, run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
                  RETURNING *",
@@ -188,7 +188,7 @@ impl crate::Queue for PgStore {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
         // A dead job whose dedup key a newer job holds stays dead (the unique index).
         let done = sqlx::query(
-            "UPDATE jobs SET status = 'queued', attempts = 0, run_after = $2, updated_at = $2 \
+            "UPDATE jobs SET status = 'queued', attempts = 0, started_at = NULL, run_after = $2, updated_at = $2 \
              WHERE id = $1 AND status IN ('dead', 'cancelled') AND NOT EXISTS (SELECT 1 FROM jobs o \
              WHERE o.dedup_key = jobs.dedup_key AND o.id <> jobs.id AND o.status IN ('queued', 'running'))",
         )

@@ -67,7 +67,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (16, "score_notes", include_str!("../../migrations/sqlite/0016_score_notes.sql")),
     (17, "dkim_selectors", include_str!("../../migrations/sqlite/0017_dkim_selectors.sql")),
     (18, "component_checks", include_str!("../../migrations/sqlite/0018_component_checks.sql")),
-    (19, "job_priority", include_str!("../../migrations/sqlite/0019_job_priority.sql")),
+    (19, "job_scheduling", include_str!("../../migrations/sqlite/0019_job_scheduling.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).

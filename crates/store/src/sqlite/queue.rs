@@ -62,7 +62,7 @@ impl crate::Queue for SqliteStore {
         loop {
             let Some(row) = sqlx::query(
                 "UPDATE jobs SET status = 'running', lease_until = ?2, worker = ?3, attempts = attempts + 1, \
-                 updated_at = ?1, lease_token = lower(hex(randomblob(16))) \
+                 updated_at = ?1, started_at = COALESCE(started_at, ?1), lease_token = lower(hex(randomblob(16))) \
                  WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' AND run_after <= ?1) \
                  OR (status = 'running' AND lease_until < ?1) ORDER BY priority DESC, run_after, id LIMIT 1) RETURNING *",
             )
@@ -179,7 +179,7 @@ impl crate::Queue for SqliteStore {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
         // A dead job whose dedup key a newer job holds stays dead (the unique index).
         let done = sqlx::query(
-            "UPDATE OR IGNORE jobs SET status = 'queued', attempts = 0, run_after = ?2, updated_at = ?2 \
+            "UPDATE OR IGNORE jobs SET status = 'queued', attempts = 0, started_at = NULL, run_after = ?2, updated_at = ?2 \
              WHERE id = ?1 AND status IN ('dead', 'cancelled')",
         )
         .bind(job_id)

@@ -1194,6 +1194,19 @@ pub async fn job_order(store: &dyn Store) {
     assert!(store.lease_job("w", minute, 3).await.unwrap().is_none());
     // Asked while it runs: not queued twice.
     assert!(!store.enqueue_with(&scan("later"), 100, now).await.unwrap());
+
+    // The first lease's time stays the job's start on every attempt; an operator's
+    // retry is a new run.
+    assert!(store.enqueue(&scan("restarted")).await.unwrap());
+    let first = store.lease_job("w", Duration::ZERO, 3).await.unwrap().unwrap();
+    let started = first.started_at.clone().expect("started when first leased");
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let again = store.lease_job("w2", minute, 3).await.unwrap().unwrap();
+    assert_eq!((again.id, again.attempts, again.started_at.as_deref()), (first.id, 2, Some(started.as_str())));
+    assert!(store.fail_job(again.id, again.lease_token.as_deref().unwrap(), "x", Duration::ZERO, true).await.unwrap());
+    assert!(store.retry_job(again.id).await.unwrap());
+    let retried = store.jobs(Some(model::JobStatus::Queued), 1).await.unwrap();
+    assert_eq!(retried[0].started_at, None, "a retried job starts afresh");
 }
 
 /// Jobs waiting or running.
