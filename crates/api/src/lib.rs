@@ -262,6 +262,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .merge(swagger)
         .route("/healthz", axum::routing::get(routes::healthz))
+        .route("/readyz", axum::routing::get(routes::readyz))
         .fallback(error::route_not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

@@ -18,8 +18,26 @@ pub struct Health {
     status: &'static str,
 }
 
+/// Liveness: the process answers (it does not look at the database).
 pub async fn healthz() -> Json<Health> {
     Json(Health { status: "ok" })
+}
+
+/// Readiness: the database answers a key lookup (what every request starts with)
+/// within 2 s; otherwise 503, and a balancer sends requests elsewhere.
+pub async fn readyz(axum::extract::State(app): axum::extract::State<AppState>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let asked = tokio::time::timeout(std::time::Duration::from_secs(2), app.store().key_by_hash("")).await;
+    match asked {
+        Ok(Ok(_)) => Json(Health { status: "ready" }).into_response(),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "not ready: the database did not answer");
+            (axum::http::StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "the database does not answer" }))
+                .into_response()
+        }
+        Err(_) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "the database does not answer in 2 s" }))
+            .into_response(),
+    }
 }
 
 /// A response whose body is JSON already serialised (cached or spliced).

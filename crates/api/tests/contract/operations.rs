@@ -400,6 +400,10 @@ async fn health_and_docs_need_no_key() {
     let app = TestApp::spawn().await;
     let r = app.client.get(app.url("/healthz")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+    // Readiness asks the database.
+    let r = app.client.get(app.url("/readyz")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.json::<Value>().await.unwrap()["status"], "ready");
     let r = app.client.get(app.url("/docs/")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     assert!(r.text().await.unwrap().contains("swagger"), "the docs UI is served locally");
