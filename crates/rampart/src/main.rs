@@ -360,6 +360,25 @@ enum JobsAction {
         #[arg(long, default_value_t = 50)]
         limit: u32,
     },
+    /// Queue full scans: of the companies named, or of every company (--all). Work of
+    /// the same kind already waiting is not queued twice (it is brought forward when
+    /// asked for sooner).
+    Scan {
+        #[command(flatten)]
+        db: DbArg,
+        /// Social ids of the companies to scan.
+        social_ids: Vec<String>,
+        /// Every company in the store.
+        #[arg(long, conflicts_with = "social_ids")]
+        all: bool,
+        /// Higher runs first among ready jobs (a rescan asked through the API: 20, a scan:
+        /// 10, background refreshes: 0).
+        #[arg(long, default_value_t = 10)]
+        priority: i16,
+        /// Not before this many seconds from now.
+        #[arg(long, default_value_t = 0)]
+        delay_secs: u64,
+    },
     /// Queue a dead or cancelled job again (its attempts start over).
     Retry {
         #[command(flatten)]
@@ -426,6 +445,45 @@ async fn jobs(action: JobsAction) -> Result<()> {
             if jobs.is_empty() {
                 eprintln!("no jobs");
             }
+            Ok(())
+        }
+        JobsAction::Scan { db, social_ids, all, priority, delay_secs } => {
+            if social_ids.is_empty() && !all {
+                bail!("name the companies to scan, or --all");
+            }
+            let ids: Vec<SocialId> = social_ids.iter().map(|s| SocialId::parse(s)).collect::<Result<_, _>>()?;
+            let store = open(&db.db).await?;
+            let run_at = time::OffsetDateTime::now_utc() + std::time::Duration::from_secs(delay_secs);
+            let (mut queued, mut waiting) = (0u64, 0u64);
+            let mut enqueue = async |id: SocialId| -> Result<()> {
+                if store.enqueue_with(&model::JobSpec::Scan { social_id: id }, priority, run_at).await? {
+                    queued += 1;
+                } else {
+                    waiting += 1;
+                }
+                Ok(())
+            };
+            if all {
+                let mut after = 0;
+                loop {
+                    let page = store.company_ids(after, 1000).await?;
+                    let Some((last, _)) = page.last() else { break };
+                    after = *last;
+                    for (_, id) in page {
+                        enqueue(id).await?;
+                    }
+                }
+            } else {
+                for id in &ids {
+                    if store.company_by_social_id(id).await?.is_none() {
+                        bail!("no company {id}: nothing queued");
+                    }
+                }
+                for id in ids {
+                    enqueue(id).await?;
+                }
+            }
+            eprintln!("{queued} scans queued; {waiting} already waiting or running");
             Ok(())
         }
         JobsAction::Retry { db, id } => {

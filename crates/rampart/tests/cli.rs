@@ -694,3 +694,32 @@ async fn probe_http_uses_the_port_and_follows_redirects() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("::1"), "{}", String::from_utf8_lossy(&refused.stderr));
 }
+
+/// `rampart jobs scan`: named companies or all of them, at a priority and a delay;
+/// waiting work is not queued twice; an unknown company queues nothing.
+#[test]
+fn jobs_scan_queues_scans_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = seeded_db(&dir);
+    let out = run(&["jobs", "scan", "--db", &db, "acme-robotics", "no-such-company"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no company no-such-company: nothing queued"));
+    let out = run(&["jobs", "scan", "--db", &db, "acme-robotics", "--priority", "30", "--delay-secs", "3600"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 scans queued; 0 already waiting"));
+    let out = run(&["jobs", "scan", "--db", &db, "--all"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Every company of the store (the sample's four and the subsidiaries they name).
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    let queued: usize = said.split_whitespace().next().and_then(|n| n.parse().ok()).expect("a count");
+    assert!(queued >= 4 && said.contains("scans queued; 1 already waiting"), "{said}");
+    let companies = queued + 1;
+    let list = run(&["jobs", "list", "--db", &db, "--status", "queued", "--limit", "1000"]);
+    let text = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert_eq!(text.lines().count(), companies + 1, "a header and one line per company: {text}");
+    // The first job (acme-robotics) keeps its higher priority when asked for again.
+    let acme = text.lines().find(|l| l.split_whitespace().any(|w| w == "acme-robotics")).unwrap();
+    assert!(acme.split_whitespace().nth(3) == Some("30"), "{acme}");
+    let neither = run(&["jobs", "scan", "--db", &db]);
+    assert!(!neither.status.success());
+}

@@ -73,6 +73,10 @@ pub trait Companies: Send + Sync + 'static {
 
     async fn company_by_social_id(&self, social_id: &SocialId) -> Result<Option<Company>>;
 
+    /// Every company's id and social id, by id, from after `after` (0: the first), at most
+    /// `limit`: a walk over all companies one page at a time (`rampart jobs scan --all`).
+    async fn company_ids(&self, after: i64, limit: u32) -> Result<Vec<(i64, SocialId)>>;
+
     /// The company whose web domain is `domain` or one of its parents, or which owns
     /// such a name among its attributed domains.
     async fn company_by_domain(&self, domain: &Domain) -> Result<Option<Company>>;

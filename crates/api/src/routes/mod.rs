@@ -35,7 +35,10 @@ pub async fn readyz(axum::extract::State(app): axum::extract::State<AppState>) -
             (axum::http::StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "the database does not answer" }))
                 .into_response()
         }
-        Err(_) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "the database does not answer in 2 s" }))
+        Err(_) => (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            Json(Health { status: "the database does not answer in 2 s" }),
+        )
             .into_response(),
     }
 }

@@ -25,6 +25,18 @@ impl crate::Companies for SqliteStore {
         row.as_ref().map(company_from_row).transpose()
     }
 
+    async fn company_ids(&self, after: i64, limit: u32) -> Result<Vec<(i64, SocialId)>> {
+        let rows: Vec<(i64, String)> =
+            sqlx::query_as("SELECT id, social_id FROM companies WHERE id > ?1 ORDER BY id LIMIT ?2")
+                .bind(after)
+                .bind(i64::from(limit))
+                .fetch_all(&mut *self.read.get().await?)
+                .await?;
+        rows.into_iter()
+            .map(|(id, s)| Ok((id, SocialId::parse(&s).map_err(|_| StoreError::Corrupt(format!("social_id {s:?}")))?)))
+            .collect()
+    }
+
     async fn company_by_domain(&self, domain: &Domain) -> Result<Option<Company>> {
         for name in domain.self_and_parents() {
             let row = sqlx::query(sqlx::AssertSqlSafe(format!(

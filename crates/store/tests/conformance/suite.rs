@@ -742,6 +742,24 @@ pub async fn companies(store: &dyn Store) {
     // Last scanned.
     let last = store.last_scanned(Page::FIRST).await.unwrap();
     assert_eq!(last.items[0].social_id.as_str(), "acme");
+
+    // Every company, a page at a time by id.
+    for name in ["walk-b", "walk-a", "walk-c"] {
+        store
+            .save_company(&CompanySnapshot {
+                profile: profile(name, name, &format!("{name}.example")),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    let first = store.company_ids(0, 2).await.unwrap();
+    assert_eq!(first.len(), 2);
+    assert_eq!(first[0], (c.id, sid("acme")));
+    let rest = store.company_ids(first[1].0, 10).await.unwrap();
+    let walked: Vec<&str> = first.iter().chain(&rest).map(|(_, s)| s.as_str()).collect();
+    assert_eq!(walked, ["acme", "walk-b", "walk-a", "walk-c"], "in the order they were made");
+    assert!(store.company_ids(rest[rest.len() - 1].0, 10).await.unwrap().is_empty());
 }
 
 pub async fn subsidiaries_and_search(store: &dyn Store) {
