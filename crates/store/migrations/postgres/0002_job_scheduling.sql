@@ -6,3 +6,5 @@ CREATE INDEX jobs_queued ON jobs (priority DESC, run_after, id) WHERE status = '
 -- every attempt, so a job run again after its worker died replaces what the dead
 -- worker wrote (one rating per job), not adds to it.
 ALTER TABLE jobs ADD COLUMN started_at TEXT COLLATE "C";
+-- Leases that lapsed are found without reading the queued jobs.
+CREATE INDEX jobs_leased ON jobs (lease_until) WHERE status = 'running';

@@ -9,86 +9,74 @@ impl crate::Queue for PgStore {
     async fn enqueue_with(&self, job: &JobSpec, priority: i16, run_at: OffsetDateTime) -> Result<bool> {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
         let run_at = rfc3339_micros(run_at);
-        let mut tx = self.begin().await?;
-        // The same work waiting: brought forward and raised, not queued twice.
-        let waiting = sqlx::query(
-            "UPDATE jobs SET run_after = LEAST(run_after, $2), priority = GREATEST(priority, $3), updated_at = $4 \
-             WHERE dedup_key = $1 AND status = 'queued'",
+        // One statement, one round trip: the same work waiting is brought forward and
+        // raised; else the job is inserted (a no-op when a job of the key runs, or one was
+        // queued by another process meanwhile: the partial unique index). Idle workers
+        // listening on the channel hear of either at commit.
+        let row = sqlx::query(
+            "WITH waiting AS (\
+               UPDATE jobs SET run_after = LEAST(run_after, $5), priority = GREATEST(priority, $4), updated_at = $6 \
+               WHERE dedup_key = $3 AND status = 'queued' RETURNING id), \
+             inserted AS (\
+               INSERT INTO jobs (kind, payload, dedup_key, status, priority, run_after, created_at, updated_at) \
+               SELECT $1, $2, $3, 'queued', $4, $5, $6, $6 WHERE NOT EXISTS (SELECT 1 FROM waiting) \
+               ON CONFLICT DO NOTHING RETURNING id), \
+             told AS (\
+               SELECT pg_notify($7, $1) FROM (SELECT id FROM waiting UNION ALL SELECT id FROM inserted) t LIMIT 1) \
+             SELECT (SELECT count(*) FROM inserted) AS inserted, (SELECT count(*) FROM told) AS told",
         )
+        .bind(job.kind())
+        .bind(to_json(&job.payload())?)
         .bind(job.dedup_key())
-        .bind(&run_at)
         .bind(i64::from(priority))
+        .bind(&run_at)
         .bind(&now)
-        .execute(&mut *tx)
+        .bind(JOBS_CHANNEL)
+        .fetch_one(&self.pool)
         .await?;
-        let queued = if waiting.rows_affected() > 0 {
-            false
-        } else {
-            // A running job of that key (or one queued by another process since the
-            // update) makes the insert a no-op: the partial unique index.
-            sqlx::query(
-                "INSERT INTO jobs (kind, payload, dedup_key, status, priority, run_after, created_at, updated_at) \
-                 VALUES ($1, $2, $3, 'queued', $4, $5, $6, $6) ON CONFLICT DO NOTHING",
-            )
-            .bind(job.kind())
-            .bind(to_json(&job.payload())?)
-            .bind(job.dedup_key())
-            .bind(i64::from(priority))
-            .bind(&run_at)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected()
-                > 0
-        };
-        if waiting.rows_affected() > 0 || queued {
-            // Idle workers listening on the channel look at once (delivered at commit).
-            sqlx::query("SELECT pg_notify($1, $2)").bind(JOBS_CHANNEL).bind(job.kind()).execute(&mut *tx).await?;
-        }
-        tx.commit().await?;
-        Ok(queued)
+        Ok(row.try_get::<i64, _>("inserted")? > 0)
     }
 
     async fn lease_job(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>> {
         let now_t = OffsetDateTime::now_utc();
         let now = rfc3339_micros(now_t);
         let until = rfc3339_micros(now_t + lease);
-        let mut tx = self.begin().await?;
-        // Jobs whose lease lapsed on their last attempt: the worker died or hung running
-        // them each time. They are not handed to another worker to crash.
-        sqlx::query(
-            "UPDATE jobs SET status = 'dead', lease_until = NULL, lease_token = NULL, updated_at = $1, \
-             last_error = 'the lease expired on attempt ' || attempts || ' of ' || $2 || \
-             ' (the worker died or hung)' || COALESCE('; before: ' || last_error, '') \
-             WHERE id IN (SELECT id FROM jobs WHERE status = 'running' AND lease_until < $1 AND attempts >= $2 \
-             FOR UPDATE SKIP LOCKED)",
-        )
-        .bind(&now)
-        .bind(max_attempts)
-        .execute(&mut *tx)
-        .await?;
         loop {
-            let Some(row) = sqlx::query(
-                "UPDATE jobs SET status = 'running', lease_until = $2, worker = $3, attempts = attempts + 1, \
-                 updated_at = $1, started_at = COALESCE(started_at, $1), lease_token = md5(random()::text || clock_timestamp()::text) \
-                 WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' AND run_after <= $1) \
-                 OR (status = 'running' AND lease_until < $1) ORDER BY priority DESC, run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
-                 RETURNING *",
+            // One statement (one round trip, one commit):
+            // - jobs whose lease lapsed on their last attempt (the worker died or hung
+            //   running them each time) are dead, not handed to another worker to crash;
+            // - the ready job of highest priority (the partial index `jobs_queued`, read
+            //   in order) or a job whose lease lapsed is leased, rows other workers are
+            //   taking skipped.
+            let row = sqlx::query(
+                "WITH dead AS (\
+                   UPDATE jobs SET status = 'dead', lease_until = NULL, lease_token = NULL, updated_at = $1, \
+                   last_error = 'the lease expired on attempt ' || attempts || ' of ' || $2 || \
+                   ' (the worker died or hung)' || COALESCE('; before: ' || last_error, '') \
+                   WHERE id IN (SELECT id FROM jobs WHERE status = 'running' AND lease_until < $1 AND attempts >= $2 \
+                   FOR UPDATE SKIP LOCKED) RETURNING id), \
+                 ready AS (\
+                   SELECT id, priority, run_after FROM jobs WHERE status = 'queued' AND run_after <= $1 \
+                   ORDER BY priority DESC, run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED), \
+                 lapsed AS (\
+                   SELECT id, priority, run_after FROM jobs WHERE status = 'running' AND lease_until < $1 \
+                   AND attempts < $2 ORDER BY priority DESC, run_after, id LIMIT 1 FOR UPDATE SKIP LOCKED), \
+                 chosen AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM lapsed) c \
+                   ORDER BY priority DESC, run_after, id LIMIT 1) \
+                 UPDATE jobs SET status = 'running', lease_until = $3, worker = $4, attempts = attempts + 1, \
+                 updated_at = $1, started_at = COALESCE(started_at, $1), \
+                 lease_token = md5(random()::text || clock_timestamp()::text) \
+                 FROM chosen WHERE jobs.id = chosen.id AND (SELECT count(*) FROM dead) >= 0 RETURNING jobs.*",
             )
             .bind(&now)
+            .bind(max_attempts)
             .bind(&until)
             .bind(worker)
-            .fetch_optional(&mut *tx)
-            .await?
-            else {
-                tx.commit().await?;
-                return Ok(None);
-            };
+            .fetch_optional(&self.pool)
+            .await?;
+            let Some(row) = row else { return Ok(None) };
             match job_from_row(&row) {
-                Ok(job) => {
-                    tx.commit().await?;
-                    return Ok(Some(job));
-                }
+                Ok(job) => return Ok(Some(job)),
                 // A job no worker can read (written by another version, or damaged) is
                 // dead with the reason, not handed out again and again.
                 Err(StoreError::Corrupt(why)) => {
@@ -99,7 +87,7 @@ impl crate::Queue for PgStore {
                     )
                     .bind(id)
                     .bind(format!("unreadable job: {why}"))
-                    .execute(&mut *tx)
+                    .execute(&self.pool)
                     .await?;
                 }
                 Err(e) => return Err(e),

@@ -13,7 +13,7 @@ impl crate::Queue for SqliteStore {
         // The same work waiting: brought forward and raised, not queued twice.
         let waiting = sqlx::query(
             "UPDATE jobs SET run_after = MIN(run_after, ?2), priority = MAX(priority, ?3), updated_at = ?4 \
-             WHERE dedup_key = ?1 AND status = 'queued'",
+             WHERE dedup_key = ?1 AND dedup_key IS NOT NULL AND status IN ('queued', 'running') AND status = 'queued'",
         )
         .bind(job.dedup_key())
         .bind(&run_at)
@@ -63,8 +63,13 @@ impl crate::Queue for SqliteStore {
             let Some(row) = sqlx::query(
                 "UPDATE jobs SET status = 'running', lease_until = ?2, worker = ?3, attempts = attempts + 1, \
                  updated_at = ?1, started_at = COALESCE(started_at, ?1), lease_token = lower(hex(randomblob(16))) \
-                 WHERE id = (SELECT id FROM jobs WHERE (status = 'queued' AND run_after <= ?1) \
-                 OR (status = 'running' AND lease_until < ?1) ORDER BY priority DESC, run_after, id LIMIT 1) RETURNING *",
+                 WHERE id = (SELECT id FROM (\
+                   SELECT * FROM (SELECT id, priority, run_after FROM jobs INDEXED BY jobs_queued \
+                     WHERE status = 'queued' AND run_after <= ?1 ORDER BY priority DESC, run_after, id LIMIT 1) \
+                   UNION ALL \
+                   SELECT * FROM (SELECT id, priority, run_after FROM jobs WHERE status = 'running' AND lease_until < ?1 \
+                     ORDER BY priority DESC, run_after, id LIMIT 1)) \
+                 ORDER BY priority DESC, run_after, id LIMIT 1) RETURNING *",
             )
             .bind(&now)
             .bind(&until)
