@@ -214,11 +214,37 @@ pub fn scope_for_path(path: &str) -> Option<Scope> {
     }
 }
 
+/// The client a request comes from: the connection's address, or, when that is a trusted
+/// balancer, the last address of `X-Forwarded-For` that is not one (balancers append the
+/// address they saw; what a client writes itself comes earlier and is not believed).
+/// An unreadable header leaves the balancer's address.
+pub fn client_address(peer: IpAddr, headers: &axum::http::HeaderMap, trusted: &[IpAddr]) -> IpAddr {
+    if !trusted.contains(&peer) {
+        return peer;
+    }
+    let mut client = peer;
+    // At most 32 hops are looked at: the header is the client's to make long.
+    let hops: Vec<&str> =
+        headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).collect();
+    for hop in hops.iter().rev().take(32) {
+        match hop.trim().parse::<IpAddr>() {
+            Ok(ip) if trusted.contains(&ip) => continue,
+            Ok(ip) => {
+                client = ip;
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    client
+}
+
 /// Middleware on every operation: key → active → scope → rate limits.
 pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
     let raw = req.headers().get("apikey").map(|v| v.to_str().unwrap_or("\u{0}").trim().to_owned());
     let needed = scope_for_path(req.uri().path());
-    let client = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+    let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+    let client = peer.map(|ip| client_address(ip, req.headers(), &app.config().trusted_proxies));
     if let Some(ip) = client
         && let Some(retry_after) = app.failures().blocked(ip)
         && raw.as_deref().is_none_or(|k| !app.keys().known(k))
@@ -284,6 +310,26 @@ mod tests {
         assert!(!a.record.hash.contains(&a.secret[3..]));
         assert!(matches!(generate_key("m", vec![Scope::Monitor], None, 1, 1), Err(KeyError::MonitorWithoutCompany)));
         assert!(matches!(generate_key("n", vec![], None, 1, 1), Err(KeyError::NoScope)));
+    }
+
+    #[test]
+    fn a_client_behind_a_trusted_balancer_is_the_last_untrusted_hop() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let balancer = ip("10.0.0.2");
+        let mut h = axum::http::HeaderMap::new();
+        h.insert("x-forwarded-for", "6.6.6.6, 203.0.113.7".parse().unwrap());
+        // Not trusted: the connection is the client, whatever the header says.
+        assert_eq!(client_address(balancer, &h, &[]), balancer);
+        assert_eq!(client_address(ip("198.51.100.1"), &h, &[balancer]), ip("198.51.100.1"));
+        // Trusted: the address the balancer saw, not what the client wrote before it.
+        assert_eq!(client_address(balancer, &h, &[balancer]), ip("203.0.113.7"));
+        // Two balancers in a row.
+        h.insert("x-forwarded-for", "203.0.113.7, 10.0.0.3".parse().unwrap());
+        assert_eq!(client_address(balancer, &h, &[balancer, ip("10.0.0.3")]), ip("203.0.113.7"));
+        // Garbage, or nothing: the balancer's own address.
+        h.insert("x-forwarded-for", "not-an-ip".parse().unwrap());
+        assert_eq!(client_address(balancer, &h, &[balancer]), balancer);
+        assert_eq!(client_address(balancer, &axum::http::HeaderMap::new(), &[balancer]), balancer);
     }
 
     #[test]

@@ -59,6 +59,9 @@ pub struct Config {
     /// Time for a whole request once its header is read (its body included): past it
     /// the answer is 503 with Retry-After. [`REQUEST_TIMEOUT`] by default.
     pub request_timeout: Duration,
+    /// Balancers whose `X-Forwarded-For` names the client (the failed-authentication
+    /// limit counts per client address). Empty: the connection's address is the client.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 impl Default for Config {
@@ -71,6 +74,7 @@ impl Default for Config {
             mock: None,
             auth_failures_per_minute: auth::FAILURES_PER_MINUTE,
             request_timeout: REQUEST_TIMEOUT,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -209,6 +213,9 @@ impl AppState {
     }
     pub fn mock(&self) -> Option<&MockData> {
         self.0.config.mock.as_ref()
+    }
+    pub(crate) fn config(&self) -> &Config {
+        &self.0.config
     }
     pub(crate) fn company_cache(&self) -> &cache::TtlCache<SocialId, model::Company> {
         &self.0.companies

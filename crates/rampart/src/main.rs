@@ -83,6 +83,10 @@ enum Command {
         /// Scan jobs run in this process at once (0: none; run `rampart worker` apart).
         #[arg(long, env = "RAMPART_WORKERS", default_value_t = 0)]
         workers: usize,
+        /// Balancers (IP addresses, comma-separated) whose X-Forwarded-For names the
+        /// client: the failed-authentication limit then counts per real client.
+        #[arg(long, env = "RAMPART_TRUSTED_PROXIES", value_delimiter = ',')]
+        trusted_proxies: Vec<std::net::IpAddr>,
         #[command(flatten)]
         limits: LimitsArg,
         #[command(flatten)]
@@ -209,14 +213,16 @@ enum Command {
         #[arg(long)]
         company: Option<String>,
     },
-    /// Copy everything in a SQLite database into an empty PostgreSQL one (companies,
-    /// assets, findings with first_seen, rating history, keys and usage, CVEs, incidents,
-    /// jobs), in one transaction.
+    /// Bring a database's schema up to date (--to alone: what a deployment runs before
+    /// starting new processes), or copy everything in a SQLite database into an empty
+    /// PostgreSQL one (companies, assets, findings with first_seen, rating history, keys
+    /// and usage, CVEs, incidents, jobs), in one transaction.
     Migrate {
-        /// The SQLite database: sqlite://PATH or a file path.
+        /// The SQLite database to copy: sqlite://PATH or a file path.
         #[arg(long)]
-        from: String,
-        /// The PostgreSQL database: postgres://USER@HOST:PORT/DB (migrated on open).
+        from: Option<String>,
+        /// The database: postgres://USER@HOST:PORT/DB, or a SQLite one when migrating
+        /// its schema alone (migrated on open).
         #[arg(long)]
         to: String,
     },
@@ -704,6 +710,7 @@ async fn main() -> Result<()> {
             served_cache_mib,
             auth_failures_per_minute,
             workers,
+            trusted_proxies,
             limits,
             net,
         } => {
@@ -714,6 +721,7 @@ async fn main() -> Result<()> {
             let config = api::Config {
                 cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs),
                 auth_failures_per_minute,
+                trusted_proxies,
                 ..Default::default()
             };
             let mut running = None;
@@ -776,7 +784,13 @@ async fn main() -> Result<()> {
             rescore::rescore(&*store, &methodology, company.as_deref()).await
         }
         Command::Sbom { db, social_id, format } => sbom::export(&db.db, &social_id, format).await,
-        Command::Migrate { from, to } => migrate(&from, &to).await,
+        Command::Migrate { from: Some(from), to } => migrate(&from, &to).await,
+        Command::Migrate { from: None, to } => {
+            // Opening applies the embedded migrations (under an advisory lock on PostgreSQL).
+            open(&to).await.with_context(|| format!("migrating {}", store::redact_url(&to)))?;
+            say!("the schema of {} is up to date", store::redact_url(&to));
+            Ok(())
+        }
         Command::Mock { listen } => {
             let store = open("sqlite::memory:").await?;
             intel::sample::load(&*store).await?;

@@ -14,10 +14,8 @@ use store::Store;
 async fn main() {
     let mut args = std::env::args().skip(1);
     let jobs: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5_000);
-    let workers: Vec<usize> = args
-        .next()
-        .map(|a| a.split(',').filter_map(|w| w.parse().ok()).collect())
-        .unwrap_or_else(|| vec![1, 4, 16]);
+    let workers: Vec<usize> =
+        args.next().map(|a| a.split(',').filter_map(|w| w.parse().ok()).collect()).unwrap_or_else(|| vec![1, 4, 16]);
     println!("{:<12} {:>8} {:>8} {:>14} {:>22}", "backend", "jobs", "workers", "queued/s", "leased+completed/s");
     for &n in &workers {
         let dir = tempfile::tempdir().expect("a temporary directory");

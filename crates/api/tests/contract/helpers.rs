@@ -91,6 +91,7 @@ impl TestApp {
             mock: None,
             auth_failures_per_minute: api::FAILURES_PER_MINUTE,
             request_timeout: api::REQUEST_TIMEOUT,
+            trusted_proxies: Vec::new(),
         })
         .await
     }
@@ -150,6 +151,7 @@ impl TestApp {
             mock: None,
             auth_failures_per_minute: api::FAILURES_PER_MINUTE,
             request_timeout: api::REQUEST_TIMEOUT,
+            trusted_proxies: Vec::new(),
         };
         let state = api::AppState::with_store(store.clone(), config);
         tokio::spawn(api::serve(listener, state, async move {

@@ -23,6 +23,7 @@ async fn spawn_mock() -> TestApp {
         mock: Some(mock),
         auth_failures_per_minute: api::FAILURES_PER_MINUTE,
         request_timeout: api::REQUEST_TIMEOUT,
+        trusted_proxies: Vec::new(),
     })
     .await
 }
