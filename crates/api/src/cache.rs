@@ -20,6 +20,11 @@ impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
         Self { ttl, max, map: RwLock::new(HashMap::new()) }
     }
 
+    /// Whether entries are kept at all (a TTL of zero keeps none).
+    pub fn enabled(&self) -> bool {
+        !self.ttl.is_zero()
+    }
+
     pub fn get(&self, key: &K) -> Option<V> {
         match self.lookup(key) {
             Some((v, true)) => Some(v),

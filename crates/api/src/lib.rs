@@ -106,7 +106,7 @@ impl Lookups {
         self.map().get(&company).copied().unwrap_or(0)
     }
 
-    fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.flushes.load(std::sync::atomic::Ordering::SeqCst)
     }
 
@@ -160,12 +160,18 @@ struct Inner {
     failures: auth::FailureLimiter,
     lookups: Lookups,
     companies: cache::TtlCache<SocialId, model::Company>,
+    /// What a company-info answer reads (the row afresh, the IP count, the subsidiaries'
+    /// names), with the lookup-flush generation it was read in.
+    infos: cache::TtlCache<(i64, bool), routes::InfoParts>,
     by_domain: cache::TtlCache<model::Domain, model::Company>,
     scores: cache::TtlCache<i64, axum::body::Bytes>,
     /// Recent answers of the CVE searches, by query.
     cve_answers: cache::TtlCache<String, axum::body::Bytes>,
     /// One rebuild of a company's scores at a time (sharded by company).
     rebuilding: [tokio::sync::Mutex<()>; 16],
+    /// Held while a CVE answer is computed: the others asking for it wait and take it
+    /// from the cache instead of computing it again (striped by the answer's key).
+    filling: [tokio::sync::Mutex<()>; 16],
     config: Config,
 }
 
@@ -179,10 +185,12 @@ impl AppState {
             keys: auth::KeyCache::new(config.key_cache_ttl),
             failures: auth::FailureLimiter::new(config.auth_failures_per_minute),
             companies: cache::TtlCache::new(config.read_cache_ttl, 100_000),
+            infos: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             by_domain: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             scores: cache::TtlCache::new(config.read_cache_ttl, 10_000),
             cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS),
             rebuilding: Default::default(),
+            filling: Default::default(),
             store,
             limiter,
             lookups: Lookups::default(),
@@ -217,6 +225,9 @@ impl AppState {
     pub(crate) fn config(&self) -> &Config {
         &self.0.config
     }
+    pub(crate) fn info_cache(&self) -> &cache::TtlCache<(i64, bool), routes::InfoParts> {
+        &self.0.infos
+    }
     pub(crate) fn company_cache(&self) -> &cache::TtlCache<SocialId, model::Company> {
         &self.0.companies
     }
@@ -229,6 +240,13 @@ impl AppState {
     pub(crate) fn scores_cache(&self) -> &cache::TtlCache<i64, axum::body::Bytes> {
         &self.0.scores
     }
+    pub(crate) fn fill_lock(&self, key: &str) -> &tokio::sync::Mutex<()> {
+        use std::hash::{Hash, Hasher};
+        // A fixed hasher: the same key always takes the same stripe.
+        let mut fixed = std::hash::DefaultHasher::new();
+        key.hash(&mut fixed);
+        &self.0.filling[(fixed.finish() % 16) as usize]
+    }
     pub(crate) fn rebuild_lock(&self, company: i64) -> &tokio::sync::Mutex<()> {
         &self.0.rebuilding[company.rem_euclid(16) as usize]
     }
@@ -237,6 +255,7 @@ impl AppState {
         self.0.companies.clear();
         self.0.by_domain.clear();
         self.0.scores.clear();
+        self.0.infos.clear();
     }
 
     /// Writes pending counters to the store.

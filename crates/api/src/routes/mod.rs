@@ -129,6 +129,18 @@ pub(crate) async fn own_company_unrated(app: &AppState, caller: &Caller) -> Resu
 }
 
 /// `searched_by` including lookups not yet written.
+/// What a company-info answer reads from the store, kept for the read cache's TTL: the
+/// company row as read, its IP count, its subsidiaries' names, and the lookup-flush
+/// generation of the read (`searched_by` is the row's count plus this process's pending
+/// lookups only while no flush has moved pending lookups into the store since).
+#[derive(Clone)]
+pub struct InfoParts {
+    pub(crate) generation: u64,
+    pub(crate) company: Option<Company>,
+    pub(crate) ip_addresses: u64,
+    pub(crate) subsidiaries: Option<Vec<String>>,
+}
+
 pub(crate) fn searched_by(app: &AppState, company: &Company) -> i64 {
     company.searched_by + app.lookups().pending(company.id)
 }

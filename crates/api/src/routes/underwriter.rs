@@ -42,25 +42,41 @@ pub(crate) async fn company_info(
     c: &Company,
     with_subsidiaries: bool,
 ) -> Result<CompanyInfo, ApiError> {
+    let key = (c.id, with_subsidiaries);
+    // Kept parts serve while no lookup flush happened since they were read (then the
+    // row's count plus the pending lookups is exact in this process).
+    if let Some(parts) = app.info_cache().get(&key)
+        && parts.generation == app.lookups().generation()
+        && parts.generation.is_multiple_of(2)
+    {
+        let c = parts.company.as_ref().unwrap_or(c);
+        return Ok(CompanyInfo::new(c, super::searched_by(app, c), parts.ip_addresses, parts.subsidiaries));
+    }
     // Read afresh: `searched_by` moves with every lookup (and not across a flush of
     // the pending lookups, which would count a batch twice or not at all).
     let fresh = app
         .lookups()
         .read(|| async {
+            let generation = app.lookups().generation();
             let fresh = app.store().company_by_social_id(&c.social_id).await?;
             let searched_by = super::searched_by(app, fresh.as_ref().unwrap_or(c));
-            Ok::<_, ApiError>((fresh, searched_by))
+            Ok::<_, ApiError>((generation, fresh, searched_by))
         })
         .await;
-    let (fresh, searched_by) = fresh?;
-    let c = fresh.as_ref().unwrap_or(c);
-    let counts = app.store().counts(c.id).await?;
+    let (generation, fresh, searched_by) = fresh?;
+    let row = fresh.as_ref().unwrap_or(c);
+    let counts = app.store().counts(row.id).await?;
     let subs = if with_subsidiaries {
-        Some(app.store().subsidiaries(c.id, None).await?.items.into_iter().map(|s| s.company_name).collect())
+        Some(app.store().subsidiaries(row.id, None).await?.items.into_iter().map(|s| s.company_name).collect())
     } else {
         None
     };
-    Ok(CompanyInfo::new(c, searched_by, counts.ip_addresses, subs))
+    let info = CompanyInfo::new(row, searched_by, counts.ip_addresses, subs.clone());
+    app.info_cache().insert(
+        key,
+        super::InfoParts { generation, company: fresh, ip_addresses: counts.ip_addresses, subsidiaries: subs },
+    );
+    Ok(info)
 }
 
 pub(crate) async fn applications(app: &AppState, c: Company, page: Page) -> Result<ApplicationsAssets, ApiError> {

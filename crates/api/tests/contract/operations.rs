@@ -411,6 +411,27 @@ async fn health_and_docs_need_no_key() {
     assert_eq!(doc["info"]["version"], "0.0.1-beta");
 }
 
+/// Company info served from the read cache still counts every lookup exactly, across
+/// the flushes that move pending lookups into the store.
+#[tokio::test]
+async fn cached_company_info_counts_every_lookup() {
+    let app = TestApp::spawn_with(api::Config {
+        read_cache_ttl: std::time::Duration::from_secs(60),
+        flush_every: std::time::Duration::from_millis(20),
+        ..api::Config::default()
+    })
+    .await;
+    let k = &app.underwriter;
+    let url = "/underwriter-getcompanyinfo?social_id=acme-robotics";
+    let first = app.ok(url, k).await["searched_by"].as_i64().unwrap();
+    for i in 1..=12 {
+        // Some calls land right after a flush, some long after.
+        tokio::time::sleep(std::time::Duration::from_millis(if i % 3 == 0 { 45 } else { 3 })).await;
+        let n = app.ok(url, k).await["searched_by"].as_i64().unwrap();
+        assert_eq!(n, first + i, "call {i}");
+    }
+}
+
 #[tokio::test]
 async fn reads_are_cached_briefly_and_writes_through_the_api_clear_them() {
     let app = TestApp::spawn_with(api::Config {
