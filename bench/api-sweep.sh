@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Every one of the 44 operations (the 43 of the spec and score history) under wrk (64
+# connections, 4 s each: BENCH_CONNECTIONS, BENCH_SECONDS), on SQLite and on PostgreSQL
+# (the same data: the demo's database with the real NVD 2014 feed, copied with `rampart
+# migrate`), beside the axum hello-world in the same run. Prints one table: answer size,
+# req/s and p99 on each backend, the ratio to the hello-world, PostgreSQL/SQLite, and MB/s
+# for answers of 16 KB or more. Goals (issue 21 §6): answers < 16 KB at ≥ 0.5× the
+# hello-world with p99 ≤ 5 ms, larger ones p99 ≤ 20 ms, PostgreSQL within 2× of SQLite.
+# Needs PostgreSQL at 127.0.0.1:5432 for the PostgreSQL columns (skipped without it).
+# The writes are repeated requests: after the first, most answer "already done" (200) or
+# 400, which the non-2xx column shows.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${RAMPART_DATA:-../shared/data}
+SECS=${BENCH_SECONDS:-4}
+CONNS=${BENCH_CONNECTIONS:-64}
+PG=${RAMPART_TEST_POSTGRES:-postgres://root@127.0.0.1:5432/test}
+export PGOPTIONS='-c client_min_messages=warning'
+
+command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
+command -v curl >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq curl) >/dev/null
+cargo build --release -q -p rampart
+cargo build --release -q -p api --example hello
+bin=./target/release
+work=$(mktemp -d)
+schema="sweep_$$"
+cleanup() {
+    kill $(jobs -p) 2>/dev/null || true
+    wait 2>/dev/null || true
+    psql -q "$PG" -c "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The demo's database: the lab scanned and rated, then the demo stopped.
+db="sqlite://$work/demo.db"
+RAMPART_LOG=error $bin/rampart demo --db "$work/demo.db" --listen 127.0.0.1:18300 --lab-octet 83 >"$work/demo.out" 2>&1 &
+demo=$!
+for _ in $(seq 600); do grep -q "Scanned and rated" "$work/demo.out" && break; sleep 0.2; done
+kill "$demo"; wait "$demo" 2>/dev/null || true
+if [ -f "$DATA/nvd-1.1/nvdcve-1.1-2014.json.gz" ]; then
+    $bin/rampart import nvd --db "$db" "$DATA/nvd-1.1/nvdcve-1.1-2014.json.gz" 2>/dev/null
+    cpe="cpe:2.3:a:openbsd:openssh:6.6"
+else
+    echo "the NVD 2014 feed is absent ($DATA/nvd-1.1): the CVE operations run on the sample CVEs"
+    cpe="cpe:2.3:a:apache:log4j:2.14.1"
+fi
+key=$($bin/rampart keys create --db "$db" --name sweep --per-minute 0 --monthly 0 2>/dev/null)
+mkey=$($bin/rampart keys create --db "$db" --name sweep-monitor --scopes monitor --company acme-robotics \
+    --per-minute 0 --monthly 0 2>/dev/null)
+backends=("sqlite|$db|18301")
+if psql -q "$PG" -c "CREATE SCHEMA $schema" >/dev/null 2>&1; then
+    pgdb="$PG?options=-c%20search_path%3D$schema"
+    $bin/rampart migrate --from "$db" --to "$pgdb" >/dev/null 2>&1
+    backends+=("postgresql|$pgdb|18302")
+else
+    echo "PostgreSQL at $PG cannot be reached: SQLite only"
+fi
+for b in "${backends[@]}"; do
+    IFS='|' read -r _ url port <<<"$b"
+    RAMPART_LOG=error $bin/rampart serve --db "$url" --listen "127.0.0.1:$port" &
+done
+$bin/examples/hello 127.0.0.1:18303 &
+for port in 18301 18302 18303; do
+    for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+done
+
+# method path [body]; monitor-* paths use the monitor key.
+ops=(
+    "GET /general-getdomain-by-socialid?social_id=acme-robotics"
+    "GET /general-getsocialid-by-companyname?company_name=acme"
+    "GET /general-getsocialid-by-domain?domain=acme-robotics.example"
+    "GET /vulnerability-describe-cve-id?cve_id=CVE-2014-0160"
+    "GET /vulnerability-get-cve-from-cpe-id?cpe=$cpe"
+    "GET /vulnerability-get-last"
+    "GET /vulnerability-get-product-by-vendor?vendor=apache"
+    "GET /vulnerability-get-vendors"
+    "GET /vulnerability-search-by-vendor?vendor=openbsd&product=openssh"
+    "GET /underwriter-getcompany-history?social_id=acme-robotics"
+    "GET /underwriter-getcompany-history-domain?domain=acme-robotics.example"
+    "GET /underwriter-getcompanyapplicationsassets?social_id=acme-robotics"
+    "GET /underwriter-getcompanyinfo?social_id=acme-robotics"
+    "GET /underwriter-getcompanyinfrastructureassets?social_id=acme-robotics"
+    "GET /underwriter-getcompanysbom?social_id=acme-robotics"
+    "GET /underwriter-getcompanysbomcve?social_id=acme-robotics"
+    "GET /underwriter-getcompanysbomdomain?social_id=acme-robotics&domain=acme-robotics.example"
+    "GET /underwriter-getcompanyscore-history?social_id=acme-robotics"
+    "GET /underwriter-getcompanyscores?social_id=acme-robotics"
+    "GET /underwriter-getcompanystats?social_id=acme-robotics"
+    "GET /underwriter-getcompanysubscores?social_id=acme-robotics"
+    "GET /underwriter-getincidentdetail-by-id?incident_id=RP-INC-2024-0001"
+    "GET /underwriter-getlastcompaniesscanned"
+    "GET /monitor-get-data-loss-prediction"
+    "GET /monitor-get-incident-prediction"
+    "GET /monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM"
+    "GET /monitor-get-tail-risk-estimation"
+    "GET /monitor-getall-subdomain-findings?subdomain=acme-robotics.example"
+    "GET /monitor-getall-vulnerability-detection"
+    "GET /monitor-getcompany-history"
+    "GET /monitor-getcompanyapplicationsassets"
+    "GET /monitor-getcompanyinfo"
+    "GET /monitor-getcompanyinfrastructureassets"
+    "GET /monitor-getcompanysbom"
+    "GET /monitor-getcompanysbomcve"
+    "GET /monitor-getcompanysbomdomain?domain=acme-robotics.example"
+    "GET /monitor-getcompanyscores"
+    "GET /monitor-getcompanystats"
+    "GET /monitor-getcompanysubscores"
+    "GET /monitor-getcompanysubsidiaries"
+    "GET /monitor-listsubsidiaries"
+    'POST /monitor-add-subsidiary {"name":"Acme Drones","website":"https://www.acme-drones.example/","employees":40,"followers":900,"industry":"Aviation","sub_industry":"Drones","social_id":"acme-drones","parent_company_name":"Acme Robotics","parent_social_id":"acme-robotics"}'
+    "PUT /monitor-rescan-subdomain-by-vectorid?risk_vector_id=SPF&subdomain=acme-robotics.example"
+    "DELETE /monitor-delete-subsidiary?subsidiary_id=acme-drones"
+)
+
+measure() { # method url key body -> "rps p99_ms non2xx"
+    local method=$1 url=$2 k=$3 body=$4 script="$work/req.lua" out
+    {
+        printf 'wrk.method = "%s"\n' "$method"
+        printf 'wrk.headers["apikey"] = "%s"\n' "$k"
+        if [ -n "$body" ]; then
+            printf 'wrk.headers["Content-Type"] = "application/json"\n'
+            printf 'wrk.body = [[%s]]\n' "$body"
+        fi
+    } >"$script"
+    out=$(wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$script" "$url")
+    echo "$out" | awk '
+        /Requests\/sec/ { rps = $2 }
+        $1 == "99%" { v = $2; if (v ~ /us$/) p = v / 1000; else if (v ~ /ms$/) p = v + 0; else if (v ~ /s$/) p = v * 1000; }
+        /Non-2xx/ { bad = $NF }
+        END { printf "%.0f %.2f %d\n", rps, p, bad }'
+}
+
+hello=$(measure GET http://127.0.0.1:18303/ none "")
+read -r hello_rps hello_p99 _ <<<"$hello"
+printf 'axum hello-world: %s req/s, p99 %s ms (wrk -t2 -c%s -d%ss)\n\n' "$hello_rps" "$hello_p99" "$CONNS" "$SECS"
+printf '%-46s %8s | %8s %7s %5s %6s | %8s %7s %5s %6s | %6s\n' operation bytes "SQLite" p99ms "x" non2xx "PgSQL" p99ms "x" non2xx "Pg/SL"
+n=0; fast=0; small=0
+for op in "${ops[@]}"; do
+    method=${op%% *}
+    rest=${op#* }
+    path=${rest%% *}
+    body=""
+    [ "$rest" != "$path" ] && body=${rest#* }
+    k=$key
+    case $path in /monitor-*) k=$mkey ;; esac
+    bytes=$(curl -s -o /dev/null -w '%{size_download}' -X "$method" -H "apikey: $k" \
+        ${body:+-H 'Content-Type: application/json' --data "$body"} "http://127.0.0.1:18301$path")
+    line=$(printf '%-46s %8s' "$method ${path%%\?*}" "$bytes")
+    sl_rps=0
+    for b in "${backends[@]}"; do
+        IFS='|' read -r name _ port <<<"$b"
+        read -r rps p99 bad <<<"$(measure "$method" "http://127.0.0.1:$port$path" "$k" "$body")"
+        ratio=$(awk -v r="$rps" -v h="$hello_rps" 'BEGIN { printf "%.2f", r / h }')
+        line+=$(printf ' | %8s %7s %5s %6s' "$rps" "$p99" "$ratio" "$bad")
+        if [ "$name" = sqlite ]; then
+            sl_rps=$rps
+            n=$((n + 1))
+            if [ "$bytes" -lt 16384 ]; then
+                small=$((small + 1))
+                awk -v r="$ratio" -v p="$p99" 'BEGIN { exit !(r >= 0.5 && p <= 5) }' && fast=$((fast + 1))
+            fi
+        else
+            line+=$(awk -v p="$rps" -v s="$sl_rps" 'BEGIN { printf " | %6.2f", (s > 0 ? p / s : 0) }')
+        fi
+    done
+    if [ "$bytes" -ge 16384 ]; then
+        line+=$(awk -v b="$bytes" -v r="$sl_rps" 'BEGIN { printf "  (%.0f MB/s)", b * r / 1e6 }')
+    fi
+    echo "$line"
+done
+echo
+echo "SQLite: $fast of $small operations with answers under 16 KB at >= 0.5x the hello-world and p99 <= 5 ms ($n operations)"
