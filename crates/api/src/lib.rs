@@ -163,6 +163,9 @@ struct Inner {
     /// What a company-info answer reads (the row afresh, the IP count, the subsidiaries'
     /// names), with the lookup-flush generation it was read in.
     infos: cache::TtlCache<(i64, bool), routes::InfoParts>,
+    /// Answers of reads about one company (operation, parameters), for the read cache's
+    /// TTL; at most [`ANSWERS`] of at most [`ANSWER_MAX`] bytes each.
+    answers: cache::TtlCache<(i64, &'static str, String), axum::body::Bytes>,
     by_domain: cache::TtlCache<model::Domain, model::Company>,
     scores: cache::TtlCache<i64, axum::body::Bytes>,
     /// Recent answers of the CVE searches, by query.
@@ -186,6 +189,7 @@ impl AppState {
             failures: auth::FailureLimiter::new(config.auth_failures_per_minute),
             companies: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             infos: cache::TtlCache::new(config.read_cache_ttl, 100_000),
+            answers: cache::TtlCache::new(config.read_cache_ttl, ANSWERS),
             by_domain: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             scores: cache::TtlCache::new(config.read_cache_ttl, 10_000),
             cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS),
@@ -225,6 +229,9 @@ impl AppState {
     pub(crate) fn config(&self) -> &Config {
         &self.0.config
     }
+    pub(crate) fn answers(&self) -> &cache::TtlCache<(i64, &'static str, String), axum::body::Bytes> {
+        &self.0.answers
+    }
     pub(crate) fn info_cache(&self) -> &cache::TtlCache<(i64, bool), routes::InfoParts> {
         &self.0.infos
     }
@@ -256,6 +263,7 @@ impl AppState {
         self.0.by_domain.clear();
         self.0.scores.clear();
         self.0.infos.clear();
+        self.0.answers.clear();
     }
 
     /// Writes pending counters to the store.
@@ -274,6 +282,10 @@ impl AppState {
 const CVE_ANSWERS: usize = 32;
 /// Larger answers are not kept.
 pub(crate) const CVE_ANSWER_MAX: usize = 2 << 20;
+/// Company answers kept; with answers of at most [`ANSWER_MAX`] bytes this bounds the
+/// cache at 128 MB.
+const ANSWERS: usize = 4096;
+pub(crate) const ANSWER_MAX: usize = 32 << 10;
 
 /// Largest request body accepted (the add-subsidiary body is far smaller).
 const BODY_LIMIT: usize = 64 * 1024;

@@ -29,6 +29,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
     }
 }
 
+impl Params {
+    /// The parameters in one canonical string (sorted), for keys of cached answers.
+    pub fn cache_key(&self) -> String {
+        let mut pairs: Vec<(&String, &String)> = self.0.iter().collect();
+        pairs.sort();
+        let mut key = String::new();
+        for (k, v) in pairs {
+            key.push_str(k);
+            key.push('=');
+            key.push_str(v);
+            key.push('&');
+        }
+        key
+    }
+}
+
 /// Largest `limit` the CVE operations accept; larger values are capped.
 pub const MAX_LIMIT: u32 = 5000;
 

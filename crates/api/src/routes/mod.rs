@@ -71,6 +71,33 @@ pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &S
     Ok(company)
 }
 
+/// The answer of a read about one company (`op` with the request's parameters), once
+/// the caller may see it: from the answers cache (kept for the read cache's TTL, cleared
+/// by writes through this process), or built once for everyone asking at the same time.
+pub(crate) async fn company_answer<T: serde::Serialize>(
+    app: AppState,
+    company: i64,
+    op: &'static str,
+    params: String,
+    build: impl AsyncFnOnce() -> Result<T, ApiError>,
+) -> Result<axum::response::Response, ApiError> {
+    let key = (company, op, params);
+    if let Some(body) = app.answers().get(&key) {
+        return Ok(json_bytes(body));
+    }
+    let stripe = format!("{company} {op} {}", key.2);
+    let _filling = if app.answers().enabled() { Some(app.fill_lock(&stripe).lock().await) } else { None };
+    if let Some(body) = app.answers().get(&key) {
+        return Ok(json_bytes(body));
+    }
+    let body =
+        axum::body::Bytes::from(serde_json::to_vec(&build().await?).map_err(|e| ApiError::Internal(e.to_string()))?);
+    if body.len() <= crate::ANSWER_MAX {
+        app.answers().insert(key, body.clone());
+    }
+    Ok(json_bytes(body))
+}
+
 /// A key bound to a company sees that company and its subsidiaries only.
 pub(crate) async fn may_see(app: &AppState, caller: &Caller, company: &Company) -> Result<(), ApiError> {
     let Some(own) = &caller.company else { return Ok(()) };

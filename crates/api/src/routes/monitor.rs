@@ -4,6 +4,7 @@
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Extension, State};
+use axum::response::Response;
 use model::{CompanyProfile, Domain, SocialId};
 use serde_json::Value;
 use store::{CompanySnapshot, FindingFilter, SubsidiaryState};
@@ -36,10 +37,17 @@ pub async fn get_company_applications_assets(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<ApplicationsAssets>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
-    Ok(Json(uw::applications(&app, c, page).await?))
+    super::company_answer(
+        app.clone(),
+        c.id,
+        "monitor::get_company_applications_assets",
+        p.cache_key(),
+        async move || uw::applications(&app, c, page).await,
+    )
+    .await
 }
 
 /// The caller's network endpoints.
@@ -50,10 +58,17 @@ pub async fn get_company_infrastructure_assets(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<InfrastructureAssets>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
-    Ok(Json(uw::infrastructure(&app, c, page).await?))
+    super::company_answer(
+        app.clone(),
+        c.id,
+        "monitor::get_company_infrastructure_assets",
+        p.cache_key(),
+        async move || uw::infrastructure(&app, c, page).await,
+    )
+    .await
 }
 
 /// The caller's external software bill of materials.
@@ -64,10 +79,13 @@ pub async fn get_company_sbom(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<SbomPage>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
-    Ok(Json(uw::sbom(&app, &c, page, true).await?))
+    super::company_answer(app.clone(), c.id, "monitor::get_company_sbom", p.cache_key(), async move || {
+        uw::sbom(&app, &c, page, true).await
+    })
+    .await
 }
 
 /// The caller's SBOM components that have known CVEs.
@@ -78,10 +96,13 @@ pub async fn get_company_sbom_cve(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<SbomPage>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
-    Ok(Json(uw::sbom_cve(&app, &c, page, true).await?))
+    super::company_answer(app.clone(), c.id, "monitor::get_company_sbom_cve", p.cache_key(), async move || {
+        uw::sbom_cve(&app, &c, page, true).await
+    })
+    .await
 }
 
 /// The caller's SBOM by subdomain of one domain.
@@ -93,11 +114,14 @@ pub async fn get_company_sbom_domain(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<SbomByDomain>, ApiError> {
+) -> Result<Response, ApiError> {
     let domain = p.domain("domain")?;
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
-    Ok(Json(uw::sbom_domain(&app, &c, domain, page, true).await?))
+    super::company_answer(app.clone(), c.id, "monitor::get_company_sbom_domain", p.cache_key(), async move || {
+        uw::sbom_domain(&app, &c, domain, page, true).await
+    })
+    .await
 }
 
 /// The caller's global score and its twelve components.
@@ -119,10 +143,13 @@ pub async fn get_company_stats(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<CompanyStats>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
-    Ok(Json(uw::stats(&app, &c, page).await?))
+    super::company_answer(app.clone(), c.id, "monitor::get_company_stats", p.cache_key(), async move || {
+        uw::stats(&app, &c, page).await
+    })
+    .await
 }
 
 /// Scores of each of the caller's subsidiaries.
@@ -133,10 +160,13 @@ pub async fn get_company_subscores(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<CompanySubScores>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
-    Ok(Json(uw::subscores(&app, &c, page).await?))
+    super::company_answer(app.clone(), c.id, "monitor::get_company_subscores", p.cache_key(), async move || {
+        uw::subscores(&app, &c, page).await
+    })
+    .await
 }
 
 async fn subsidiary_records(
@@ -188,9 +218,12 @@ pub async fn list_subsidiaries(
 pub async fn get_company_history(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
-) -> Result<Json<CompanyHistory>, ApiError> {
+) -> Result<Response, ApiError> {
     let c = super::own_company(&app, &caller).await?;
-    Ok(Json(uw::history(&app, &c).await?))
+    super::company_answer(app.clone(), c.id, "monitor::get_company_history", String::new(), async move || {
+        uw::history(&app, &c).await
+    })
+    .await
 }
 
 /// Every vulnerability finding (CVE of detected software) on the caller's assets.
@@ -201,16 +234,25 @@ pub async fn get_all_vulnerability_detection(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<VulnerabilityDetections>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::own_company(&app, &caller).await?;
-    let filter = FindingFilter { asset: None, risk_vector: Some(model::RiskVector::Vulnerabilities) };
-    let found = app.store().findings(c.id, filter, page).await?;
-    Ok(Json(VulnerabilityDetections {
-        social_id: c.social_id.to_string(),
-        data: found.items.iter().map(Into::into).collect(),
-        pagination: page.pagination(found.total).into(),
-    }))
+    super::company_answer(
+        app.clone(),
+        c.id,
+        "monitor::get_all_vulnerability_detection",
+        p.cache_key(),
+        async move || {
+            let filter = FindingFilter { asset: None, risk_vector: Some(model::RiskVector::Vulnerabilities) };
+            let found = app.store().findings(c.id, filter, page).await?;
+            Ok(VulnerabilityDetections {
+                social_id: c.social_id.to_string(),
+                data: found.items.iter().map(Into::into).collect(),
+                pagination: page.pagination(found.total).into(),
+            })
+        },
+    )
+    .await
 }
 
 async fn subdomain_findings(
@@ -244,8 +286,13 @@ pub async fn get_all_subdomain_findings(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<SubdomainFindings>, ApiError> {
-    Ok(Json(subdomain_findings(&app, &caller, &p, false).await?))
+) -> Result<Response, ApiError> {
+    let c = super::own_company(&app, &caller).await?;
+    let key = p.cache_key();
+    super::company_answer(app.clone(), c.id, "monitor::get_all_subdomain_findings", key, async move || {
+        subdomain_findings(&app, &caller, &p, false).await
+    })
+    .await
 }
 
 /// Findings of one risk vector on one subdomain.
@@ -258,8 +305,13 @@ pub async fn get_subdomain_findings(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<SubdomainFindings>, ApiError> {
-    Ok(Json(subdomain_findings(&app, &caller, &p, true).await?))
+) -> Result<Response, ApiError> {
+    let c = super::own_company(&app, &caller).await?;
+    let key = p.cache_key();
+    super::company_answer(app.clone(), c.id, "monitor::get_subdomain_findings", key, async move || {
+        subdomain_findings(&app, &caller, &p, true).await
+    })
+    .await
 }
 
 async fn prediction(app: &AppState, caller: &Caller, p: &Params, kind: &str) -> Result<Prediction, ApiError> {
@@ -353,8 +405,13 @@ pub async fn get_tail_risk_estimation(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<Prediction>, ApiError> {
-    Ok(Json(prediction(&app, &caller, &p, "tail_risk").await?))
+) -> Result<Response, ApiError> {
+    let c = super::own_company(&app, &caller).await?;
+    let key = p.cache_key();
+    super::company_answer(app.clone(), c.id, "monitor::get_tail_risk_estimation", key, async move || {
+        prediction(&app, &caller, &p, "tail_risk").await
+    })
+    .await
 }
 
 /// Data-loss prediction over `period` months.
@@ -365,8 +422,13 @@ pub async fn get_data_loss_prediction(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<Prediction>, ApiError> {
-    Ok(Json(prediction(&app, &caller, &p, "data_loss").await?))
+) -> Result<Response, ApiError> {
+    let c = super::own_company(&app, &caller).await?;
+    let key = p.cache_key();
+    super::company_answer(app.clone(), c.id, "monitor::get_data_loss_prediction", key, async move || {
+        prediction(&app, &caller, &p, "data_loss").await
+    })
+    .await
 }
 
 /// Incident prediction over `period` months.
@@ -377,8 +439,13 @@ pub async fn get_incident_prediction(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<Prediction>, ApiError> {
-    Ok(Json(prediction(&app, &caller, &p, "incident").await?))
+) -> Result<Response, ApiError> {
+    let c = super::own_company(&app, &caller).await?;
+    let key = p.cache_key();
+    super::company_answer(app.clone(), c.id, "monitor::get_incident_prediction", key, async move || {
+        prediction(&app, &caller, &p, "incident").await
+    })
+    .await
 }
 
 /// Queues a rescan of one risk vector on one of the caller's subdomains.

@@ -45,12 +45,17 @@ pub(crate) async fn company_info(
     let key = (c.id, with_subsidiaries);
     // Kept parts serve while no lookup flush happened since they were read (then the
     // row's count plus the pending lookups is exact in this process).
+    // The generation is read again after the pending count (a seqlock): a flush that
+    // moved pending lookups into the store meanwhile sends the request the slow way.
     if let Some(parts) = app.info_cache().get(&key)
         && parts.generation == app.lookups().generation()
         && parts.generation.is_multiple_of(2)
     {
-        let c = parts.company.as_ref().unwrap_or(c);
-        return Ok(CompanyInfo::new(c, super::searched_by(app, c), parts.ip_addresses, parts.subsidiaries));
+        let row = parts.company.as_ref().unwrap_or(c);
+        let searched_by = super::searched_by(app, row);
+        if parts.generation == app.lookups().generation() {
+            return Ok(CompanyInfo::new(row, searched_by, parts.ip_addresses, parts.subsidiaries));
+        }
     }
     // Read afresh: `searched_by` moves with every lookup (and not across a flush of
     // the pending lookups, which would count a batch twice or not at all).
@@ -346,10 +351,17 @@ pub async fn get_company_applications_assets(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<ApplicationsAssets>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
-    Ok(Json(applications(&app, c, page).await?))
+    super::company_answer(
+        app.clone(),
+        c.id,
+        "underwriter::get_company_applications_assets",
+        p.cache_key(),
+        async move || applications(&app, c, page).await,
+    )
+    .await
 }
 
 /// Network endpoints (IP address and port) of the company.
@@ -361,10 +373,17 @@ pub async fn get_company_infrastructure_assets(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<InfrastructureAssets>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
-    Ok(Json(infrastructure(&app, c, page).await?))
+    super::company_answer(
+        app.clone(),
+        c.id,
+        "underwriter::get_company_infrastructure_assets",
+        p.cache_key(),
+        async move || infrastructure(&app, c, page).await,
+    )
+    .await
 }
 
 /// The external software bill of materials.
@@ -376,10 +395,13 @@ pub async fn get_company_sbom(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<SbomPage>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
-    Ok(Json(sbom(&app, &c, page, false).await?))
+    super::company_answer(app.clone(), c.id, "underwriter::get_company_sbom", p.cache_key(), async move || {
+        sbom(&app, &c, page, false).await
+    })
+    .await
 }
 
 /// SBOM components that have known CVEs, with those CVEs.
@@ -391,10 +413,13 @@ pub async fn get_company_sbom_cve(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<SbomPage>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
-    Ok(Json(sbom_cve(&app, &c, page, false).await?))
+    super::company_answer(app.clone(), c.id, "underwriter::get_company_sbom_cve", p.cache_key(), async move || {
+        sbom_cve(&app, &c, page, false).await
+    })
+    .await
 }
 
 /// SBOM components by subdomain of one domain.
@@ -407,11 +432,14 @@ pub async fn get_company_sbom_domain(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<SbomByDomain>, ApiError> {
+) -> Result<Response, ApiError> {
     let domain = p.domain("domain")?;
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
-    Ok(Json(sbom_domain(&app, &c, domain, page, false).await?))
+    super::company_answer(app.clone(), c.id, "underwriter::get_company_sbom_domain", p.cache_key(), async move || {
+        sbom_domain(&app, &c, domain, page, false).await
+    })
+    .await
 }
 
 /// The global score and its twelve components, for the company alone.
@@ -437,23 +465,26 @@ pub async fn get_company_score_history(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<ScoreHistory>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
-    let all = app.store().score_history(c.id, HISTORY_LIMIT).await?;
-    let total = all.len() as u64;
-    let data = all
-        .iter()
-        .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-        .take(usize::try_from(page.limit()).unwrap_or(0))
-        .map(RatingOut::from)
-        .collect();
-    Ok(Json(ScoreHistory {
-        social_id: c.social_id.to_string(),
-        company_name: c.company_name,
-        data,
-        pagination: page.pagination(total).into(),
-    }))
+    super::company_answer(app.clone(), c.id, "underwriter::get_company_score_history", p.cache_key(), async move || {
+        let all = app.store().score_history(c.id, HISTORY_LIMIT).await?;
+        let total = all.len() as u64;
+        let data = all
+            .iter()
+            .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+            .take(usize::try_from(page.limit()).unwrap_or(0))
+            .map(RatingOut::from)
+            .collect();
+        Ok(ScoreHistory {
+            social_id: c.social_id.to_string(),
+            company_name: c.company_name,
+            data,
+            pagination: page.pagination(total).into(),
+        })
+    })
+    .await
 }
 
 /// The most ratings of one company a history answer looks at.
@@ -468,10 +499,13 @@ pub async fn get_company_stats(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<CompanyStats>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
-    Ok(Json(stats(&app, &c, page).await?))
+    super::company_answer(app.clone(), c.id, "underwriter::get_company_stats", p.cache_key(), async move || {
+        stats(&app, &c, page).await
+    })
+    .await
 }
 
 /// Scores of each subsidiary.
@@ -483,10 +517,13 @@ pub async fn get_company_subscores(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<CompanySubScores>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
-    Ok(Json(subscores(&app, &c, page).await?))
+    super::company_answer(app.clone(), c.id, "underwriter::get_company_subscores", p.cache_key(), async move || {
+        subscores(&app, &c, page).await
+    })
+    .await
 }
 
 /// One public incident.
@@ -558,9 +595,12 @@ pub async fn get_company_history(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<CompanyHistory>, ApiError> {
+) -> Result<Response, ApiError> {
     let c = super::looked_up(&app, &caller, &p).await?;
-    Ok(Json(history(&app, &c).await?))
+    super::company_answer(app.clone(), c.id, "underwriter::get_company_history", p.cache_key(), async move || {
+        history(&app, &c).await
+    })
+    .await
 }
 
 /// Public incident history of the company that owns a domain.
