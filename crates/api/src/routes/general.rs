@@ -2,6 +2,7 @@
 
 use axum::Json;
 use axum::extract::{Extension, State};
+use axum::response::{IntoResponse, Response};
 
 use crate::error::{self, ApiError};
 use crate::openapi::CommonErrors;
@@ -36,15 +37,31 @@ pub async fn get_social_id_by_company_name(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<SocialIdsByName>, ApiError> {
-    let name = p.required("company_name")?;
+) -> Result<Response, ApiError> {
+    let name = p.required("company_name")?.to_owned();
     if name.chars().count() > 200 {
         return Err(ApiError::not_valid("company_name"));
     }
     let page = p.page()?;
+    // The same answer for every key not bound to a company (company 0 in the key).
+    if caller.company.is_none() {
+        return super::company_answer(app.clone(), 0, "general::by_company_name", p.cache_key(), async move || {
+            by_company_name(&app, &caller, &name, page).await
+        })
+        .await;
+    }
+    Ok(Json(by_company_name(&app, &caller, &name, page).await?).into_response())
+}
+
+async fn by_company_name(
+    app: &AppState,
+    caller: &Caller,
+    name: &str,
+    page: model::Page,
+) -> Result<SocialIdsByName, ApiError> {
     let mut found = match &caller.company {
         // A key bound to a company searches only that company and its subsidiaries.
-        Some(own) => visible_matches(&app, own, name, page).await?,
+        Some(own) => visible_matches(app, own, name, page).await?,
         None => app.store().search_companies(name, page).await?,
     };
     if found.total == 0
@@ -56,14 +73,14 @@ pub async fn get_social_id_by_company_name(
     if found.total == 0 {
         return Err(ApiError::bad(error::COMPANY_NOT_FOUND));
     }
-    Ok(Json(SocialIdsByName {
+    Ok(SocialIdsByName {
         data: found
             .items
             .into_iter()
             .map(|c| NameAndSocialId { company_name: c.company_name, social_id: c.social_id.to_string() })
             .collect(),
         pagination: page.pagination(found.total).into(),
-    }))
+    })
 }
 
 /// The social_id of the company that owns a web domain (or a name below it).

@@ -152,10 +152,14 @@ pub(crate) async fn own_company(app: &AppState, caller: &Caller) -> Result<Compa
 
 pub(crate) async fn own_company_unrated(app: &AppState, caller: &Caller) -> Result<Company, ApiError> {
     let own = caller.company.as_ref().ok_or(ApiError::Forbidden)?;
-    app.store().company_by_social_id(own).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))
+    if let Some(c) = app.company_cache().get(own) {
+        return Ok(c);
+    }
+    let c = app.store().company_by_social_id(own).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?;
+    app.company_cache().insert(own.clone(), c.clone());
+    Ok(c)
 }
 
-/// `searched_by` including lookups not yet written.
 /// What a company-info answer reads from the store, kept for the read cache's TTL: the
 /// company row as read, its IP count, its subsidiaries' names, and the lookup-flush
 /// generation of the read (`searched_by` is the row's count plus this process's pending
@@ -168,6 +172,7 @@ pub struct InfoParts {
     pub(crate) subsidiaries: Option<Vec<String>>,
 }
 
+/// `searched_by` including lookups not yet written.
 pub(crate) fn searched_by(app: &AppState, company: &Company) -> i64 {
     company.searched_by + app.lookups().pending(company.id)
 }

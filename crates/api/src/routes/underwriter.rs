@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Extension, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use model::{Company, Domain, Page, Severity};
 
 use crate::error::{self, ApiError};
@@ -569,22 +569,33 @@ pub async fn get_last_companies_scanned(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<LastScanned>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
+    // The same answer for every key not bound to a company (company 0 in the key).
+    if caller.company.is_none() {
+        return super::company_answer(app.clone(), 0, "underwriter::last_scanned", p.cache_key(), async move || {
+            last_scanned(&app, &caller, page).await
+        })
+        .await;
+    }
+    Ok(Json(last_scanned(&app, &caller, page).await?).into_response())
+}
+
+async fn last_scanned(app: &AppState, caller: &Caller, page: model::Page) -> Result<LastScanned, ApiError> {
     let last = match &caller.company {
         // A bound key sees its own companies only.
         Some(own) => {
-            let mut all = super::family(&app, own).await?;
+            let mut all = super::family(app, own).await?;
             all.retain(|c| c.last_scanned_at.is_some());
             all.sort_by(|a, b| b.last_scanned_at.cmp(&a.last_scanned_at).then(b.id.cmp(&a.id)));
             super::paginate(all, page)
         }
         None => app.store().last_scanned(page).await?,
     };
-    Ok(Json(LastScanned {
+    Ok(LastScanned {
         data: last.items.iter().map(Into::into).collect(),
         pagination: page.pagination(last.total).into(),
-    }))
+    })
 }
 
 /// Public incident history of a company.
