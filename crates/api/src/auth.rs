@@ -88,6 +88,8 @@ pub struct KeyCache {
     /// TTL: such a key is let through an address's failure limit (it is still looked up
     /// and checked), so a real client behind a busy address is not locked out.
     recent: Mutex<LruCache<String, Instant>>,
+    /// One reader of a key's record at a time (striped by the hash).
+    loading: [tokio::sync::Mutex<()>; 16],
 }
 
 /// Unknown keys remembered at most, and keys that authenticated recently.
@@ -103,6 +105,7 @@ impl KeyCache {
             good: TtlCache::new(ttl, 10_000),
             bad: Mutex::new(LruCache::new(BAD_KEYS)),
             recent: Mutex::new(LruCache::new(RECENT_KEYS)),
+            loading: Default::default(),
         }
     }
 
@@ -124,25 +127,42 @@ impl KeyCache {
         self.recent().insert(hash_key(secret), Instant::now());
     }
 
+    /// The key whose hash `secret` has: read at most the TTL ago (one caller reads it
+    /// again while the others use the kept record, so a busy key never makes every
+    /// request wait on the store at once), or none.
     pub async fn lookup(&self, store: &dyn store::Store, secret: &str) -> Result<Option<ApiKey>, ApiError> {
         let hash = hash_key(secret);
-        if let Some(key) = self.good.get(&hash) {
-            return Ok(Some(key));
-        }
-        if !self.ttl.is_zero() && self.bad().get(&hash).is_some_and(|at| at.elapsed() < self.ttl) {
+        if !self.ttl.is_zero()
+            && self.good.get(&hash).is_none()
+            && self.bad().get(&hash).is_some_and(|at| at.elapsed() < self.ttl)
+        {
             return Ok(None);
         }
-        let key = store.key_by_hash(&hash).await?;
-        // The index lookup found the row by hash; confirm in constant time anyway.
-        let key = key.filter(|k| bool::from(k.hash.as_bytes().ct_eq(hash.as_bytes())));
-        match &key {
-            Some(k) => self.good.insert(hash, k.clone()),
-            None if !self.ttl.is_zero() => {
-                self.bad().insert(hash, Instant::now());
+        let stripe = usize::from(hash.as_bytes().first().copied().unwrap_or(0)) % self.loading.len();
+        let found = self
+            .good
+            .get_or_load(
+                &hash,
+                &self.loading[stripe],
+                |_| true,
+                async || match store.key_by_hash(&hash).await {
+                    // The index lookup found the row by hash; confirm in constant time anyway.
+                    Ok(Some(k)) if bool::from(k.hash.as_bytes().ct_eq(hash.as_bytes())) => Ok(k),
+                    Ok(_) => Err(None),
+                    Err(e) => Err(Some(e)),
+                },
+            )
+            .await;
+        match found {
+            Ok(k) => Ok(Some(k)),
+            Err(None) => {
+                if !self.ttl.is_zero() {
+                    self.bad().insert(hash, Instant::now());
+                }
+                Ok(None)
             }
-            None => {}
+            Err(Some(e)) => Err(e.into()),
         }
-        Ok(key)
     }
 }
 

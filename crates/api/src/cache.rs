@@ -51,6 +51,66 @@ impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
         }
     }
 
+    /// The value for `key`, read at most `ttl` ago, loading it with `load` when needed,
+    /// with one caller loading at a time (`lock`, shared by the keys of a stripe):
+    /// - younger than half the TTL: the kept value;
+    /// - in the second half: the kept value, and the caller that gets `lock` without
+    ///   waiting loads it anew meanwhile (the others are not held up);
+    /// - absent or older than the TTL: loaded; callers that arrive while it loads wait
+    ///   for that load and take its value instead of loading again.
+    ///
+    /// Errors are not kept, nor values `keep` refuses (too large). With a TTL of zero
+    /// every call loads.
+    pub async fn get_or_load<E>(
+        &self,
+        key: &K,
+        lock: &tokio::sync::Mutex<()>,
+        keep: fn(&V) -> bool,
+        load: impl AsyncFnOnce() -> Result<V, E>,
+    ) -> Result<V, E>
+    where
+        K: Clone,
+    {
+        if self.ttl.is_zero() {
+            return load().await;
+        }
+        match self.aged(key) {
+            Some((v, age)) if age < self.ttl / 2 => return Ok(v),
+            Some((v, age)) if age < self.ttl => {
+                let Ok(_loading) = lock.try_lock() else { return Ok(v) };
+                // Another caller may have loaded it while this one took the lock.
+                if let Some((v, age)) = self.aged(key)
+                    && age < self.ttl / 2
+                {
+                    return Ok(v);
+                }
+                let v = load().await?;
+                if keep(&v) {
+                    self.insert(key.clone(), v.clone());
+                }
+                return Ok(v);
+            }
+            _ => {}
+        }
+        let _loading = lock.lock().await;
+        if let Some((v, age)) = self.aged(key)
+            && age < self.ttl
+        {
+            return Ok(v);
+        }
+        let v = load().await?;
+        if keep(&v) {
+            self.insert(key.clone(), v.clone());
+        }
+        Ok(v)
+    }
+
+    fn aged(&self, key: &K) -> Option<(V, Duration)> {
+        let map = self.map.read().ok()?;
+        let (v, at) = map.get(key)?;
+        Some((v.clone(), at.elapsed()))
+    }
+
     pub fn insert(&self, key: K, value: V) {
         if self.ttl.is_zero() {
             return;
@@ -91,5 +151,47 @@ mod tests {
         let off = TtlCache::new(Duration::ZERO, 10);
         off.insert(1, "a");
         assert_eq!(off.get(&1), None);
+    }
+
+    #[tokio::test]
+    async fn one_caller_loads_and_the_others_wait_for_it_or_take_the_kept_value() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicU32, Ordering};
+        let cache = Arc::new(TtlCache::new(Duration::from_millis(200), 10));
+        let lock = Arc::new(tokio::sync::Mutex::new(()));
+        let loads = Arc::new(AtomicU32::new(0));
+        let load = |loads: Arc<AtomicU32>| {
+            async move || {
+                loads.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Ok::<_, ()>(loads.load(Ordering::SeqCst))
+            }
+        };
+        // 20 callers of an absent key: one load, everyone gets its value.
+        let mut tasks = Vec::new();
+        for _ in 0..20 {
+            let (cache, lock, loads) = (cache.clone(), lock.clone(), loads.clone());
+            tasks.push(tokio::spawn(async move { cache.get_or_load(&1, &lock, |_| true, load(loads)).await }));
+        }
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), Ok(1));
+        }
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
+        // Young: kept. In the second half: kept for the callers while one loads anew.
+        assert_eq!(cache.get_or_load(&1, &lock, |_| true, load(loads.clone())).await, Ok(1));
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        let (a, b) = tokio::join!(
+            cache.get_or_load(&1, &lock, |_| true, load(loads.clone())),
+            cache.get_or_load(&1, &lock, |_| true, load(loads.clone()))
+        );
+        assert_eq!(loads.load(Ordering::SeqCst), 2, "one reload");
+        assert!(a == Ok(2) && b == Ok(1) || a == Ok(1) && b == Ok(2), "{a:?} {b:?}");
+        // Past the TTL nothing kept is served.
+        tokio::time::sleep(Duration::from_millis(220)).await;
+        assert_eq!(cache.get_or_load(&1, &lock, |_| true, load(loads.clone())).await, Ok(3));
+        // Errors are not kept; a TTL of zero always loads.
+        let off: TtlCache<i32, u32> = TtlCache::new(Duration::ZERO, 10);
+        assert_eq!(off.get_or_load(&1, &lock, |_| true, async || Err::<u32, ()>(())).await, Err(()));
+        assert_eq!(off.get_or_load(&1, &lock, |_| true, async || Ok::<u32, ()>(7)).await, Ok(7));
     }
 }

@@ -53,20 +53,23 @@ pub(crate) fn json_bytes(body: impl Into<axum::body::Bytes>) -> axum::response::
 
 /// The company `social_id` names, as the caller may see it.
 pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &SocialId) -> Result<Company, ApiError> {
-    let found = match app.company_cache().get(social_id) {
-        Some(c) => Some(c),
-        None => match app.store().company_by_social_id(social_id).await? {
-            Some(c) => {
-                app.company_cache().insert(social_id.clone(), c.clone());
-                Some(c)
-            }
-            None => match app.mock() {
-                Some(m) => app.store().company_by_social_id(&m.company).await?,
-                None => None,
-            },
+    let lock = app.fill_lock(social_id.as_str());
+    let kept = app.company_cache().get_or_load(
+        social_id,
+        lock,
+        |_| true,
+        async || {
+            app.store().company_by_social_id(social_id).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))
         },
+    );
+    let company = match (kept.await, app.mock()) {
+        (Err(ApiError::BadRequest(m)), Some(mock)) if m == error::COMPANY_NOT_FOUND => app
+            .store()
+            .company_by_social_id(&mock.company)
+            .await?
+            .ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?,
+        (found, _) => found?,
     };
-    let company = found.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?;
     may_see(app, caller, &company).await?;
     Ok(company)
 }
@@ -81,20 +84,21 @@ pub(crate) async fn company_answer<T: serde::Serialize>(
     params: String,
     build: impl AsyncFnOnce() -> Result<T, ApiError>,
 ) -> Result<axum::response::Response, ApiError> {
+    let stripe = format!("{company} {op} {params}");
     let key = (company, op, params);
-    if let Some(body) = app.answers().get(&key) {
-        return Ok(json_bytes(body));
-    }
-    let stripe = format!("{company} {op} {}", key.2);
-    let _filling = if app.answers().enabled() { Some(app.fill_lock(&stripe).lock().await) } else { None };
-    if let Some(body) = app.answers().get(&key) {
-        return Ok(json_bytes(body));
-    }
-    let body =
-        axum::body::Bytes::from(serde_json::to_vec(&build().await?).map_err(|e| ApiError::Internal(e.to_string()))?);
-    if body.len() <= crate::ANSWER_MAX {
-        app.answers().insert(key, body.clone());
-    }
+    let body = app
+        .answers()
+        .get_or_load(
+            &key,
+            app.fill_lock(&stripe),
+            |b| b.len() <= crate::ANSWER_MAX,
+            async || {
+                serde_json::to_vec(&build().await?)
+                    .map(axum::body::Bytes::from)
+                    .map_err(|e| ApiError::Internal(e.to_string()))
+            },
+        )
+        .await?;
     Ok(json_bytes(body))
 }
 
@@ -152,12 +156,14 @@ pub(crate) async fn own_company(app: &AppState, caller: &Caller) -> Result<Compa
 
 pub(crate) async fn own_company_unrated(app: &AppState, caller: &Caller) -> Result<Company, ApiError> {
     let own = caller.company.as_ref().ok_or(ApiError::Forbidden)?;
-    if let Some(c) = app.company_cache().get(own) {
-        return Ok(c);
-    }
-    let c = app.store().company_by_social_id(own).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?;
-    app.company_cache().insert(own.clone(), c.clone());
-    Ok(c)
+    let lock = app.fill_lock(own.as_str());
+    let found = app.company_cache().get_or_load(
+        own,
+        lock,
+        |_| true,
+        async || app.store().company_by_social_id(own).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND)),
+    );
+    found.await
 }
 
 /// What a company-info answer reads from the store, kept for the read cache's TTL: the
