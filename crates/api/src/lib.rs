@@ -172,9 +172,9 @@ struct Inner {
     cve_answers: cache::TtlCache<String, axum::body::Bytes>,
     /// One rebuild of a company's scores at a time (sharded by company).
     rebuilding: [tokio::sync::Mutex<()>; 16],
-    /// Held while a CVE answer is computed: the others asking for it wait and take it
-    /// from the cache instead of computing it again (striped by the answer's key).
-    filling: [tokio::sync::Mutex<()>; 16],
+    /// Held while a kept value is loaded: the others asking for it wait and take it
+    /// from the cache instead of loading it again (per cache, striped by the key).
+    filling: [[tokio::sync::Mutex<()>; 16]; 4],
     config: Config,
 }
 
@@ -247,12 +247,15 @@ impl AppState {
     pub(crate) fn scores_cache(&self) -> &cache::TtlCache<i64, axum::body::Bytes> {
         &self.0.scores
     }
-    pub(crate) fn fill_lock(&self, key: &str) -> &tokio::sync::Mutex<()> {
+    /// The lock a load of `key` into the cache `fill` takes. Each cache has locks of its
+    /// own: a load may read through another cache (an answer needs the company), never
+    /// the other way round, so locks are taken in one order and cannot deadlock.
+    pub(crate) fn fill_lock(&self, fill: Fill, key: &str) -> &tokio::sync::Mutex<()> {
         use std::hash::{Hash, Hasher};
         // A fixed hasher: the same key always takes the same stripe.
         let mut fixed = std::hash::DefaultHasher::new();
         key.hash(&mut fixed);
-        &self.0.filling[(fixed.finish() % 16) as usize]
+        &self.0.filling[fill as usize][(fixed.finish() % 16) as usize]
     }
     pub(crate) fn rebuild_lock(&self, company: i64) -> &tokio::sync::Mutex<()> {
         &self.0.rebuilding[company.rem_euclid(16) as usize]
@@ -275,6 +278,16 @@ impl AppState {
             tracing::warn!(error = %e, "could not write usage counters");
         }
     }
+}
+
+/// The caches whose loads are taken one at a time ([`AppState::fill_lock`]), in the order
+/// their locks may nest: an answer's load may read a company, not the reverse.
+#[derive(Clone, Copy)]
+pub(crate) enum Fill {
+    Answer = 0,
+    Info = 1,
+    Cve = 2,
+    Company = 3,
 }
 
 /// CVE search answers kept; with answers of at most [`CVE_ANSWER_MAX`] bytes this

@@ -43,19 +43,13 @@ pub(crate) async fn company_info(
     with_subsidiaries: bool,
 ) -> Result<CompanyInfo, ApiError> {
     let key = (c.id, with_subsidiaries);
-    // Kept parts serve while no lookup flush happened since they were read (then the
-    // row's count plus the pending lookups is exact in this process).
-    // The generation is read again after the pending count (a seqlock): a flush that
-    // moved pending lookups into the store meanwhile sends the request the slow way.
-    if let Some(parts) = app.info_cache().get(&key)
-        && parts.generation == app.lookups().generation()
-        && parts.generation.is_multiple_of(2)
-    {
-        let row = parts.company.as_ref().unwrap_or(c);
-        let searched_by = super::searched_by(app, row);
-        if parts.generation == app.lookups().generation() {
-            return Ok(CompanyInfo::new(row, searched_by, parts.ip_addresses, parts.subsidiaries));
-        }
+    if let Some(info) = kept_info(app, c, &key) {
+        return Ok(info);
+    }
+    // One caller reads the parts; the others asking at the same time wait and take them.
+    let _reading = app.fill_lock(crate::Fill::Info, &format!("info {} {with_subsidiaries}", c.id)).lock().await;
+    if let Some(info) = kept_info(app, c, &key) {
+        return Ok(info);
     }
     // Read afresh: `searched_by` moves with every lookup (and not across a flush of
     // the pending lookups, which would count a batch twice or not at all).
@@ -82,6 +76,21 @@ pub(crate) async fn company_info(
         super::InfoParts { generation, company: fresh, ip_addresses: counts.ip_addresses, subsidiaries: subs },
     );
     Ok(info)
+}
+
+/// A company-info answer from kept parts, while no lookup flush happened since they were
+/// read (then the row's count plus the pending lookups is exact in this process). The
+/// generation is read again after the pending count (a seqlock): a flush that moved
+/// pending lookups into the store meanwhile sends the request the slow way.
+fn kept_info(app: &AppState, c: &Company, key: &(i64, bool)) -> Option<CompanyInfo> {
+    let parts = app.info_cache().get(key)?;
+    if parts.generation != app.lookups().generation() || !parts.generation.is_multiple_of(2) {
+        return None;
+    }
+    let row = parts.company.as_ref().unwrap_or(c);
+    let searched_by = super::searched_by(app, row);
+    (parts.generation == app.lookups().generation())
+        .then(|| CompanyInfo::new(row, searched_by, parts.ip_addresses, parts.subsidiaries.clone()))
 }
 
 pub(crate) async fn applications(app: &AppState, c: Company, page: Page) -> Result<ApplicationsAssets, ApiError> {

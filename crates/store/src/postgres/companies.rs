@@ -174,17 +174,30 @@ impl crate::Companies for PgStore {
         let now = rfc3339(OffsetDateTime::now_utc());
         let mut tx = self.begin().await?;
         if state == SubsidiaryState::Pending {
-            let open: Option<i64> = sqlx::query_scalar(
-                "SELECT id FROM subsidiary_requests WHERE parent_id = $1 AND child_id = $2 AND state = 'pending'",
+            // Two processes asking at once: the unique index on pending requests lets one
+            // insert; the other waits for it, inserts nothing, and reads its id.
+            let inserted: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO subsidiary_requests (parent_id, child_id, key_id, state, created_at) \
+                 VALUES ($1, $2, $3, 'pending', $4) ON CONFLICT DO NOTHING RETURNING id",
             )
             .bind(parent)
             .bind(child)
+            .bind(key_id)
+            .bind(&now)
             .fetch_optional(&mut *tx)
             .await?;
-            if let Some(id) = open {
-                tx.commit().await?;
-                return Ok(id);
-            }
+            let id = match inserted {
+                Some(id) => id,
+                None => sqlx::query_scalar(
+                    "SELECT id FROM subsidiary_requests WHERE parent_id = $1 AND child_id = $2 AND state = 'pending'",
+                )
+                .bind(parent)
+                .bind(child)
+                .fetch_one(&mut *tx)
+                .await?,
+            };
+            tx.commit().await?;
+            return Ok(id);
         }
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO subsidiary_requests (parent_id, child_id, key_id, state, created_at) VALUES ($1, $2, $3, $4, $5) \

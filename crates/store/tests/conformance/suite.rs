@@ -218,6 +218,15 @@ pub async fn subsidiary_requests(store: &dyn Store) {
     assert!(store.subsidiary_requests(Some(S::Pending)).await.unwrap().is_empty());
     assert_eq!(store.subsidiary_requests(None).await.unwrap().len(), 3);
     assert!(store.record_subsidiary_request(parent.id, parent.id, None, S::Pending).await.is_err());
+
+    // Asked for at the same moment (several API processes on one database): one pending
+    // request, and every caller is told its id.
+    let raced = save("req-raced").await;
+    let asks = (0..8).map(|_| store.record_subsidiary_request(parent.id, raced.id, Some(9), S::Pending));
+    let answers: Vec<i64> = futures_util::future::join_all(asks).await.into_iter().map(Result::unwrap).collect();
+    assert!(answers.windows(2).all(|w| w[0] == w[1]), "{answers:?}");
+    let pending = store.subsidiary_requests(Some(S::Pending)).await.unwrap();
+    assert_eq!(pending.iter().filter(|r| r.child.as_str() == "req-raced").count(), 1);
 }
 
 /// Batches written several to a transaction end as one `upsert_cves` after the other
