@@ -25,30 +25,12 @@ impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
         !self.ttl.is_zero()
     }
 
+    /// The value kept for `key` if it was read less than the TTL ago.
     pub fn get(&self, key: &K) -> Option<V> {
-        match self.lookup(key) {
-            Some((v, true)) => Some(v),
-            _ => None,
-        }
-    }
-
-    /// The entry and whether it is fresh. An entry past `ttl` but younger than twice
-    /// that is returned as stale, so that one caller can rebuild it while the others
-    /// keep being served.
-    pub fn lookup(&self, key: &K) -> Option<(V, bool)> {
         if self.ttl.is_zero() {
             return None;
         }
-        let map = self.map.read().ok()?;
-        let (v, at) = map.get(key)?;
-        let age = at.elapsed();
-        if age < self.ttl {
-            Some((v.clone(), true))
-        } else if age < self.ttl * 2 {
-            Some((v.clone(), false))
-        } else {
-            None
-        }
+        self.aged(key).filter(|(_, age)| *age < self.ttl).map(|(v, _)| v)
     }
 
     /// The value for `key`, read at most `ttl` ago, loading it with `load` when needed,
@@ -140,10 +122,7 @@ mod tests {
         c.insert(1, "a");
         assert_eq!(c.get(&1), Some("a"));
         std::thread::sleep(Duration::from_millis(40));
-        assert_eq!(c.get(&1), None);
-        assert_eq!(c.lookup(&1), Some(("a", false)), "stale, still usable");
-        std::thread::sleep(Duration::from_millis(30));
-        assert_eq!(c.lookup(&1), None);
+        assert_eq!(c.get(&1), None, "expired");
         c.insert(1, "a");
         c.insert(2, "b");
         c.insert(3, "c");

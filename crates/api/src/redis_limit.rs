@@ -166,7 +166,7 @@ impl RedisLimiter {
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(REDIS_DEADLINE)
             .set_response_timeout(REDIS_DEADLINE)
-            .set_number_of_retries(1)
+            .set_number_of_retries(0)
             .set_max_delay(RETRY_AFTER_DOWN.as_millis().try_into().unwrap_or(1000));
         let made =
             tokio::time::timeout(REDIS_DEADLINE * 2, ConnectionManager::new_with_config(self.client.clone(), config))

@@ -202,35 +202,24 @@ pub(crate) async fn sbom_domain(
     })
 }
 
-/// The scores response as JSON, from the read cache when it is fresh.
+/// The scores response as JSON, from the read cache (refreshed ahead by one caller,
+/// built once for everyone asking when absent: [`crate::cache::TtlCache::get_or_load`]).
 pub(crate) async fn scores_json(app: &AppState, c: Company) -> Result<Response, ApiError> {
     let id = c.id;
-    let lock = app.rebuild_lock(id);
-    let body = match app.scores_cache().lookup(&id) {
-        Some((body, true)) => body,
-        // Stale: one caller rebuilds, the others are served the previous answer.
-        Some((body, false)) => match lock.try_lock() {
-            Ok(_rebuilding) => rebuild_scores(app, c).await?,
-            Err(_) => body,
-        },
-        // Missing: one caller builds, the others wait for it rather than all building.
-        None => {
-            let _rebuilding = lock.lock().await;
-            match app.scores_cache().get(&id) {
-                Some(body) => body,
-                None => rebuild_scores(app, c).await?,
-            }
-        }
-    };
+    let body = app
+        .scores_cache()
+        .get_or_load(
+            &id,
+            app.rebuild_lock(id),
+            |_| true,
+            async || {
+                serde_json::to_vec(&scores(app, c).await?)
+                    .map(Bytes::from)
+                    .map_err(|e| ApiError::Internal(e.to_string()))
+            },
+        )
+        .await?;
     Ok(super::json_bytes(body))
-}
-
-async fn rebuild_scores(app: &AppState, c: Company) -> Result<Bytes, ApiError> {
-    let id = c.id;
-    let json = serde_json::to_vec(&scores(app, c).await?).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let body = Bytes::from(json);
-    app.scores_cache().insert(id, body.clone());
-    Ok(body)
 }
 
 pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, ApiError> {
