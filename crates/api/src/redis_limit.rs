@@ -87,7 +87,9 @@ return {0, minute + 1}
 /// The limiter every API process shares through one Redis.
 pub struct RedisLimiter {
     client: redis::Client,
-    connection: tokio::sync::Mutex<Option<ConnectionManager>>,
+    /// Made on first use; requests arriving while it is made wait for it (within the
+    /// deadline). A failed connect leaves it empty, to be tried again.
+    connection: tokio::sync::OnceCell<ConnectionManager>,
     script: redis::Script,
     prefix: String,
     store: Arc<dyn Store>,
@@ -116,7 +118,7 @@ impl RedisLimiter {
         let client = redis::Client::open(url).map_err(|e| RedisUrlError(e.to_string()))?;
         Ok(Self {
             client,
-            connection: tokio::sync::Mutex::new(None),
+            connection: tokio::sync::OnceCell::new(),
             script: redis::Script::new(SCRIPT),
             prefix: prefix.to_owned(),
             fallback: MemoryLimiter::new(store.clone()),
@@ -154,27 +156,21 @@ impl RedisLimiter {
     }
 
     /// The shared connection, made on first use (or again after a failed first connect).
+    /// A `ConnectionManager` is a handle: cloning it shares the one multiplexed connection.
     async fn connection(&self) -> Result<ConnectionManager, String> {
-        let mut held = match self.connection.try_lock() {
-            Ok(held) => held,
-            // Another request is connecting: this one does not queue behind it.
-            Err(_) => return Err("connecting".into()),
-        };
-        if let Some(c) = held.as_ref() {
-            return Ok(c.clone());
+        let made = self.connection.get_or_try_init(|| async {
+            let config = ConnectionManagerConfig::new()
+                .set_connection_timeout(REDIS_DEADLINE)
+                .set_response_timeout(REDIS_DEADLINE)
+                .set_number_of_retries(0)
+                .set_max_delay(RETRY_AFTER_DOWN.as_millis().try_into().unwrap_or(1000));
+            ConnectionManager::new_with_config(self.client.clone(), config).await.map_err(|e| e.to_string())
+        });
+        match tokio::time::timeout(REDIS_DEADLINE * 2, made).await {
+            Ok(Ok(c)) => Ok(c.clone()),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err("connect timed out".to_owned()),
         }
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(REDIS_DEADLINE)
-            .set_response_timeout(REDIS_DEADLINE)
-            .set_number_of_retries(0)
-            .set_max_delay(RETRY_AFTER_DOWN.as_millis().try_into().unwrap_or(1000));
-        let made =
-            tokio::time::timeout(REDIS_DEADLINE * 2, ConnectionManager::new_with_config(self.client.clone(), config))
-                .await
-                .map_err(|_| "connect timed out".to_owned())?
-                .map_err(|e| e.to_string())?;
-        *held = Some(made.clone());
-        Ok(made)
     }
 
     async fn run(&self, keys: [&str; 2], args: (u32, u64, Option<u64>, u64)) -> Result<(i64, i64), String> {

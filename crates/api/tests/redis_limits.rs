@@ -103,6 +103,33 @@ async fn a_per_minute_limit_holds_exactly_across_processes() {
     cleanup(&mut con, &prefix).await;
 }
 
+/// Many requests at once on one process: each is decided by Redis (none is refused as if
+/// Redis were down because another request was using or making the connection).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_share_one_connection() {
+    let Some(mut con) = redis().await else { return };
+    let prefix = Prefix::new("burst");
+    let (store, key) = store_with_key(100, 0).await;
+    let limiter = Arc::new(RedisLimiter::new(REDIS, &prefix.0, store, FailPolicy::Closed).unwrap());
+    inside_one_minute().await;
+    let tasks: Vec<_> = (0..200)
+        .map(|_| {
+            let (limiter, key) = (limiter.clone(), key.clone());
+            tokio::spawn(async move { limiter.check(&key).await })
+        })
+        .collect();
+    let (mut ok, mut limited, mut busy) = (0, 0, 0);
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(Ok(())) => ok += 1,
+            Ok(Err(_)) => limited += 1,
+            Err(_) => busy += 1,
+        }
+    }
+    assert_eq!((ok, limited, busy), (100, 100, 0));
+    cleanup(&mut con, &prefix).await;
+}
+
 #[tokio::test]
 async fn the_monthly_quota_is_shared_seeded_from_the_store_and_reseeded_when_redis_forgets() {
     let Some(mut con) = redis().await else { return };
