@@ -230,6 +230,10 @@ impl RedisLimiter {
 impl RateLimiter for RedisLimiter {
     async fn check(&self, key: &ApiKey) -> Result<Result<(), Limited>, StoreError> {
         if key.per_minute == 0 && key.monthly == 0 {
+            // Nothing to decide, so Redis is not asked; the request still counts in the
+            // store's monthly usage, as with the in-memory limiter.
+            let month = model::timefmt::month(OffsetDateTime::now_utc());
+            *self.pending.lock().unwrap_or_else(|p| p.into_inner()).entry((key.id, month)).or_default() += 1;
             return Ok(Ok(()));
         }
         if !self.down() {

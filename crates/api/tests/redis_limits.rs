@@ -184,9 +184,14 @@ async fn without_redis_open_limits_per_process_and_closed_refuses() {
     let closed = RedisLimiter::new(NO_REDIS, "rampart-test:down", store.clone(), FailPolicy::Closed).unwrap();
     assert!(matches!(closed.check(&key).await, Err(store::StoreError::Busy)), "closed: 503");
 
-    // A key without limits never needs Redis.
-    let (_, free) = store_with_key(0, 0).await;
-    assert!(closed.check(&free).await.unwrap().is_ok());
+    // A key without limits never needs Redis, and its requests still count as usage.
+    let (free_store, free) = store_with_key(0, 0).await;
+    let unlimited = RedisLimiter::new(NO_REDIS, "rampart-test:down", free_store.clone(), FailPolicy::Closed).unwrap();
+    for _ in 0..3 {
+        assert!(unlimited.check(&free).await.unwrap().is_ok());
+    }
+    unlimited.flush().await.unwrap();
+    assert_eq!(free_store.usage(free.id, &month).await.unwrap(), 3);
 }
 
 #[test]
