@@ -28,18 +28,19 @@ bin=./target/release
 export PGOPTIONS='-c client_min_messages=warning'
 
 work=$(mktemp -d)
-schemas=()
 cleanup() {
     kill $(jobs -p) 2>/dev/null || true
     wait 2>/dev/null || true
-    for s in "${schemas[@]}"; do psql -q "$PG" -c "DROP SCHEMA IF EXISTS $s CASCADE" >/dev/null 2>&1 || true; done
+    # The schemas made (in subshells: `$(schema …)`) are listed in a file.
+    while read -r s; do psql -q "$PG" -c "DROP SCHEMA IF EXISTS $s CASCADE" >/dev/null 2>&1 || true; done \
+        < <(cat "$work/schemas" 2>/dev/null)
     rm -rf "$work"
 }
 trap cleanup EXIT
 schema() { # a new schema; prints its database URL
     local s="bench_$$_$1"
     psql -q "$PG" -c "DROP SCHEMA IF EXISTS $s CASCADE; CREATE SCHEMA $s" >/dev/null
-    schemas+=("$s")
+    echo "$s" >>"$work/schemas"
     echo "$PG?options=-c%20search_path%3D$s"
 }
 
