@@ -20,11 +20,6 @@ impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
         Self { ttl, max, map: RwLock::new(HashMap::new()) }
     }
 
-    /// Whether entries are kept at all (a TTL of zero keeps none).
-    pub fn enabled(&self) -> bool {
-        !self.ttl.is_zero()
-    }
-
     /// The value kept for `key` if it was read less than the TTL ago.
     pub fn get(&self, key: &K) -> Option<V> {
         if self.ttl.is_zero() {

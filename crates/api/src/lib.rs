@@ -171,10 +171,9 @@ struct Inner {
     /// Recent answers of the CVE searches, by query.
     cve_answers: cache::TtlCache<String, axum::body::Bytes>,
     /// One rebuild of a company's scores at a time (sharded by company).
-    rebuilding: [tokio::sync::Mutex<()>; 16],
     /// Held while a kept value is loaded: the others asking for it wait and take it
     /// from the cache instead of loading it again (per cache, striped by the key).
-    filling: [[tokio::sync::Mutex<()>; 16]; 4],
+    filling: [[tokio::sync::Mutex<()>; 16]; 5],
     config: Config,
 }
 
@@ -193,7 +192,6 @@ impl AppState {
             by_domain: cache::TtlCache::new(config.read_cache_ttl, 100_000),
             scores: cache::TtlCache::new(config.read_cache_ttl, 10_000),
             cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS),
-            rebuilding: Default::default(),
             filling: Default::default(),
             store,
             limiter,
@@ -250,15 +248,12 @@ impl AppState {
     /// The lock a load of `key` into the cache `fill` takes. Each cache has locks of its
     /// own: a load may read through another cache (an answer needs the company), never
     /// the other way round, so locks are taken in one order and cannot deadlock.
-    pub(crate) fn fill_lock(&self, fill: Fill, key: &str) -> &tokio::sync::Mutex<()> {
-        use std::hash::{Hash, Hasher};
+    pub(crate) fn fill_lock(&self, fill: Fill, key: &impl std::hash::Hash) -> &tokio::sync::Mutex<()> {
+        use std::hash::Hasher;
         // A fixed hasher: the same key always takes the same stripe.
         let mut fixed = std::hash::DefaultHasher::new();
         key.hash(&mut fixed);
         &self.0.filling[fill as usize][(fixed.finish() % 16) as usize]
-    }
-    pub(crate) fn rebuild_lock(&self, company: i64) -> &tokio::sync::Mutex<()> {
-        &self.0.rebuilding[company.rem_euclid(16) as usize]
     }
     /// Forgets cached reads after a write through this process.
     pub(crate) fn invalidate(&self) {
@@ -287,7 +282,8 @@ pub(crate) enum Fill {
     Answer = 0,
     Info = 1,
     Cve = 2,
-    Company = 3,
+    Scores = 3,
+    Company = 4,
 }
 
 /// CVE search answers kept; with answers of at most [`CVE_ANSWER_MAX`] bytes this

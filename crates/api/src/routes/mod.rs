@@ -53,7 +53,7 @@ pub(crate) fn json_bytes(body: impl Into<axum::body::Bytes>) -> axum::response::
 
 /// The company `social_id` names, as the caller may see it.
 pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &SocialId) -> Result<Company, ApiError> {
-    let lock = app.fill_lock(crate::Fill::Company, social_id.as_str());
+    let lock = app.fill_lock(crate::Fill::Company, social_id);
     let kept = app.company_cache().get_or_load(
         social_id,
         lock,
@@ -84,13 +84,12 @@ pub(crate) async fn company_answer<T: serde::Serialize>(
     params: String,
     build: impl AsyncFnOnce() -> Result<T, ApiError>,
 ) -> Result<axum::response::Response, ApiError> {
-    let stripe = format!("{company} {op} {params}");
     let key = (company, op, params);
     let body = app
         .answers()
         .get_or_load(
             &key,
-            app.fill_lock(crate::Fill::Answer, &stripe),
+            app.fill_lock(crate::Fill::Answer, &key),
             |b| b.len() <= crate::ANSWER_MAX,
             async || {
                 serde_json::to_vec(&build().await?)
@@ -156,7 +155,7 @@ pub(crate) async fn own_company(app: &AppState, caller: &Caller) -> Result<Compa
 
 pub(crate) async fn own_company_unrated(app: &AppState, caller: &Caller) -> Result<Company, ApiError> {
     let own = caller.company.as_ref().ok_or(ApiError::Forbidden)?;
-    let lock = app.fill_lock(crate::Fill::Company, own.as_str());
+    let lock = app.fill_lock(crate::Fill::Company, own);
     let found = app.company_cache().get_or_load(
         own,
         lock,

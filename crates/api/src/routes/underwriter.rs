@@ -47,7 +47,7 @@ pub(crate) async fn company_info(
         return Ok(info);
     }
     // One caller reads the parts; the others asking at the same time wait and take them.
-    let _reading = app.fill_lock(crate::Fill::Info, &format!("info {} {with_subsidiaries}", c.id)).lock().await;
+    let _reading = app.fill_lock(crate::Fill::Info, &key).lock().await;
     if let Some(info) = kept_info(app, c, &key) {
         return Ok(info);
     }
@@ -210,7 +210,7 @@ pub(crate) async fn scores_json(app: &AppState, c: Company) -> Result<Response, 
         .scores_cache()
         .get_or_load(
             &id,
-            app.rebuild_lock(id),
+            app.fill_lock(crate::Fill::Scores, &id),
             |_| true,
             async || {
                 serde_json::to_vec(&scores(app, c).await?)
