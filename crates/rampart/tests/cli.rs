@@ -3,16 +3,13 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn rampart() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rampart"));
-    c.env_remove("RAMPART_DB").env_remove("RAMPART_LISTEN").env("RAMPART_LOG", "warn");
-    c
-}
+mod common;
+use common::{Server, free_port, rampart, wait_healthy};
 
 fn run(args: &[&str]) -> Output {
     rampart().args(args).output().expect("run rampart")
@@ -21,43 +18,6 @@ fn run(args: &[&str]) -> Output {
 fn sample(file: &str) -> String {
     let krate = if file == "cves.jsonl" { "vulndb" } else { "intel" };
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(krate).join("sample").join(file).display().to_string()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
-}
-
-/// A child process that is stopped with SIGTERM when dropped, and killed if it has not
-/// ended 20 seconds later (so a failing test ends instead of waiting on its child).
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if !matches!(self.0.try_wait(), Ok(None)) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        eprintln!("the child {} did not end 20 s after SIGTERM: killed", self.0.id());
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-async fn wait_healthy(base: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if let Ok(r) = reqwest::get(format!("{base}/healthz")).await
-            && r.status().is_success()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("server at {base} did not come up");
 }
 
 async fn get(url: &str, key: Option<&str>) -> (u16, Value) {

@@ -3,41 +3,16 @@
 //! them. Needs the PostgreSQL and Redis of this machine; skips with the reason when they
 //! are absent, and fails in CI.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use store::prelude::*;
 
+mod common;
+use common::{Server, free_port, rampart, wait_healthy};
+
 const COMPANIES: usize = 200;
 const REDIS: &str = "redis://127.0.0.1:6379";
-
-fn rampart() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rampart"));
-    c.env_remove("RAMPART_DB").env_remove("RAMPART_LISTEN").env("RAMPART_LOG", "warn").stdout(Stdio::null());
-    c
-}
-
-/// A child process, stopped (TERM, then KILL) when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if !matches!(self.0.try_wait(), Ok(None)) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 async fn redis_reachable() -> bool {
     let reached = tokio::time::timeout(Duration::from_secs(2), tokio::net::TcpStream::connect("127.0.0.1:6379")).await;
@@ -83,19 +58,6 @@ fn generated_lab(n: usize) -> lab::LabFile {
 
 async fn get(client: &reqwest::Client, url: &str, key: &str) -> u16 {
     client.get(url).header("apikey", key).send().await.expect("request").status().as_u16()
-}
-
-async fn wait_healthy(base: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if let Ok(r) = reqwest::get(format!("{base}/healthz")).await
-            && r.status().is_success()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("server at {base} did not come up");
 }
 
 fn create_key(db: &str, name: &str, per_minute: u32) -> String {
@@ -152,7 +114,7 @@ async fn two_api_and_two_worker_processes_share_one_postgresql() {
 
     let prefix = format!("rampart-test:scale:{}", std::process::id());
     let serve = |port: u16| {
-        Proc(
+        Server(
             rampart()
                 .args(["serve", "--db", &db, "--listen", &format!("127.0.0.1:{port}")])
                 .args(["--limits", REDIS, "--limits-prefix", &prefix, "--limits-fail", "closed"])
@@ -170,7 +132,7 @@ async fn two_api_and_two_worker_processes_share_one_postgresql() {
     let apis = [serve(pa), serve(pb)];
     let started = Instant::now();
     let mut doomed = worker();
-    let _survivor = Proc(worker());
+    let _survivor = Server(worker());
     let bases = [format!("http://127.0.0.1:{pa}"), format!("http://127.0.0.1:{pb}")];
     for base in &bases {
         wait_healthy(base).await;
