@@ -83,13 +83,17 @@ impl Default for Config {
 /// that reading a company's score costs no write.
 ///
 /// A reader adds the pending count to the stored one; a flush writes a batch and then
-/// takes it off the pending counts, so a read that straddles a flush could count a
-/// batch twice or not at all. `flushes` is odd while a flush is under way and moves on
-/// with each one: a reader that sees it odd or changed reads again ([`Lookups::read`]).
+/// takes it off the pending counts, so a read that straddles a flush would count a
+/// batch twice or not at all. A flush therefore holds `gate` for writing from before its
+/// write to after the subtraction, and [`Lookups::read`] holds it for reading: no read
+/// overlaps a flush (the flush waits for reads under way; reads wait for the flush).
+/// `flushes` moves on by two with each flush (odd while one is under way), so what was
+/// read under one generation can be reused without the gate while it has not moved.
 #[derive(Default)]
 pub struct Lookups {
     pending: Mutex<HashMap<i64, i64>>,
     flushes: std::sync::atomic::AtomicU64,
+    gate: tokio::sync::RwLock<()>,
 }
 
 impl Lookups {
@@ -110,27 +114,23 @@ impl Lookups {
         self.flushes.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Runs `read` (which reads stored counts and adds [`Lookups::pending`]) until no
-    /// flush overlapped it, at most four times.
-    pub async fn read<T, F, Fut>(&self, mut read: F) -> T
+    /// Runs `read` (which reads stored counts and adds [`Lookups::pending`]) while no
+    /// flush can run: the stored and the pending count it sees add up exactly.
+    pub async fn read<T, F, Fut>(&self, read: F) -> T
     where
-        F: FnMut() -> Fut,
+        F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = T>,
     {
-        let mut tries = 0;
-        loop {
-            let before = self.generation();
-            let value = read().await;
-            tries += 1;
-            if (before.is_multiple_of(2) && self.generation() == before) || tries == 4 {
-                return value;
-            }
-            tokio::task::yield_now().await;
-        }
+        let _no_flush = self.gate.read().await;
+        read().await
     }
 
     pub async fn flush(&self, store: &dyn Store) -> Result<(), store::StoreError> {
         use std::sync::atomic::Ordering::SeqCst;
+        if self.map().is_empty() {
+            return Ok(());
+        }
+        let _alone = self.gate.write().await;
         let batch: Vec<(i64, i64)> = self.map().iter().map(|(k, v)| (*k, *v)).collect();
         if batch.is_empty() {
             return Ok(());

@@ -432,6 +432,59 @@ async fn cached_company_info_counts_every_lookup() {
     }
 }
 
+/// A read of stored plus pending lookups never overlaps a flush: with flushes running
+/// back to back on another thread, every read lies between the lookups recorded before
+/// it started and those recorded when it ended (a read straddling a flush would count
+/// a batch twice or not at all).
+#[tokio::test(flavor = "multi_thread", worker_threads = 3)]
+async fn lookup_reads_never_straddle_a_flush() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering::SeqCst};
+    const FLUSHES: i64 = 300;
+    let app = TestApp::spawn().await;
+    let acme = model::SocialId::parse("acme-robotics").unwrap();
+    let company = app.store.company_by_social_id(&acme).await.unwrap().unwrap();
+    let base = company.searched_by;
+    let lookups = Arc::new(api::Lookups::default());
+    let recorded = Arc::new(AtomicI64::new(0));
+    let flusher = {
+        let (lookups, store, recorded) = (lookups.clone(), app.store.clone(), recorded.clone());
+        tokio::spawn(async move {
+            for _ in 0..FLUSHES {
+                lookups.record(company.id);
+                recorded.fetch_add(1, SeqCst);
+                lookups.flush(&*store).await.unwrap();
+            }
+        })
+    };
+    let mut readers = Vec::new();
+    for _ in 0..2 {
+        let (lookups, store, recorded, acme) = (lookups.clone(), app.store.clone(), recorded.clone(), acme.clone());
+        readers.push(tokio::spawn(async move {
+            let mut reads = 0;
+            loop {
+                let low = recorded.load(SeqCst);
+                let seen = lookups
+                    .read(|| async {
+                        let row = store.company_by_social_id(&acme).await.unwrap().unwrap();
+                        row.searched_by + lookups.pending(row.id)
+                    })
+                    .await;
+                let high = recorded.load(SeqCst);
+                assert!((base + low..=base + high).contains(&seen), "read {seen}, recorded {low}..={high} on {base}");
+                reads += 1;
+                if high >= FLUSHES {
+                    return reads;
+                }
+            }
+        }));
+    }
+    flusher.await.unwrap();
+    for r in readers {
+        assert!(r.await.unwrap() > 0);
+    }
+}
+
 #[tokio::test]
 async fn reads_are_cached_briefly_and_writes_through_the_api_clear_them() {
     let app = TestApp::spawn_with(api::Config {
