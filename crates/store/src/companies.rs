@@ -23,6 +23,15 @@ pub struct CompanySnapshot {
     pub incidents: Vec<Incident>,
 }
 
+/// The versions of the stored data ([`Companies::data_versions`]): `company` moves with
+/// every write of companies and what is recorded about them, `cve` with every write of
+/// the vulnerability data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DataVersions {
+    pub company: i64,
+    pub cve: i64,
+}
+
 /// Where an add-subsidiary request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubsidiaryState {
@@ -100,6 +109,10 @@ pub trait Companies: Send + Sync + 'static {
 
     /// The DKIM selectors the company names (empty when it names none).
     async fn dkim_selectors(&self, company: i64) -> Result<Vec<String>>;
+
+    /// The versions of the stored data, moved on by every write of it (whoever writes):
+    /// what read caches are keyed by. Lookup counts do not move them.
+    async fn data_versions(&self) -> Result<DataVersions>;
 
     /// Adds lookups to `searched_by`: (company row id, count).
     async fn add_lookups(&self, counts: &[(i64, i64)]) -> Result<()>;

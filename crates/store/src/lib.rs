@@ -29,7 +29,7 @@ pub mod testkit;
 
 pub use alloc::tune_allocator;
 pub use assets::{Assets, CompanyCounts, HostComponents};
-pub use companies::{Companies, CompanySnapshot, SubsidiaryRequest, SubsidiaryState};
+pub use companies::{Companies, CompanySnapshot, DataVersions, SubsidiaryRequest, SubsidiaryState};
 pub use cve::Intel;
 pub use findings::{FindingFilter, Findings, ScanOutcome, ScanScope, finding_subject};
 pub use incidents::Incidents;

@@ -45,6 +45,7 @@ mod queue;
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "schema", include_str!("../../migrations/postgres/0001_schema.sql")),
     (2, "job_scheduling", include_str!("../../migrations/postgres/0002_job_scheduling.sql")),
+    (3, "data_versions", include_str!("../../migrations/postgres/0003_data_versions.sql")),
 ]);
 
 /// The channel a queued job is announced on.

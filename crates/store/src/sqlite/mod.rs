@@ -68,6 +68,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (17, "dkim_selectors", include_str!("../../migrations/sqlite/0017_dkim_selectors.sql")),
     (18, "component_checks", include_str!("../../migrations/sqlite/0018_component_checks.sql")),
     (19, "job_scheduling", include_str!("../../migrations/sqlite/0019_job_scheduling.sql")),
+    (20, "data_versions", include_str!("../../migrations/sqlite/0020_data_versions.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).

@@ -1056,6 +1056,55 @@ pub async fn cves(store: &dyn Store) {
     assert!(store.cve_candidates(&k10).await.unwrap().is_empty(), "the older records' rows are not kept");
 }
 
+/// Every write of company data moves the company version, every write of vulnerability
+/// data the CVE version; lookups, keys, usage and jobs move neither. Read caches are
+/// keyed by these, so a write that did not move them would be served stale.
+pub async fn data_versions(store: &dyn Store) {
+    let v = || async { store.data_versions().await.unwrap() };
+    let start = v().await;
+    let c = store.save_company(&CompanySnapshot { profile: profile("acme", "Acme", "acme.example"), ..Default::default() }).await.unwrap();
+    let d = store.save_company(&CompanySnapshot { profile: profile("acme-de", "Acme DE", "acme.de"), ..Default::default() }).await.unwrap();
+    let mut last = v().await;
+    assert!(last.company > start.company && last.cve == start.cve, "{start:?} then {last:?}");
+    // What moves the company version, one write at a time.
+    let mut moved = |what: &str, now: store::DataVersions| {
+        assert!(now.company > last.company && now.cve == last.cve, "{what}: {last:?} then {now:?}");
+        last = now;
+    };
+    store.set_scan_error(c.id, Some("no answer")).await.unwrap();
+    moved("a scan error", v().await);
+    store.set_dkim_selectors(c.id, &["s1".to_owned()]).await.unwrap();
+    moved("DKIM selectors", v().await);
+    store.link_subsidiary(c.id, d.id).await.unwrap();
+    moved("a subsidiary linked", v().await);
+    store.replace_rating(c.id, &snapshot(71.0, "2026-03-01T00:00:00Z")).await.unwrap();
+    moved("a rating", v().await);
+    store.unlink_subsidiary(c.id, d.id).await.unwrap();
+    moved("a subsidiary unlinked", v().await);
+    // What does not.
+    store.add_lookups(&[(c.id, 3)]).await.unwrap();
+    store
+        .create_key(&NewApiKey {
+            name: "k".into(),
+            prefix: "rk_dv0001".into(),
+            hash: "ef".repeat(32),
+            scopes: vec![Scope::General],
+            company: None,
+            per_minute: 60,
+            monthly: 10_000,
+        })
+        .await
+        .unwrap();
+    store.enqueue(&model::JobSpec::Scan { social_id: sid("acme") }).await.unwrap();
+    store.set_feed_state("nvd", "2026-11-01").await.unwrap();
+    assert_eq!(v().await, last, "lookups, keys, jobs and feed state move no version");
+    assert_eq!(store.company_by_social_id(&sid("acme")).await.unwrap().unwrap().searched_by, 3);
+    // Vulnerability data moves the CVE version only.
+    store.upsert_cves(&[stored("CVE-2027-0100", "2027-01-01T00:00:00", Vec::new())]).await.unwrap();
+    let now = v().await;
+    assert!(now.cve > last.cve && now.company == last.company, "a CVE: {last:?} then {now:?}");
+}
+
 pub async fn keys_and_usage(store: &dyn Store) {
     let k = store
         .create_key(&NewApiKey {
