@@ -102,7 +102,7 @@ impl KeyCache {
     pub fn new(ttl: Duration) -> Self {
         Self {
             ttl,
-            good: TtlCache::new(ttl, 10_000),
+            good: TtlCache::new(ttl, 10_000, crate::cache::Epoch::default()),
             bad: Mutex::new(LruCache::new(BAD_KEYS)),
             recent: Mutex::new(LruCache::new(RECENT_KEYS)),
             loading: Default::default(),

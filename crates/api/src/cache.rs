@@ -1,26 +1,54 @@
-//! Short-lived read caches. Under load most requests read the same few companies;
-//! serving them from memory for a second keeps the store out of the hot path while a
-//! rescan still shows within seconds. Writes made through this process clear them.
+//! Read caches keyed by the version of the data they were read from. Under load most
+//! requests read the same few companies; serving them from memory keeps the store out
+//! of the hot path. Every write of the data moves its version in the database
+//! (`store::DataVersions`); each process polls the versions and moves its [`Epoch`]
+//! when they change, or at once when it writes through the API itself. An entry read in
+//! an earlier epoch is never served, so no answer outlives the write that changed it by
+//! more than one poll; the TTL bounds what versions do not cover (lookup counts) and
+//! memory.
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-/// A map whose entries expire after `ttl`; a `ttl` of zero disables it. Bounded: when
-/// full it starts over, which costs a few misses and never unbounded memory.
+/// A counter a cache's entries are tagged with: moved on, every entry read before is
+/// stale.
+#[derive(Clone, Default)]
+pub struct Epoch(Arc<AtomicU64>);
+
+impl Epoch {
+    pub fn now(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+    pub fn advance(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A map whose entries expire after `ttl` or when their epoch moves on; a `ttl` of zero
+/// disables it. Bounded: when full it starts over, which costs a few misses and never
+/// unbounded memory.
 pub struct TtlCache<K, V> {
     ttl: Duration,
     max: usize,
-    map: RwLock<HashMap<K, (V, Instant)>>,
+    epoch: Epoch,
+    map: RwLock<HashMap<K, (V, Instant, u64)>>,
 }
 
 impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
-    pub fn new(ttl: Duration, max: usize) -> Self {
-        Self { ttl, max, map: RwLock::new(HashMap::new()) }
+    /// A cache whose entries are stale once `epoch` moves on.
+    pub fn new(ttl: Duration, max: usize, epoch: Epoch) -> Self {
+        Self { ttl, max, epoch, map: RwLock::new(HashMap::new()) }
     }
 
-    /// The value kept for `key` if it was read less than the TTL ago.
+    /// The epoch to tag a value with: read it before reading the value.
+    pub fn epoch(&self) -> u64 {
+        self.epoch.now()
+    }
+
+    /// The value kept for `key` if it was read less than the TTL ago, in this epoch.
     pub fn get(&self, key: &K) -> Option<V> {
         if self.ttl.is_zero() {
             return None;
@@ -28,13 +56,14 @@ impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
         self.aged(key).filter(|(_, age)| *age < self.ttl).map(|(v, _)| v)
     }
 
-    /// The value for `key`, read at most `ttl` ago, loading it with `load` when needed,
-    /// with one caller loading at a time (`lock`, shared by the keys of a stripe):
+    /// The value for `key`, read at most `ttl` ago in this epoch, loading it with `load`
+    /// when needed, with one caller loading at a time (`lock`, shared by the keys of a
+    /// stripe):
     /// - younger than half the TTL: the kept value;
     /// - in the second half: the kept value, and the caller that gets `lock` without
     ///   waiting loads it anew meanwhile (the others are not held up);
-    /// - absent or older than the TTL: loaded; callers that arrive while it loads wait
-    ///   for that load and take its value instead of loading again.
+    /// - absent, older than the TTL or of an earlier epoch: loaded; callers that arrive
+    ///   while it loads wait for that load and take its value instead of loading again.
     ///
     /// Errors are not kept, nor values `keep` refuses (too large). With a TTL of zero
     /// every call loads.
@@ -61,9 +90,10 @@ impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
                 {
                     return Ok(v);
                 }
+                let epoch = self.epoch();
                 let v = load().await?;
                 if keep(&v) {
-                    self.insert(key.clone(), v.clone());
+                    self.insert_read_in(key.clone(), v.clone(), epoch);
                 }
                 return Ok(v);
             }
@@ -75,20 +105,24 @@ impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
         {
             return Ok(v);
         }
+        let epoch = self.epoch();
         let v = load().await?;
         if keep(&v) {
-            self.insert(key.clone(), v.clone());
+            self.insert_read_in(key.clone(), v.clone(), epoch);
         }
         Ok(v)
     }
 
+    /// The entry for `key` and its age, if it was read in this epoch.
     fn aged(&self, key: &K) -> Option<(V, Duration)> {
         let map = self.map.read().ok()?;
-        let (v, at) = map.get(key)?;
-        Some((v.clone(), at.elapsed()))
+        let (v, at, epoch) = map.get(key)?;
+        (*epoch == self.epoch()).then(|| (v.clone(), at.elapsed()))
     }
 
-    pub fn insert(&self, key: K, value: V) {
+    /// Keeps `value`, read after [`TtlCache::epoch`] returned `epoch`: if the epoch has
+    /// moved on since, the value may predate a write and is never served.
+    pub fn insert_read_in(&self, key: K, value: V, epoch: u64) {
         if self.ttl.is_zero() {
             return;
         }
@@ -96,7 +130,7 @@ impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
             if map.len() >= self.max {
                 map.clear();
             }
-            map.insert(key, (value, Instant::now()));
+            map.insert(key, (value, Instant::now(), epoch));
         }
     }
 
@@ -113,25 +147,57 @@ mod tests {
 
     #[test]
     fn entries_expire_and_zero_disables() {
-        let c = TtlCache::new(Duration::from_millis(30), 2);
-        c.insert(1, "a");
+        let c = TtlCache::new(Duration::from_millis(30), 2, Epoch::default());
+        c.insert_read_in(1, "a", c.epoch());
         assert_eq!(c.get(&1), Some("a"));
         std::thread::sleep(Duration::from_millis(40));
         assert_eq!(c.get(&1), None, "expired");
-        c.insert(1, "a");
-        c.insert(2, "b");
-        c.insert(3, "c");
+        c.insert_read_in(1, "a", c.epoch());
+        c.insert_read_in(2, "b", c.epoch());
+        c.insert_read_in(3, "c", c.epoch());
         assert_eq!((c.get(&1), c.get(&3)), (None, Some("c")), "full: starts over");
-        let off = TtlCache::new(Duration::ZERO, 10);
-        off.insert(1, "a");
+        let off = TtlCache::new(Duration::ZERO, 10, Epoch::default());
+        off.insert_read_in(1, "a", 0);
         assert_eq!(off.get(&1), None);
+    }
+
+    #[tokio::test]
+    async fn entries_of_an_earlier_epoch_are_never_served() {
+        let epoch = Epoch::default();
+        let c = TtlCache::new(Duration::from_secs(60), 10, epoch.clone());
+        let lock = tokio::sync::Mutex::new(());
+        c.insert_read_in(1, "old", c.epoch());
+        assert_eq!(c.get(&1), Some("old"));
+        epoch.advance();
+        assert_eq!(c.get(&1), None, "a write moved the epoch: the entry is stale");
+        // A value read before the epoch moved, inserted after: not served either.
+        let before = c.epoch();
+        epoch.advance();
+        c.insert_read_in(2, "raced", before);
+        assert_eq!(c.get(&2), None);
+        // A load that a write overtakes while it reads is not kept.
+        let v = c
+            .get_or_load(
+                &3,
+                &lock,
+                |_| true,
+                async || {
+                    epoch.advance();
+                    Ok::<_, ()>("during")
+                },
+            )
+            .await;
+        assert_eq!(v, Ok("during"), "the caller gets what it read");
+        assert_eq!(c.get(&3), None, "but it is not kept");
+        let v = c.get_or_load(&3, &lock, |_| true, async || Ok::<_, ()>("after")).await;
+        assert_eq!((v, c.get(&3)), (Ok("after"), Some("after")));
     }
 
     #[tokio::test]
     async fn one_caller_loads_and_the_others_wait_for_it_or_take_the_kept_value() {
         use std::sync::Arc;
         use std::sync::atomic::{AtomicU32, Ordering};
-        let cache = Arc::new(TtlCache::new(Duration::from_millis(200), 10));
+        let cache = Arc::new(TtlCache::new(Duration::from_millis(200), 10, Epoch::default()));
         let lock = Arc::new(tokio::sync::Mutex::new(()));
         let loads = Arc::new(AtomicU32::new(0));
         let load = |loads: Arc<AtomicU32>| {
@@ -164,7 +230,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(220)).await;
         assert_eq!(cache.get_or_load(&1, &lock, |_| true, load(loads.clone())).await, Ok(3));
         // Errors are not kept; a TTL of zero always loads.
-        let off: TtlCache<i32, u32> = TtlCache::new(Duration::ZERO, 10);
+        let off: TtlCache<i32, u32> = TtlCache::new(Duration::ZERO, 10, Epoch::default());
         assert_eq!(off.get_or_load(&1, &lock, |_| true, async || Err::<u32, ()>(())).await, Err(()));
         assert_eq!(off.get_or_load(&1, &lock, |_| true, async || Ok::<u32, ()>(7)).await, Ok(7));
     }

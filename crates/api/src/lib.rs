@@ -45,11 +45,16 @@ pub struct MockData {
 pub struct Config {
     /// How long a looked-up key is trusted before it is read again.
     pub key_cache_ttl: Duration,
-    /// How long companies and score responses are served from memory.
+    /// How long answers about companies are served from memory at most. A write of the
+    /// data they were read from makes them stale sooner: within [`Config::version_poll`]
+    /// when another process wrote it, at once when this one did. Zero: no read cache.
     pub read_cache_ttl: Duration,
-    /// How long answers of the CVE searches (get-cve-from-cpe-id, search-by-vendor)
-    /// are reused. CVE data changes only when feeds are imported.
+    /// The same for answers of the CVE searches (get-cve-from-cpe-id, search-by-vendor),
+    /// which change only when feeds are imported.
     pub cve_cache_ttl: Duration,
+    /// How often the versions of the stored data are read: the longest a write made by
+    /// another process (a worker, an import, another API process) goes unseen.
+    pub version_poll: Duration,
     /// How often lookup and usage counters are written to the store.
     pub flush_every: Duration,
     pub mock: Option<MockData>,
@@ -68,8 +73,9 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             key_cache_ttl: Duration::from_secs(1),
-            read_cache_ttl: Duration::from_secs(1),
-            cve_cache_ttl: Duration::from_secs(60),
+            read_cache_ttl: Duration::from_secs(60),
+            cve_cache_ttl: Duration::from_secs(300),
+            version_poll: Duration::from_millis(250),
             flush_every: Duration::from_secs(1),
             mock: None,
             auth_failures_per_minute: auth::FAILURES_PER_MINUTE,
@@ -170,6 +176,13 @@ struct Inner {
     scores: cache::TtlCache<i64, axum::body::Bytes>,
     /// Recent answers of the CVE searches, by query.
     cve_answers: cache::TtlCache<String, axum::body::Bytes>,
+    /// Moved on when company data (or CVE data, which answers about companies show)
+    /// changed: every company cache's entries are stale. See [`cache`].
+    company_epoch: cache::Epoch,
+    /// Moved on when CVE data changed.
+    cve_epoch: cache::Epoch,
+    /// The data versions last read from the store.
+    versions: Mutex<Option<store::DataVersions>>,
     /// One rebuild of a company's scores at a time (sharded by company).
     /// Held while a kept value is loaded: the others asking for it wait and take it
     /// from the cache instead of loading it again (per cache, striped by the key).
@@ -183,15 +196,23 @@ pub struct AppState(Arc<Inner>);
 
 impl AppState {
     pub fn new(store: Arc<dyn Store>, limiter: Arc<dyn RateLimiter>, config: Config) -> Self {
+        let (company_epoch, cve_epoch) = (cache::Epoch::default(), cache::Epoch::default());
+        let (ttl, e) = (config.read_cache_ttl, &company_epoch);
+        // Lookup counts are no data version: other processes write theirs every
+        // `flush_every`, and what includes them is read again as often.
+        let counted = config.read_cache_ttl.min(config.flush_every);
         Self(Arc::new(Inner {
             keys: auth::KeyCache::new(config.key_cache_ttl),
             failures: auth::FailureLimiter::new(config.auth_failures_per_minute),
-            companies: cache::TtlCache::new(config.read_cache_ttl, 100_000),
-            infos: cache::TtlCache::new(config.read_cache_ttl, 100_000),
-            answers: cache::TtlCache::new(config.read_cache_ttl, ANSWERS),
-            by_domain: cache::TtlCache::new(config.read_cache_ttl, 100_000),
-            scores: cache::TtlCache::new(config.read_cache_ttl, 10_000),
-            cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS),
+            companies: cache::TtlCache::new(ttl, 100_000, e.clone()),
+            infos: cache::TtlCache::new(counted, 100_000, company_epoch.clone()),
+            answers: cache::TtlCache::new(ttl, ANSWERS, e.clone()),
+            by_domain: cache::TtlCache::new(ttl, 100_000, e.clone()),
+            scores: cache::TtlCache::new(ttl, 10_000, e.clone()),
+            cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS, cve_epoch.clone()),
+            company_epoch,
+            cve_epoch,
+            versions: Mutex::new(None),
             filling: Default::default(),
             store,
             limiter,
@@ -257,6 +278,31 @@ impl AppState {
     }
     /// Forgets cached reads after a write through this process.
     pub(crate) fn invalidate(&self) {
+        self.0.company_epoch.advance();
+        self.forget_company_answers();
+    }
+
+    /// Reads the data versions; when they moved since the last read, what the caches
+    /// keep is stale (its epoch moves on) and dropped.
+    pub async fn refresh_versions(&self) -> Result<(), store::StoreError> {
+        let now = self.store().data_versions().await?;
+        let mut seen = self.0.versions.lock().unwrap_or_else(|p| p.into_inner());
+        if *seen == Some(now) {
+            return Ok(());
+        }
+        let cve_moved = seen.is_none_or(|s| s.cve != now.cve);
+        *seen = Some(now);
+        drop(seen);
+        self.0.company_epoch.advance();
+        self.forget_company_answers();
+        if cve_moved {
+            self.0.cve_epoch.advance();
+            self.0.cve_answers.clear();
+        }
+        Ok(())
+    }
+
+    fn forget_company_answers(&self) {
         self.0.companies.clear();
         self.0.by_domain.clear();
         self.0.scores.clear();
@@ -336,9 +382,29 @@ pub async fn serve(
             }
         })
     };
+    let poller = {
+        let state = state.clone();
+        let every = state.0.config.version_poll;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut warned: Option<std::time::Instant> = None;
+            loop {
+                tick.tick().await;
+                if let Err(e) = state.refresh_versions().await
+                    && warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(60))
+                {
+                    // Until it reads them again, answers are kept no longer than the TTL.
+                    tracing::warn!(error = %e, "could not read the data versions");
+                    warned = Some(std::time::Instant::now());
+                }
+            }
+        })
+    };
     let app = router(state.clone());
     let result = serve_connections(listener, app, shutdown).await;
     flusher.abort();
+    poller.abort();
     state.flush().await;
     result
 }

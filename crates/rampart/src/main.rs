@@ -70,9 +70,19 @@ enum Command {
         /// Address to listen on.
         #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
-        /// Seconds a CVE search answer is reused (0: never).
-        #[arg(long, env = "RAMPART_CVE_CACHE_SECS", default_value_t = 60)]
+        /// Seconds an answer about a company is kept at most (0: never). A write of the
+        /// data it was read from ends it sooner (see --version-poll-ms).
+        #[arg(long, env = "RAMPART_READ_CACHE_SECS", default_value_t = 60)]
+        read_cache_secs: u64,
+        /// Seconds a CVE search answer is kept at most (0: never); a feed import ends it
+        /// sooner.
+        #[arg(long, env = "RAMPART_CVE_CACHE_SECS", default_value_t = 300)]
         cve_cache_secs: u64,
+        /// Milliseconds between reads of the data versions: the longest a write by
+        /// another process (a worker, an import, another API process) goes unseen by
+        /// this one's caches.
+        #[arg(long, env = "RAMPART_VERSION_POLL_MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+        version_poll_ms: u64,
         /// MiB of CVE records kept in memory for the CVE searches (0: none).
         #[arg(long, env = "RAMPART_SERVED_CACHE_MIB", default_value_t = 64)]
         served_cache_mib: usize,
@@ -706,7 +716,9 @@ async fn main() -> Result<()> {
         Command::Serve {
             db,
             listen,
+            read_cache_secs,
             cve_cache_secs,
+            version_poll_ms,
             served_cache_mib,
             auth_failures_per_minute,
             workers,
@@ -719,7 +731,9 @@ async fn main() -> Result<()> {
                 .await
                 .with_context(|| format!("opening database {}", store::redact_url(&db.db)))?;
             let config = api::Config {
+                read_cache_ttl: std::time::Duration::from_secs(read_cache_secs),
                 cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs),
+                version_poll: std::time::Duration::from_millis(version_poll_ms),
                 auth_failures_per_minute,
                 trusted_proxies,
                 ..Default::default()

@@ -20,9 +20,10 @@ pub(crate) async fn company_by_domain(app: &AppState, caller: &Caller, domain: &
     let mut found = match app.domain_cache().get(domain) {
         Some(c) => Some(c),
         None => {
+            let epoch = app.domain_cache().epoch();
             let c = app.store().company_by_domain(domain).await?;
             if let Some(c) = &c {
-                app.domain_cache().insert(domain.clone(), c.clone());
+                app.domain_cache().insert_read_in(domain.clone(), c.clone(), epoch);
             }
             c
         }
@@ -53,6 +54,7 @@ pub(crate) async fn company_info(
     }
     // Read afresh: `searched_by` moves with every lookup (and not across a flush of
     // the pending lookups, which would count a batch twice or not at all).
+    let epoch = app.info_cache().epoch();
     let fresh = app
         .lookups()
         .read(|| async {
@@ -71,9 +73,10 @@ pub(crate) async fn company_info(
         None
     };
     let info = CompanyInfo::new(row, searched_by, counts.ip_addresses, subs.clone());
-    app.info_cache().insert(
+    app.info_cache().insert_read_in(
         key,
         super::InfoParts { generation, company: fresh, ip_addresses: counts.ip_addresses, subsidiaries: subs },
+        epoch,
     );
     Ok(info)
 }

@@ -19,6 +19,7 @@ async fn spawn_mock() -> TestApp {
         key_cache_ttl: Duration::ZERO,
         read_cache_ttl: Duration::ZERO,
         cve_cache_ttl: Duration::ZERO,
+        version_poll: Duration::from_millis(50),
         flush_every: Duration::from_millis(50),
         mock: Some(mock),
         auth_failures_per_minute: api::FAILURES_PER_MINUTE,

@@ -485,33 +485,30 @@ async fn lookup_reads_never_straddle_a_flush() {
     }
 }
 
+/// A new rating for acme-robotics (99.0), written to the store directly, as a worker in
+/// another process would.
+async fn rate_acme_elsewhere(app: &TestApp) {
+    let acme = model::SocialId::parse("acme-robotics").unwrap();
+    let id = app.store.company_by_social_id(&acme).await.unwrap().unwrap().id;
+    let mut rating = app.store.latest_score(id).await.unwrap().unwrap();
+    rating.scanned_at = model::OffsetDateTimeText(model::timefmt::now());
+    rating.score = model::Score::from_f64(99.0).unwrap();
+    app.store.replace_rating(id, &rating).await.unwrap();
+}
+
 #[tokio::test]
-async fn reads_are_cached_briefly_and_writes_through_the_api_clear_them() {
+async fn reads_are_cached_and_writes_through_the_api_clear_them_at_once() {
     let app = TestApp::spawn_with(api::Config {
         read_cache_ttl: std::time::Duration::from_secs(60),
+        // Versions read once, at the start: only this process's own writes show.
+        version_poll: std::time::Duration::from_secs(3600),
         ..api::Config::default()
     })
     .await;
     let k = &app.monitor;
     let before = app.ok("/monitor-getcompanyscores", k).await;
     assert_eq!(before["subsidiaries_number"], 2);
-    // A worker in another process stores a new rating: served after the cache expires.
-    let acme = model::SocialId::parse("acme-robotics").unwrap();
-    let id = app.store.company_by_social_id(&acme).await.unwrap().unwrap().id;
-    let mut rating = app.store.latest_score(id).await.unwrap().unwrap();
-    rating.scanned_at = model::OffsetDateTimeText(model::timefmt::now());
-    rating.score = model::Score::from_f64(99.0).unwrap();
-    let profile = model::CompanyProfile {
-        social_id: Some(acme.clone()),
-        company_name: "Acme Robotics".into(),
-        website: "https://www.acme-robotics.example".into(),
-        domain: Some(model::Domain::parse("acme-robotics.example").unwrap()),
-        ..Default::default()
-    };
-    app.store
-        .save_company(&store::CompanySnapshot { profile, scores: vec![rating], ..Default::default() })
-        .await
-        .unwrap();
+    rate_acme_elsewhere(&app).await;
     assert_eq!(app.ok("/monitor-getcompanyscores", k).await["global_score"], before["global_score"], "cached");
     // A write through this process clears the cache at once.
     let body = r#"{"name":"Acme Drones","website":"https://acme-drones.example","social_id":"acme-drones","parent_social_id":"acme-robotics"}"#;
@@ -519,6 +516,53 @@ async fn reads_are_cached_briefly_and_writes_through_the_api_clear_them() {
     let after = app.ok("/monitor-getcompanyscores", k).await;
     assert_eq!(after["subsidiaries_number"], 3);
     assert_eq!(after["global_score"], 99.0);
+}
+
+/// Answers are kept for their TTL only while the data they were read from is unchanged:
+/// a write by another process (a worker's rating, an imported CVE) is served within a
+/// poll of the data versions, long before the TTL.
+#[tokio::test]
+async fn writes_by_other_processes_show_within_a_version_poll() {
+    let poll = std::time::Duration::from_millis(50);
+    let app = TestApp::spawn_with(api::Config {
+        read_cache_ttl: std::time::Duration::from_secs(600),
+        cve_cache_ttl: std::time::Duration::from_secs(600),
+        version_poll: poll,
+        ..api::Config::default()
+    })
+    .await;
+    let k = &app.monitor;
+    let u = &app.underwriter;
+    let scores = "/underwriter-getcompanyscores?social_id=acme-robotics";
+    let cves = "/vulnerability-get-cve-from-cpe-id?cpe=cpe:/a:openssl:openssl";
+    let (before, found) = (app.ok(scores, u).await, app.ok(cves, u).await);
+    let history = app.ok("/monitor-getcompanyscores", k).await;
+    tokio::time::sleep(poll * 3).await;
+    assert_eq!(app.ok(scores, u).await, before, "nothing was written: kept");
+    // Until the versions move, kept answers are served; after, within a poll or two.
+    rate_acme_elsewhere(&app).await;
+    let waited = std::time::Instant::now();
+    loop {
+        let now = app.ok(scores, u).await;
+        if now["global_score"] == 99.0 {
+            break;
+        }
+        assert!(waited.elapsed() < poll * 20, "a rating written elsewhere was not seen in {:?}", waited.elapsed());
+        tokio::time::sleep(poll / 5).await;
+    }
+    assert_ne!(app.ok("/monitor-getcompanyscores", k).await, history, "every answer about the company moved on");
+    // CVE data: a record imported for the product shows in the CPE search.
+    assert_eq!(found.as_array().unwrap().len(), 2);
+    let line = vulndb::import::SAMPLE.lines().find(|l| l.contains("\"id\": \"CVE-") && l.contains("openssl")).unwrap();
+    let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+    record["id"] = json!("CVE-2027-0999");
+    let jsonl = format!("{record}\n");
+    vulndb::import::cve_search_jsonl(&*app.store, jsonl.as_bytes(), "a test").await.unwrap();
+    let waited = std::time::Instant::now();
+    while app.ok(cves, u).await.as_array().unwrap().len() != 3 {
+        assert!(waited.elapsed() < poll * 20, "an imported CVE was not seen in {:?}", waited.elapsed());
+        tokio::time::sleep(poll / 5).await;
+    }
 }
 
 #[tokio::test]
@@ -623,9 +667,12 @@ async fn served_records_equal_the_typed_record() {
 }
 
 #[tokio::test]
-async fn cve_search_answers_are_reused_for_their_ttl() {
+async fn cve_search_answers_are_reused_while_the_versions_stand() {
     let app = TestApp::spawn_with(api::Config {
         cve_cache_ttl: std::time::Duration::from_secs(60),
+        // Versions read once, at the start (writes by others show within a poll:
+        // writes_by_other_processes_show_within_a_version_poll).
+        version_poll: std::time::Duration::from_secs(3600),
         ..api::Config::default()
     })
     .await;
@@ -636,7 +683,7 @@ async fn cve_search_answers_are_reused_for_their_ttl() {
     // A feed import in another process adds a CVE of the product.
     let line = r#"{"id":"CVE-2026-0001","summary":"new","published":"2026-11-01T00:00:00","modified":"2026-11-01T00:00:00","cvssTime":"2026-11-01T00:00:00","cvss3":7.5,"vulnerable_product":["cpe:2.3:a:openssl:openssl:3.0.0:*:*:*:*:*:*:*"]}"#;
     vulndb::import::cve_search_jsonl(&*app.store, line.as_bytes(), "test").await.unwrap();
-    assert_eq!(app.ok(path, k).await, first, "the same query within the TTL is the kept answer");
+    assert_eq!(app.ok(path, k).await, first, "the same query, versions unread: the kept answer");
     let other = app.ok(&format!("{path}&limit=10"), k).await;
     assert_eq!(other.as_array().unwrap().len(), 3, "another query is answered afresh");
 }

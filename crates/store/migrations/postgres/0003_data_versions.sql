@@ -2,52 +2,48 @@
 -- on by every write of that data in the writing transaction. Triggers move them, so no
 -- write path (the API, a worker, an import, an operator's SQL) can forget to.
 -- 'company': companies and everything scanned or recorded about them; 'cve': the
--- vulnerability data. Lookup counts (companies.searched_by), keys, usage counters, jobs
--- and feed state are not what answers are cached from, and do not move them.
--- Company data: moved at commit (a deferred trigger, once per transaction), so the row
--- lock on the version is held for the commit only, not for a worker's whole write.
--- Vulnerability data: once per statement (imports write it, one at a time).
+-- vulnerability data (a record's served form, matches and index rows are written only
+-- with its `cves` row, so the trigger on `cves` covers them). Lookup counts
+-- (companies.searched_by), keys, usage counters, jobs and feed state are not what
+-- answers are cached from, and do not move them.
+--
+-- Here a version moves at commit, once per transaction (a deferred trigger that notes
+-- in a transaction-local setting that it ran): the row lock on the version is held for
+-- the commit only. Taken earlier, it would make concurrent writers wait for each other
+-- for the whole transaction, and deadlock writers the application coordinates (the
+-- import's two connections commit in turn).
 
 CREATE TABLE data_versions (scope TEXT COLLATE "C" PRIMARY KEY, version BIGINT NOT NULL);
 INSERT INTO data_versions (scope, version) VALUES ('company', 1), ('cve', 1);
 
-CREATE FUNCTION rampart_bump_once() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION rampart_bump_version() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF current_setting('rampart.bumped_' || TG_ARGV[0], true) IS DISTINCT FROM 'yes' THEN
-        PERFORM set_config('rampart.bumped_' || TG_ARGV[0], 'yes', true);
+    IF current_setting('rampart.moved_' || TG_ARGV[0], true) IS DISTINCT FROM 'yes' THEN
+        PERFORM set_config('rampart.moved_' || TG_ARGV[0], 'yes', true);
         UPDATE data_versions SET version = version + 1 WHERE scope = TG_ARGV[0];
     END IF;
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION rampart_bump() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE data_versions SET version = version + 1 WHERE scope = TG_ARGV[0];
-    RETURN NULL;
-END $$;
-
-CREATE CONSTRAINT TRIGGER dv_domains AFTER INSERT OR UPDATE OR DELETE ON domains DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_subsidiaries AFTER INSERT OR UPDATE OR DELETE ON subsidiaries DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_subsidiary_requests AFTER INSERT OR UPDATE OR DELETE ON subsidiary_requests DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_applications AFTER INSERT OR UPDATE OR DELETE ON applications DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_network_endpoints AFTER INSERT OR UPDATE OR DELETE ON network_endpoints DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_sbom_components AFTER INSERT OR UPDATE OR DELETE ON sbom_components DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_sbom_hosts AFTER INSERT OR UPDATE OR DELETE ON sbom_hosts DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_sbom_cves AFTER INSERT OR UPDATE OR DELETE ON sbom_cves DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_scores AFTER INSERT OR UPDATE OR DELETE ON scores DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_component_scores AFTER INSERT OR UPDATE OR DELETE ON component_scores DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_incidents AFTER INSERT OR UPDATE OR DELETE ON incidents DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_hosts AFTER INSERT OR UPDATE OR DELETE ON hosts DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_findings AFTER INSERT OR UPDATE OR DELETE ON findings DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_fingerprints AFTER INSERT OR UPDATE OR DELETE ON fingerprints DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE CONSTRAINT TRIGGER dv_companies AFTER INSERT OR DELETE OR UPDATE OF social_id, company_name, name_lc, website, domain, industry, description, company_id, funding_id, employees_number, followers_number, naics_code, last_scanned_at, created_at, updated_at, name_norm, scan_error, scan_error_at, dkim_selectors ON companies DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_once('company');
-CREATE TRIGGER dv_cves AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON cves FOR EACH STATEMENT EXECUTE FUNCTION rampart_bump('cve');
-CREATE TRIGGER dv_cve_served AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON cve_served FOR EACH STATEMENT EXECUTE FUNCTION rampart_bump('cve');
-CREATE TRIGGER dv_cve_cpe_matches AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON cve_cpe_matches FOR EACH STATEMENT EXECUTE FUNCTION rampart_bump('cve');
-CREATE TRIGGER dv_cve_product_index AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON cve_product_index FOR EACH STATEMENT EXECUTE FUNCTION rampart_bump('cve');
-CREATE TRIGGER dv_cpe_products AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON cpe_products FOR EACH STATEMENT EXECUTE FUNCTION rampart_bump('cve');
-CREATE TRIGGER dv_kev AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON kev FOR EACH STATEMENT EXECUTE FUNCTION rampart_bump('cve');
-CREATE TRIGGER dv_epss AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON epss FOR EACH STATEMENT EXECUTE FUNCTION rampart_bump('cve');
-CREATE TRIGGER dv_cwe AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON cwe FOR EACH STATEMENT EXECUTE FUNCTION rampart_bump('cve');
-CREATE TRIGGER dv_capec AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON capec FOR EACH STATEMENT EXECUTE FUNCTION rampart_bump('cve');
-CREATE TRIGGER dv_eol_products AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON eol_products FOR EACH STATEMENT EXECUTE FUNCTION rampart_bump('cve');
+CREATE CONSTRAINT TRIGGER dv_domains AFTER INSERT OR UPDATE OR DELETE ON domains DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_subsidiaries AFTER INSERT OR UPDATE OR DELETE ON subsidiaries DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_subsidiary_requests AFTER INSERT OR UPDATE OR DELETE ON subsidiary_requests DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_applications AFTER INSERT OR UPDATE OR DELETE ON applications DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_network_endpoints AFTER INSERT OR UPDATE OR DELETE ON network_endpoints DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_sbom_components AFTER INSERT OR UPDATE OR DELETE ON sbom_components DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_sbom_hosts AFTER INSERT OR UPDATE OR DELETE ON sbom_hosts DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_sbom_cves AFTER INSERT OR UPDATE OR DELETE ON sbom_cves DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_scores AFTER INSERT OR UPDATE OR DELETE ON scores DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_component_scores AFTER INSERT OR UPDATE OR DELETE ON component_scores DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_incidents AFTER INSERT OR UPDATE OR DELETE ON incidents DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_hosts AFTER INSERT OR UPDATE OR DELETE ON hosts DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_findings AFTER INSERT OR UPDATE OR DELETE ON findings DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_fingerprints AFTER INSERT OR UPDATE OR DELETE ON fingerprints DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_companies AFTER INSERT OR DELETE OR UPDATE OF social_id, company_name, name_lc, website, domain, industry, description, company_id, funding_id, employees_number, followers_number, naics_code, last_scanned_at, created_at, updated_at, name_norm, scan_error, scan_error_at, dkim_selectors ON companies DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_cves AFTER INSERT OR UPDATE OR DELETE ON cves DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('cve');
+CREATE CONSTRAINT TRIGGER dv_cpe_products AFTER INSERT OR UPDATE OR DELETE ON cpe_products DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('cve');
+CREATE CONSTRAINT TRIGGER dv_kev AFTER INSERT OR UPDATE OR DELETE ON kev DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('cve');
+CREATE CONSTRAINT TRIGGER dv_epss AFTER INSERT OR UPDATE OR DELETE ON epss DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('cve');
+CREATE CONSTRAINT TRIGGER dv_cwe AFTER INSERT OR UPDATE OR DELETE ON cwe DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('cve');
+CREATE CONSTRAINT TRIGGER dv_capec AFTER INSERT OR UPDATE OR DELETE ON capec DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('cve');
+CREATE CONSTRAINT TRIGGER dv_eol_products AFTER INSERT OR UPDATE OR DELETE ON eol_products DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('cve');

@@ -2,8 +2,10 @@
 -- on by every write of that data in the writing transaction. Triggers move them, so no
 -- write path (the API, a worker, an import, an operator's SQL) can forget to.
 -- 'company': companies and everything scanned or recorded about them; 'cve': the
--- vulnerability data. Lookup counts (companies.searched_by), keys, usage counters, jobs
--- and feed state are not what answers are cached from, and do not move them.
+-- vulnerability data (a record's served form, matches and index rows are written only
+-- with its `cves` row, so the trigger on `cves` covers them). Lookup counts
+-- (companies.searched_by), keys, usage counters, jobs and feed state are not what
+-- answers are cached from, and do not move them.
 
 CREATE TABLE data_versions (scope TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO data_versions (scope, version) VALUES ('company', 1), ('cve', 1);
@@ -56,15 +58,6 @@ CREATE TRIGGER dv_companies_u AFTER UPDATE OF social_id, company_name, name_lc, 
 CREATE TRIGGER dv_cves_i AFTER INSERT ON cves BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
 CREATE TRIGGER dv_cves_u AFTER UPDATE ON cves BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
 CREATE TRIGGER dv_cves_d AFTER DELETE ON cves BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
-CREATE TRIGGER dv_cve_served_i AFTER INSERT ON cve_served BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
-CREATE TRIGGER dv_cve_served_u AFTER UPDATE ON cve_served BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
-CREATE TRIGGER dv_cve_served_d AFTER DELETE ON cve_served BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
-CREATE TRIGGER dv_cve_cpe_matches_i AFTER INSERT ON cve_cpe_matches BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
-CREATE TRIGGER dv_cve_cpe_matches_u AFTER UPDATE ON cve_cpe_matches BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
-CREATE TRIGGER dv_cve_cpe_matches_d AFTER DELETE ON cve_cpe_matches BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
-CREATE TRIGGER dv_cve_product_index_i AFTER INSERT ON cve_product_index BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
-CREATE TRIGGER dv_cve_product_index_u AFTER UPDATE ON cve_product_index BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
-CREATE TRIGGER dv_cve_product_index_d AFTER DELETE ON cve_product_index BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
 CREATE TRIGGER dv_cpe_products_i AFTER INSERT ON cpe_products BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
 CREATE TRIGGER dv_cpe_products_u AFTER UPDATE ON cpe_products BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
 CREATE TRIGGER dv_cpe_products_d AFTER DELETE ON cpe_products BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;

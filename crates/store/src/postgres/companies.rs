@@ -133,9 +133,8 @@ impl crate::Companies for PgStore {
     }
 
     async fn data_versions(&self) -> Result<crate::DataVersions> {
-        let rows: Vec<(String, i64)> = sqlx::query_as("SELECT scope, version FROM data_versions")
-            .fetch_all(&self.pool)
-            .await?;
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT scope, version FROM data_versions").fetch_all(&self.pool).await?;
         let mut v = crate::DataVersions::default();
         for (scope, version) in rows {
             match scope.as_str() {

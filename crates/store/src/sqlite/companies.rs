@@ -130,9 +130,8 @@ impl crate::Companies for SqliteStore {
     }
 
     async fn data_versions(&self) -> Result<crate::DataVersions> {
-        let rows: Vec<(String, i64)> = sqlx::query_as("SELECT scope, version FROM data_versions")
-            .fetch_all(&mut *self.read.get().await?)
-            .await?;
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT scope, version FROM data_versions").fetch_all(&mut *self.read.get().await?).await?;
         let mut v = crate::DataVersions::default();
         for (scope, version) in rows {
             match scope.as_str() {

@@ -1062,8 +1062,14 @@ pub async fn cves(store: &dyn Store) {
 pub async fn data_versions(store: &dyn Store) {
     let v = || async { store.data_versions().await.unwrap() };
     let start = v().await;
-    let c = store.save_company(&CompanySnapshot { profile: profile("acme", "Acme", "acme.example"), ..Default::default() }).await.unwrap();
-    let d = store.save_company(&CompanySnapshot { profile: profile("acme-de", "Acme DE", "acme.de"), ..Default::default() }).await.unwrap();
+    let c = store
+        .save_company(&CompanySnapshot { profile: profile("acme", "Acme", "acme.example"), ..Default::default() })
+        .await
+        .unwrap();
+    let d = store
+        .save_company(&CompanySnapshot { profile: profile("acme-de", "Acme DE", "acme.de"), ..Default::default() })
+        .await
+        .unwrap();
     let mut last = v().await;
     assert!(last.company > start.company && last.cve == start.cve, "{start:?} then {last:?}");
     // What moves the company version, one write at a time.
