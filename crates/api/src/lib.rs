@@ -174,6 +174,8 @@ struct Inner {
     answers: cache::TtlCache<(i64, &'static str, String), axum::body::Bytes>,
     by_domain: cache::TtlCache<model::Domain, model::Company>,
     scores: cache::TtlCache<i64, axum::body::Bytes>,
+    /// A company's subsidiaries (the rows of one page, or all), by (company, page offset).
+    subsidiaries: cache::TtlCache<(i64, Option<i64>), Arc<store::Paged<model::Company>>>,
     /// Recent answers of the CVE searches, by query.
     cve_answers: cache::TtlCache<String, axum::body::Bytes>,
     /// Moved on when company data (or CVE data, which answers about companies show)
@@ -186,7 +188,7 @@ struct Inner {
     /// One rebuild of a company's scores at a time (sharded by company).
     /// Held while a kept value is loaded: the others asking for it wait and take it
     /// from the cache instead of loading it again (per cache, striped by the key).
-    filling: [[tokio::sync::Mutex<()>; 16]; 5],
+    filling: [[tokio::sync::Mutex<()>; 16]; 6],
     config: Config,
 }
 
@@ -209,6 +211,7 @@ impl AppState {
             answers: cache::TtlCache::new(ttl, ANSWERS, e.clone()),
             by_domain: cache::TtlCache::new(ttl, 100_000, e.clone()),
             scores: cache::TtlCache::new(ttl, 10_000, e.clone()),
+            subsidiaries: cache::TtlCache::new(ttl, 10_000, e.clone()),
             cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS, cve_epoch.clone()),
             company_epoch,
             cve_epoch,
@@ -263,6 +266,9 @@ impl AppState {
     pub(crate) fn cve_answers(&self) -> &cache::TtlCache<String, axum::body::Bytes> {
         &self.0.cve_answers
     }
+    pub(crate) fn subsidiaries_cache(&self) -> &cache::TtlCache<(i64, Option<i64>), Arc<store::Paged<model::Company>>> {
+        &self.0.subsidiaries
+    }
     pub(crate) fn scores_cache(&self) -> &cache::TtlCache<i64, axum::body::Bytes> {
         &self.0.scores
     }
@@ -306,6 +312,7 @@ impl AppState {
         self.0.companies.clear();
         self.0.by_domain.clear();
         self.0.scores.clear();
+        self.0.subsidiaries.clear();
         self.0.infos.clear();
         self.0.answers.clear();
     }
@@ -330,6 +337,7 @@ pub(crate) enum Fill {
     Cve = 2,
     Scores = 3,
     Company = 4,
+    Subsidiaries = 5,
 }
 
 /// CVE search answers kept; with answers of at most [`CVE_ANSWER_MAX`] bytes this

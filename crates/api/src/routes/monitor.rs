@@ -175,7 +175,16 @@ async fn subsidiary_records(
     page: Option<model::Page>,
 ) -> Result<(model::Company, store::Paged<CompanyInfo>), ApiError> {
     let c = super::own_company_unrated(app, caller).await?;
-    let subs = app.store().subsidiaries(c.id, page).await?;
+    let key = (c.id, page.map(|p| p.offset()));
+    let subs = app
+        .subsidiaries_cache()
+        .get_or_load(
+            &key,
+            app.fill_lock(crate::Fill::Subsidiaries, &key),
+            |_| true,
+            async || Ok::<_, ApiError>(std::sync::Arc::new(app.store().subsidiaries(c.id, page).await?)),
+        )
+        .await?;
     let mut out = Vec::with_capacity(subs.items.len());
     for s in &subs.items {
         out.push(uw::company_info(app, s, false).await?);

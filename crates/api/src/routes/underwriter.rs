@@ -535,31 +535,36 @@ pub async fn get_incident_detail_by_id(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<IncidentDetail>, ApiError> {
-    let id = p.required("incident_id")?;
+) -> Result<Response, ApiError> {
+    let id = p.required("incident_id")?.to_owned();
     if id.len() > 200 {
         return Err(ApiError::not_valid("incident_id"));
     }
     let not_found = || ApiError::bad("Incident not found");
-    let mut found = app.store().incident(id).await?;
-    if found.is_none()
-        && let Some(m) = app.mock()
-    {
-        found = app.store().incident(&m.incident).await?;
-    }
-    let incident = found.ok_or_else(not_found)?;
     // A key bound to a company sees the incidents of its company and subsidiaries only;
-    // any other incident is answered as one that does not exist (nothing leaks).
+    // any other incident is answered as one that does not exist (nothing leaks). Asked
+    // before the answer is served, from the cache or not.
     if let Some(own) = &caller.company
         && app.mock().is_none()
     {
-        let owner = app.store().incident_company(&incident.incident_id).await?;
+        let owner = app.store().incident_company(&id).await?;
         let family = super::family(&app, own).await?;
         if !owner.is_some_and(|o| family.iter().any(|c| c.id == o)) {
             return Err(not_found());
         }
     }
-    Ok(Json(incident.into()))
+    // Ids are matched without regard to ASCII case: one answer for every spelling.
+    let key = id.to_ascii_lowercase();
+    super::company_answer(app.clone(), 0, "underwriter::incident_detail", key, async move || {
+        let mut found = app.store().incident(&id).await?;
+        if found.is_none()
+            && let Some(m) = app.mock()
+        {
+            found = app.store().incident(&m.incident).await?;
+        }
+        Ok(IncidentDetail::from(found.ok_or_else(not_found)?))
+    })
+    .await
 }
 
 /// Companies most recently rated.
@@ -623,15 +628,19 @@ pub async fn get_company_history_domain(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<DomainHistory>, ApiError> {
+) -> Result<Response, ApiError> {
     let domain = p.domain("domain")?;
     if caller.company.is_some() {
         company_by_domain(&app, &caller, &domain).await?;
     }
-    let mut incidents = app.store().incidents_for_domain(&domain).await?;
-    if incidents.is_empty() && app.mock().is_some() {
-        let c = company_by_domain(&app, &caller, &domain).await?;
-        incidents = app.store().incidents_for_company(c.id).await?;
-    }
-    Ok(Json(DomainHistory { domain: domain.to_string(), incidents: incidents.iter().map(Into::into).collect() }))
+    // The same answer for every caller allowed to ask (company 0 in the key).
+    super::company_answer(app.clone(), 0, "underwriter::history_domain", domain.to_string(), async move || {
+        let mut incidents = app.store().incidents_for_domain(&domain).await?;
+        if incidents.is_empty() && app.mock().is_some() {
+            let c = company_by_domain(&app, &caller, &domain).await?;
+            incidents = app.store().incidents_for_company(c.id).await?;
+        }
+        Ok(DomainHistory { domain: domain.to_string(), incidents: incidents.iter().map(Into::into).collect() })
+    })
+    .await
 }

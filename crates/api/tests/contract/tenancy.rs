@@ -34,7 +34,10 @@ fn incident_of(company: &str) -> String {
 }
 
 async fn setup() -> (TestApp, [String; 3]) {
-    let app = TestApp::spawn().await;
+    setup_with(TestApp::spawn().await).await
+}
+
+async fn setup_with(app: TestApp) -> (TestApp, [String; 3]) {
     for company in [SUB, STRANGER, PENDING] {
         let c = app.store.company_by_social_id(&model::SocialId::parse(company).unwrap()).await.unwrap().unwrap();
         let incident: model::Incident = serde_json::from_value(serde_json::json!({
@@ -83,10 +86,30 @@ fn underwriter_paths(company: &str) -> Vec<String> {
 #[tokio::test]
 async fn every_underwriter_operation_shows_a_bound_key_its_own_tree_only() {
     let (app, keys) = setup().await;
+    bound_keys_see_their_tree_only(&app, &keys, [0, 1, 2]).await;
+}
+
+/// The same with answers kept: the unbound key asks first, and what it was answered
+/// (kept for everyone allowed to see it) never reaches a bound key outside its tree.
+#[tokio::test]
+async fn kept_answers_reach_a_bound_key_only_in_its_tree() {
+    let app = TestApp::spawn_with(api::Config {
+        read_cache_ttl: std::time::Duration::from_secs(60),
+        ..api::Config::default()
+    })
+    .await;
+    let (app, keys) = setup_with(app).await;
+    bound_keys_see_their_tree_only(&app, &keys, [2, 0, 1]).await;
+}
+
+/// Every Underwriter path about every company, asked with the keys in `order` (0 and 1
+/// bound to acme-robotics, 2 unbound).
+async fn bound_keys_see_their_tree_only(app: &TestApp, keys: &[String; 3], order: [usize; 3]) {
     let mut wrong = Vec::new();
     for company in [OWN, SUB, STRANGER, PENDING] {
         for path in underwriter_paths(company) {
-            for (k, key) in keys.iter().enumerate() {
+            for k in order {
+                let key = &keys[k];
                 let bound = k < 2;
                 let visible = !bound || company == OWN || company == SUB;
                 let want = if visible {
@@ -108,8 +131,11 @@ async fn every_underwriter_operation_shows_a_bound_key_its_own_tree_only() {
         }
     }
     assert!(wrong.is_empty(), "{} cells wrong:\n{}", wrong.len(), wrong.join("\n"));
+}
 
-    // Lists never name a stranger to a bound key.
+#[tokio::test]
+async fn lists_never_name_a_stranger_to_a_bound_key() {
+    let (app, keys) = setup().await;
     for key in &keys[..2] {
         let (s, v) = app.get("/underwriter-getlastcompaniesscanned", key).await;
         assert_eq!(s, StatusCode::OK);
