@@ -390,13 +390,19 @@ pub async fn serve(
             }
         })
     };
+    // The versions are read once before the first request, so that what is kept from
+    // then on is tagged with the epoch they started.
+    let mut warned: Option<std::time::Instant> = None;
+    if let Err(e) = state.refresh_versions().await {
+        tracing::warn!(error = %e, "could not read the data versions");
+        warned = Some(std::time::Instant::now());
+    }
     let poller = {
         let state = state.clone();
         let every = state.0.config.version_poll;
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
+            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let mut warned: Option<std::time::Instant> = None;
             loop {
                 tick.tick().await;
                 if let Err(e) = state.refresh_versions().await

@@ -576,6 +576,8 @@ pub async fn add_subsidiary(
         return Err(ApiError::bad("social_id must differ from parent_social_id"));
     }
     let existing = app.store().company_by_social_id(&new.social_id).await?;
+    // Whether this request changed anything (what this process keeps is then stale).
+    let mut wrote = true;
     let message = match existing {
         // A company that exists already: linked only if it is in the key's tree now;
         // otherwise an operator decides (a key must not reach a company by naming it).
@@ -583,8 +585,9 @@ pub async fn add_subsidiary(
             let linked = app.store().subsidiaries(parent.id, None).await?.items.iter().any(|c| c.id == child.id);
             if linked {
                 // The key's own subsidiary: its DKIM selectors may be given again.
-                if let Some(selectors) = &new.dkim_selectors {
-                    app.store().set_dkim_selectors(child.id, selectors).await?;
+                match &new.dkim_selectors {
+                    Some(selectors) => app.store().set_dkim_selectors(child.id, selectors).await?,
+                    None => wrote = false,
                 }
                 format!(
                     "Subsidiary {} ({}) is already a subsidiary of {}",
@@ -633,7 +636,9 @@ pub async fn add_subsidiary(
             format!("Subsidiary {} ({}) was added to {}", created.company_name, created.social_id, parent.company_name)
         }
     };
-    app.invalidate();
+    if wrote {
+        app.invalidate();
+    }
     Ok(Json(MessageOut { message }))
 }
 

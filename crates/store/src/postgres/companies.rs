@@ -137,10 +137,11 @@ impl crate::Companies for PgStore {
             sqlx::query_as("SELECT scope, version FROM data_versions").fetch_all(&self.pool).await?;
         let mut v = crate::DataVersions::default();
         for (scope, version) in rows {
-            match scope.as_str() {
-                "company" => v.company = version,
-                "cve" => v.cve = version,
-                _ => {}
+            // PostgreSQL keeps the company version in rows 'company:0'..'company:15'.
+            if scope == "company" || scope.starts_with("company:") {
+                v.company += version;
+            } else if scope == "cve" {
+                v.cve = version;
             }
         }
         Ok(v)
@@ -271,6 +272,16 @@ impl crate::Companies for PgStore {
     }
 
     async fn unlink_subsidiary(&self, parent: i64, child: i64) -> Result<bool> {
+        // No link, nothing to write: found on a read (a repeated delete takes no write).
+        let linked: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM subsidiaries WHERE parent_id = $1 AND child_id = $2)")
+                .bind(parent)
+                .bind(child)
+                .fetch_one(&self.pool)
+                .await?;
+        if !linked {
+            return Ok(false);
+        }
         let done = sqlx::query("DELETE FROM subsidiaries WHERE parent_id = $1 AND child_id = $2")
             .bind(parent)
             .bind(child)

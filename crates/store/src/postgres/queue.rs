@@ -9,6 +9,21 @@ impl crate::Queue for PgStore {
     async fn enqueue_with(&self, job: &JobSpec, priority: i16, run_at: OffsetDateTime) -> Result<bool> {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
         let run_at = rfc3339_micros(run_at);
+        // Asked again for work that waits already as soon and as high, or runs: nothing
+        // to write (a read, so repeated asks take no row lock and no commit).
+        let waiting: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM jobs WHERE dedup_key = $1 AND dedup_key IS NOT NULL \
+             AND status IN ('queued', 'running') AND (status = 'running' \
+             OR (status = 'queued' AND run_after <= $2 AND priority >= $3)))",
+        )
+        .bind(job.dedup_key())
+        .bind(&run_at)
+        .bind(i64::from(priority))
+        .fetch_one(&self.pool)
+        .await?;
+        if waiting {
+            return Ok(false);
+        }
         // One statement, one round trip: the same work waiting is brought forward and
         // raised; else the job is inserted (a no-op when a job of the key runs, or one was
         // queued by another process meanwhile: the partial unique index). Idle workers

@@ -9,6 +9,21 @@ impl crate::Queue for SqliteStore {
     async fn enqueue_with(&self, job: &JobSpec, priority: i16, run_at: OffsetDateTime) -> Result<bool> {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
         let run_at = rfc3339_micros(run_at);
+        // Asked again for work that waits already as soon and as high, or runs: nothing
+        // to write (found on a reader, so repeated asks do not queue on the writer).
+        let waiting: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM jobs WHERE dedup_key = ?1 AND dedup_key IS NOT NULL \
+             AND status IN ('queued', 'running') AND (status = 'running' \
+             OR (status = 'queued' AND run_after <= ?2 AND priority >= ?3)))",
+        )
+        .bind(job.dedup_key())
+        .bind(&run_at)
+        .bind(i64::from(priority))
+        .fetch_one(&mut *self.read.get().await?)
+        .await?;
+        if waiting {
+            return Ok(false);
+        }
         let mut tx = self.begin().await?;
         // The same work waiting: brought forward and raised, not queued twice.
         let waiting = sqlx::query(
