@@ -1269,8 +1269,15 @@ pub async fn job_order(store: &dyn Store) {
     assert!(store.enqueue_with(&scan("later"), 50, now).await.unwrap());
     let first = store.lease_job("w", minute, 3).await.unwrap().expect("brought forward");
     assert_eq!((first.spec.company().as_str(), first.priority), ("tomorrow", 100));
-    // Asking again at a lower priority or a later time changes nothing.
+    // Asking again at a lower priority or a later time changes nothing: not even the
+    // job's row is written (a repeated ask is a read).
+    let row = |jobs: Vec<model::Job>| jobs.into_iter().find(|j| j.spec == scan("later")).unwrap();
+    let before = row(store.jobs(Some(model::JobStatus::Queued), 10).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(5)).await;
     assert!(!store.enqueue_with(&scan("later"), 0, now + minute).await.unwrap());
+    assert!(!store.enqueue_with(&scan("later"), 50, now).await.unwrap());
+    let after = row(store.jobs(Some(model::JobStatus::Queued), 10).await.unwrap());
+    assert_eq!(after.updated_at, before.updated_at, "a repeated ask writes nothing");
     let second = store.lease_job("w", minute, 3).await.unwrap().unwrap();
     assert_eq!((second.spec.company().as_str(), second.priority), ("later", 50));
     assert!(store.lease_job("w", minute, 3).await.unwrap().is_none());
