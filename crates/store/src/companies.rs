@@ -147,6 +147,9 @@ pub trait Companies: Send + Sync + 'static {
     /// Removes the link; false when there was none.
     async fn unlink_subsidiary(&self, parent: i64, child: i64) -> Result<bool>;
 
+    /// Whether `child` is linked as a subsidiary of `parent`.
+    async fn is_subsidiary(&self, parent: i64, child: i64) -> Result<bool>;
+
     /// Subsidiaries by name; all of them when `page` is `None`.
     async fn subsidiaries(&self, parent: i64, page: Option<Page>) -> Result<Paged<Company>>;
 }

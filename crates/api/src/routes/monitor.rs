@@ -582,8 +582,7 @@ pub async fn add_subsidiary(
         // A company that exists already: linked only if it is in the key's tree now;
         // otherwise an operator decides (a key must not reach a company by naming it).
         Some(child) => {
-            let linked = app.store().subsidiaries(parent.id, None).await?.items.iter().any(|c| c.id == child.id);
-            if linked {
+            if app.store().is_subsidiary(parent.id, child.id).await? {
                 // The key's own subsidiary: its DKIM selectors may be given again.
                 match &new.dkim_selectors {
                     Some(selectors) => app.store().set_dkim_selectors(child.id, selectors).await?,

@@ -257,13 +257,7 @@ impl crate::Companies for SqliteStore {
 
     async fn unlink_subsidiary(&self, parent: i64, child: i64) -> Result<bool> {
         // No link, nothing to write: found on a read (a repeated delete takes no write).
-        let linked: bool =
-            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM subsidiaries WHERE parent_id = ?1 AND child_id = ?2)")
-                .bind(parent)
-                .bind(child)
-                .fetch_one(&mut *self.read.get().await?)
-                .await?;
-        if !linked {
+        if !self.is_subsidiary(parent, child).await? {
             return Ok(false);
         }
         let done = sqlx::query("DELETE FROM subsidiaries WHERE parent_id = ?1 AND child_id = ?2")
@@ -272,6 +266,16 @@ impl crate::Companies for SqliteStore {
             .execute(&self.write)
             .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    async fn is_subsidiary(&self, parent: i64, child: i64) -> Result<bool> {
+        let linked: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM subsidiaries WHERE parent_id = ?1 AND child_id = ?2)")
+                .bind(parent)
+                .bind(child)
+                .fetch_one(&mut *self.read.get().await?)
+                .await?;
+        Ok(linked)
     }
 
     async fn subsidiaries(&self, parent: i64, page: Option<Page>) -> Result<Paged<Company>> {

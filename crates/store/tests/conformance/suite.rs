@@ -1081,12 +1081,16 @@ pub async fn data_versions(store: &dyn Store) {
     moved("a scan error", v().await);
     store.set_dkim_selectors(c.id, &["s1".to_owned()]).await.unwrap();
     moved("DKIM selectors", v().await);
+    assert!(!store.is_subsidiary(c.id, d.id).await.unwrap());
     store.link_subsidiary(c.id, d.id).await.unwrap();
     moved("a subsidiary linked", v().await);
+    assert!(store.is_subsidiary(c.id, d.id).await.unwrap() && !store.is_subsidiary(d.id, c.id).await.unwrap());
     store.replace_rating(c.id, &snapshot(71.0, "2026-03-01T00:00:00Z")).await.unwrap();
     moved("a rating", v().await);
-    store.unlink_subsidiary(c.id, d.id).await.unwrap();
+    assert!(store.unlink_subsidiary(c.id, d.id).await.unwrap());
     moved("a subsidiary unlinked", v().await);
+    assert!(!store.unlink_subsidiary(c.id, d.id).await.unwrap(), "gone: nothing to unlink");
+    assert_eq!(v().await, last, "and nothing written");
     // What does not.
     store.add_lookups(&[(c.id, 3)]).await.unwrap();
     store
