@@ -701,13 +701,17 @@ enum ImportWhat {
     },
 }
 
+/// What is logged unless `RAMPART_LOG` says otherwise: Rampart's own crates at info,
+/// third-party crates errors only (hickory's per-query warnings flooded the demo).
+const DEFAULT_LOG: &str = "error,rampart=info,api=info,worker=info,store=info,scanner=info,egress=info,lab=info,\
+    labtls=info,intel=info,vulndb=info,rating=info,sync=info,model=info";
+
 #[tokio::main]
 async fn main() -> Result<()> {
     store::tune_allocator();
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG")
-                .unwrap_or_else(|_| "info,hickory_server=error,sqlx::postgres::notice=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| DEFAULT_LOG.into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -740,7 +744,8 @@ async fn main() -> Result<()> {
             };
             let mut running = None;
             if workers > 0 {
-                let ctx = Arc::new(scan::with_store_data(net.context()?, &*store).await?);
+                // The worker reads the store's reference data for each job.
+                let ctx = Arc::new(net.context()?);
                 let config = worker::Config { concurrency: workers, ..Default::default() };
                 running = Some(tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal())));
             }
@@ -758,7 +763,8 @@ async fn main() -> Result<()> {
         Command::Companies { action } => companies(action).await,
         Command::Worker { db, concurrency, lease_secs, max_attempts, net } => {
             let store = open(&db.db).await?;
-            let ctx = Arc::new(scan::with_store_data(net.context()?, &*store).await?);
+            // The worker reads the store's reference data for each job.
+            let ctx = Arc::new(net.context()?);
             let config = worker::Config {
                 concurrency,
                 lease: std::time::Duration::from_secs(lease_secs),

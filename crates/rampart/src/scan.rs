@@ -217,22 +217,8 @@ impl NetOpts {
 
 /// Adds what the store holds to a worker's context: imported fingerprint rules (after
 /// the built-in ones) and endoflife.date data (unless a file was given).
-pub async fn with_store_data(mut ctx: Context, store: &dyn store::Store) -> Result<Context> {
-    let rows = store.fingerprints().await?;
-    if !rows.is_empty() {
-        let (rules, report) =
-            scanner::fingerprint::RuleSet::from_rows(rows.iter().map(|(a, b)| (a.as_str(), b.as_str())));
-        tracing::info!(technologies = report.technologies, "imported fingerprints loaded");
-        ctx.fingerprints = Arc::new((*ctx.fingerprints).clone().merged(&rules));
-    }
-    if ctx.eol.is_none() {
-        let rows = store.eol_products().await?;
-        if !rows.is_empty() {
-            ctx.eol =
-                Some(Arc::new(scanner::software::Eol::from_rows(rows.iter().map(|(a, b)| (a.as_str(), b.as_str())))));
-        }
-    }
-    Ok(ctx)
+pub async fn with_store_data(ctx: Context, store: &dyn store::Store) -> Result<Context> {
+    Ok(worker::with_store_data(ctx, store).await?)
 }
 
 fn pem_to_der(pem: &str) -> Result<Vec<u8>> {

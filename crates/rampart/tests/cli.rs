@@ -157,7 +157,9 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     let db = format!("sqlite://{}", dir.path().join("demo.db").display());
     let mut child = rampart()
         .args(["demo", "--db", &db, "--listen", &format!("127.0.0.1:{port}"), "--lab-octet", "96"])
+        .env_remove("RAMPART_LOG")
         .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.path().join("demo.err")).unwrap())
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
@@ -179,6 +181,11 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     // Every lab company was scanned and rated.
     let rated: Vec<&String> = lines.iter().filter(|l| l.contains("/16]") && l.contains(" score ")).collect();
     assert_eq!(rated.len(), 16, "{lines:#?}");
+    // The log: Rampart's own lines; third-party crates only when they fail (hickory's
+    // per-query warnings once flooded it with 1,500 lines).
+    let log = std::fs::read_to_string(dir.path().join("demo.err")).unwrap();
+    let foreign: Vec<&str> = log.lines().filter(|l| l.contains("hickory") || l.contains("sqlx")).collect();
+    assert!(foreign.is_empty(), "{} third-party lines: {:?}", foreign.len(), &foreign[..foreign.len().min(5)]);
     let curls: Vec<&String> = lines.iter().filter(|l| l.trim_start().starts_with("curl ")).collect();
     assert_eq!(curls.len(), 3, "{lines:#?}");
     let scores = curls[0].split('\'').nth(3).unwrap().to_owned();

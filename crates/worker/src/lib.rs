@@ -66,8 +66,93 @@ impl JobError {
     }
 }
 
+/// What tells a worker the time: each job is judged at the time it starts (certificate
+/// days left, end-of-life dates, security.txt expiry). The system clock, or one a test
+/// sets.
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> OffsetDateTime + Send + Sync>);
+
+impl Clock {
+    pub fn system() -> Clock {
+        Clock(Arc::new(OffsetDateTime::now_utc))
+    }
+    pub fn new(now: impl Fn() -> OffsetDateTime + Send + Sync + 'static) -> Clock {
+        Clock(Arc::new(now))
+    }
+    pub fn now(&self) -> OffsetDateTime {
+        (self.0)()
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::system()
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Clock({})", self.now())
+    }
+}
+
+/// `ctx` with the reference data the store holds: imported fingerprint rules added to
+/// its own, and the end-of-life data unless `ctx` has some already.
+pub async fn with_store_data(mut ctx: Context, store: &dyn Store) -> Result<Context, store::StoreError> {
+    let rows = store.fingerprints().await?;
+    if !rows.is_empty() {
+        let (rules, report) =
+            scanner::fingerprint::RuleSet::from_rows(rows.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+        tracing::info!(technologies = report.technologies, "imported fingerprints loaded");
+        ctx.fingerprints = Arc::new((*ctx.fingerprints).clone().merged(&rules));
+    }
+    if ctx.eol.is_none() {
+        let rows = store.eol_products().await?;
+        if !rows.is_empty() {
+            ctx.eol =
+                Some(Arc::new(scanner::software::Eol::from_rows(rows.iter().map(|(a, b)| (a.as_str(), b.as_str())))));
+        }
+    }
+    Ok(ctx)
+}
+
+/// The scan context of each job: the worker's own, with the reference data the store
+/// holds as the job starts (read again when the store's vulnerability-data version
+/// moved: fingerprints and end-of-life data imported while the worker runs are used by
+/// its next job), and the job's own time.
+pub struct JobContexts {
+    base: Context,
+    loaded: tokio::sync::Mutex<Option<(i64, Arc<Context>)>>,
+}
+
+impl JobContexts {
+    pub fn new(base: Context) -> JobContexts {
+        JobContexts { base, loaded: tokio::sync::Mutex::new(None) }
+    }
+
+    pub async fn for_job(&self, store: &dyn Store, now: OffsetDateTime) -> Result<Context, store::StoreError> {
+        let version = store.data_versions().await?.cve;
+        let mut loaded = self.loaded.lock().await;
+        let ctx = match &*loaded {
+            Some((v, ctx)) if *v == version => ctx.clone(),
+            _ => {
+                // Read after the version: data newer than it is read again next time.
+                let ctx = Arc::new(with_store_data(self.base.clone(), store).await?);
+                *loaded = Some((version, ctx.clone()));
+                ctx
+            }
+        };
+        drop(loaded);
+        let mut job = (*ctx).clone();
+        job.now = now;
+        Ok(job)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The time each job is judged at.
+    pub clock: Clock,
     /// Jobs run at once by this worker.
     pub concurrency: usize,
     /// How long a lease lasts; a job whose worker died is taken again after it.
@@ -86,6 +171,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            clock: Clock::system(),
             concurrency: 4,
             lease: Duration::from_secs(120),
             max_attempts: 5,
@@ -143,14 +229,18 @@ pub fn backoff(attempts: i64) -> Duration {
     Duration::from_secs((10 * n * n).min(900))
 }
 
-/// Leases and runs jobs until `shutdown` completes (see [`run_with`]).
+/// Leases and runs jobs until `shutdown` completes (see [`run_with`]). Each job runs
+/// with `ctx` as [`JobContexts`] makes it: the store's reference data as the job starts,
+/// and `config.clock`'s time then.
 pub async fn run(store: Arc<dyn Store>, ctx: Arc<Context>, config: Config, shutdown: impl Future<Output = ()>) {
     let runner = store.clone();
-    let config_lease = config.lease;
+    let (config_lease, clock) = (config.lease, config.clock.clone());
+    let contexts = Arc::new(JobContexts::new((*ctx).clone()));
     let handler: Handler = Arc::new(move |job: model::Job| {
-        let (store, ctx) = (runner.clone(), ctx.clone());
+        let (store, contexts, clock) = (runner.clone(), contexts.clone(), clock.clone());
         Box::pin(async move {
             let lease = Lease::of(&job, config_lease);
+            let ctx = contexts.for_job(&*store, clock.now()).await?;
             process_leased(&*store, &ctx, &job.spec, lease.as_ref()).await
         })
     });
@@ -322,7 +412,7 @@ pub async fn process_leased(
         domains.push(d.to_string());
     }
     // The job's first start, on every attempt (see [`Lease::started`]).
-    let now = lease.and_then(|l| l.started).unwrap_or_else(OffsetDateTime::now_utc);
+    let now = lease.and_then(|l| l.started).unwrap_or(ctx.now);
     let website_in = |domain: &str| website_host.as_deref().filter(|h| under(h, domain));
     // The DKIM selectors the company names: tried first, and no key at them is a finding.
     let named = store.dkim_selectors(company.id).await?;

@@ -18,6 +18,7 @@ use crate::finding::ScanFinding;
 use crate::guard::Guard;
 
 /// What every probe of a scan shares.
+#[derive(Clone)]
 pub struct Context {
     pub guard: Guard,
     /// The lab CA root (DER) that certificates validate against in lab mode.
@@ -38,6 +39,7 @@ pub struct Context {
     pub fingerprints: std::sync::Arc<crate::fingerprint::RuleSet>,
     /// endoflife.date lifecycle data; `None` leaves the sbom findings out.
     pub eol: Option<std::sync::Arc<crate::software::Eol>>,
+    /// The time the scan is judged at (a worker sets it to each job's start).
     pub now: OffsetDateTime,
     /// What one domain's scan may spend.
     pub limits: Limits,

@@ -2,8 +2,9 @@
 -- on by every write of that data in the writing transaction. Triggers move them, so no
 -- write path (the API, a worker, an import, an operator's SQL) can forget to.
 -- 'company': companies and everything scanned or recorded about them; 'cve': the
--- vulnerability data (a record's served form, matches and index rows are written only
--- with its `cves` row, so the trigger on `cves` covers them). Lookup counts
+-- vulnerability and reference data (a record's served form, matches and index rows are
+-- written only with its `cves` row, so the trigger on `cves` covers them; fingerprint
+-- rules and end-of-life data, which workers read again when it moves). Lookup counts
 -- (companies.searched_by), keys, usage counters, jobs and feed state are not what
 -- answers are cached from, and do not move them.
 
@@ -59,7 +60,7 @@ CREATE CONSTRAINT TRIGGER dv_component_scores AFTER INSERT OR UPDATE OR DELETE O
 CREATE CONSTRAINT TRIGGER dv_incidents AFTER INSERT OR UPDATE OR DELETE ON incidents DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company', 'company_id');
 CREATE CONSTRAINT TRIGGER dv_hosts AFTER INSERT OR UPDATE OR DELETE ON hosts DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company', 'company_id');
 CREATE CONSTRAINT TRIGGER dv_findings AFTER INSERT OR UPDATE OR DELETE ON findings DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company', 'company_id');
-CREATE CONSTRAINT TRIGGER dv_fingerprints AFTER INSERT OR UPDATE OR DELETE ON fingerprints DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_fingerprints AFTER INSERT OR UPDATE OR DELETE ON fingerprints DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('cve');
 CREATE CONSTRAINT TRIGGER dv_companies AFTER INSERT OR DELETE OR UPDATE OF social_id, company_name, name_lc, website, domain, industry, description, company_id, funding_id, employees_number, followers_number, naics_code, last_scanned_at, created_at, updated_at, name_norm, scan_error, scan_error_at, dkim_selectors ON companies DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company', 'id');
 CREATE CONSTRAINT TRIGGER dv_cves AFTER INSERT OR UPDATE OR DELETE ON cves DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('cve');
 CREATE CONSTRAINT TRIGGER dv_cpe_products AFTER INSERT OR UPDATE OR DELETE ON cpe_products DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('cve');

@@ -2,8 +2,9 @@
 -- on by every write of that data in the writing transaction. Triggers move them, so no
 -- write path (the API, a worker, an import, an operator's SQL) can forget to.
 -- 'company': companies and everything scanned or recorded about them; 'cve': the
--- vulnerability data (a record's served form, matches and index rows are written only
--- with its `cves` row, so the trigger on `cves` covers them). Lookup counts
+-- vulnerability and reference data (a record's served form, matches and index rows are
+-- written only with its `cves` row, so the trigger on `cves` covers them; fingerprint
+-- rules and end-of-life data, which workers read again when it moves). Lookup counts
 -- (companies.searched_by), keys, usage counters, jobs and feed state are not what
 -- answers are cached from, and do not move them.
 
@@ -49,9 +50,9 @@ CREATE TRIGGER dv_hosts_u AFTER UPDATE ON hosts BEGIN UPDATE data_versions SET v
 CREATE TRIGGER dv_findings_i AFTER INSERT ON findings BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
 CREATE TRIGGER dv_findings_d AFTER DELETE ON findings BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
 CREATE TRIGGER dv_findings_u AFTER UPDATE ON findings BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
-CREATE TRIGGER dv_fingerprints_i AFTER INSERT ON fingerprints BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
-CREATE TRIGGER dv_fingerprints_d AFTER DELETE ON fingerprints BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
-CREATE TRIGGER dv_fingerprints_u AFTER UPDATE ON fingerprints BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
+CREATE TRIGGER dv_fingerprints_i AFTER INSERT ON fingerprints BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
+CREATE TRIGGER dv_fingerprints_d AFTER DELETE ON fingerprints BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
+CREATE TRIGGER dv_fingerprints_u AFTER UPDATE ON fingerprints BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'cve'; END;
 CREATE TRIGGER dv_companies_i AFTER INSERT ON companies BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
 CREATE TRIGGER dv_companies_d AFTER DELETE ON companies BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
 CREATE TRIGGER dv_companies_u AFTER UPDATE OF social_id, company_name, name_lc, website, domain, industry, description, company_id, funding_id, employees_number, followers_number, naics_code, last_scanned_at, created_at, updated_at, name_norm, scan_error, scan_error_at, dkim_selectors ON companies BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;

@@ -1113,6 +1113,13 @@ pub async fn data_versions(store: &dyn Store) {
     store.upsert_cves(&[stored("CVE-2027-0100", "2027-01-01T00:00:00", Vec::new())]).await.unwrap();
     let now = v().await;
     assert!(now.cve > last.cve && now.company == last.company, "a CVE: {last:?} then {now:?}");
+    // So does the reference data workers read again when it moves.
+    store.save_fingerprints("test", &[("Acme Server".to_owned(), "{}".to_owned())]).await.unwrap();
+    let then = v().await;
+    assert!(then.cve > now.cve && then.company == now.company, "fingerprints: {now:?} then {then:?}");
+    store.save_eol_products(&[("acme-server".to_owned(), "[]".to_owned())]).await.unwrap();
+    let last = v().await;
+    assert!(last.cve > then.cve && last.company == then.company, "end-of-life data: {then:?} then {last:?}");
 }
 
 pub async fn keys_and_usage(store: &dyn Store) {
