@@ -1133,7 +1133,7 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
         running.ca_root_der.clone(),
         &running.trust_anchor_text(),
     )?;
-    let ctx = Arc::new(scan::with_store_data(ctx, &*store).await?);
+    let ctx = Arc::new(worker::with_store_data(ctx, &*store).await?);
     // Parents before their subsidiaries (the importer links a subsidiary to a known parent).
     let mut ordered: Vec<&lab::LabCompany> = file.companies.iter().collect();
     ordered.sort_by_key(|c| c.company.get("parent_social_id").is_some_and(|p| !p.is_null()));

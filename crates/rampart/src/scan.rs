@@ -215,12 +215,6 @@ impl NetOpts {
     }
 }
 
-/// Adds what the store holds to a worker's context: imported fingerprint rules (after
-/// the built-in ones) and endoflife.date data (unless a file was given).
-pub async fn with_store_data(ctx: Context, store: &dyn store::Store) -> Result<Context> {
-    Ok(worker::with_store_data(ctx, store).await?)
-}
-
 fn pem_to_der(pem: &str) -> Result<Vec<u8>> {
     use base64::Engine as _;
     let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
@@ -647,7 +641,7 @@ pub async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Resul
     let db = match &opts.cve_db {
         Some(url) => {
             let store = store::open(url).await.with_context(|| format!("opening {}", store::redact_url(url)))?;
-            ctx = with_store_data(ctx, &*store).await?;
+            ctx = worker::with_store_data(ctx, &*store).await?;
             Some(store)
         }
         None => None,

@@ -32,6 +32,22 @@ pub struct DataVersions {
     pub cve: i64,
 }
 
+impl DataVersions {
+    /// From the `data_versions` rows: (scope, version). PostgreSQL keeps the company
+    /// version in rows 'company:0'..'company:15', whose sum it is.
+    pub(crate) fn from_rows(rows: Vec<(String, i64)>) -> DataVersions {
+        let mut v = DataVersions::default();
+        for (scope, version) in rows {
+            if scope == "company" || scope.starts_with("company:") {
+                v.company += version;
+            } else if scope == "cve" {
+                v.cve = version;
+            }
+        }
+        v
+    }
+}
+
 /// Where an add-subsidiary request stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubsidiaryState {

@@ -132,16 +132,7 @@ impl crate::Companies for SqliteStore {
     async fn data_versions(&self) -> Result<crate::DataVersions> {
         let rows: Vec<(String, i64)> =
             sqlx::query_as("SELECT scope, version FROM data_versions").fetch_all(&mut *self.read.get().await?).await?;
-        let mut v = crate::DataVersions::default();
-        for (scope, version) in rows {
-            // PostgreSQL keeps the company version in rows 'company:0'..'company:15'.
-            if scope == "company" || scope.starts_with("company:") {
-                v.company += version;
-            } else if scope == "cve" {
-                v.cve = version;
-            }
-        }
-        Ok(v)
+        Ok(crate::DataVersions::from_rows(rows))
     }
 
     async fn add_lookups(&self, counts: &[(i64, i64)]) -> Result<()> {
