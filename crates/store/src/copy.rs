@@ -39,6 +39,7 @@ const TABLES: &[&str] = &[
     "api_keys",
     "usage_counters",
     "jobs",
+    "rescan_schedule",
 ];
 
 /// Rows written per statement (PostgreSQL takes at most 65 535 parameters).

@@ -200,6 +200,9 @@ pub trait Intel: Send + Sync + 'static {
 
     async fn set_feed_state(&self, feed: &str, value: &str) -> Result<()>;
 
+    /// Every feed with a sync state, and when that state was last written, by feed.
+    async fn feed_ages(&self) -> Result<Vec<(String, time::OffsetDateTime)>>;
+
     /// Stores imported fingerprint rules `(name, rule JSON)` from `source`, replacing
     /// rules of the same name; returns how many were written.
     async fn save_fingerprints(&self, source: &str, rules: &[(String, String)]) -> Result<usize>;

@@ -2,7 +2,8 @@
 //!
 //! Each role is a trait of its own — [`Companies`], [`Assets`], [`Findings`],
 //! [`Incidents`], [`Intel`] (CVE intelligence and reference data), [`Keys`] and
-//! [`Queue`] — with one module per backend (`sqlite/<role>.rs`). [`Store`] is all of
+//! [`Queue`] and [`Schedule`] (scheduled rescans) — with one module per backend
+//! (`sqlite/<role>.rs`). [`Store`] is all of
 //! them, what the API, the importers and the workers hold; `use store::prelude::*`
 //! brings the role traits into scope. SQL lives only in the backend modules, and every
 //! backend passes the one conformance suite (`tests/conformance`). The store never
@@ -21,6 +22,7 @@ mod keys;
 mod migrate;
 pub mod postgres;
 mod queue;
+mod schedule;
 mod served_cache;
 mod shared;
 pub mod sqlite;
@@ -36,19 +38,20 @@ pub use incidents::Incidents;
 pub use keys::Keys;
 pub use model::asset_under;
 pub use postgres::PgStore;
-pub use queue::Queue;
+pub use queue::{JobCount, Queue};
+pub use schedule::{RescanPlan, Schedule, ScheduleRow};
 pub use shared::SharedStr;
 pub use sqlite::SqliteStore;
 
 /// The role traits, for calling a store's methods: `use store::prelude::*`.
 pub mod prelude {
-    pub use crate::{Assets, Companies, Findings, Incidents, Intel, Keys, Queue, Store};
+    pub use crate::{Assets, Companies, Findings, Incidents, Intel, Keys, Queue, Schedule, Store};
 }
 
 /// Everything persisted: every role, from one backend.
-pub trait Store: Companies + Assets + Findings + Incidents + Intel + Keys + Queue {}
+pub trait Store: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule {}
 
-impl<T: Companies + Assets + Findings + Incidents + Intel + Keys + Queue> Store for T {}
+impl<T: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule> Store for T {}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

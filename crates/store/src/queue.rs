@@ -7,6 +7,16 @@ use model::{Job, JobSpec};
 use crate::Result;
 use async_trait::async_trait;
 
+/// Jobs of one kind in one status ([`Queue::job_counts`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobCount {
+    pub kind: String,
+    pub status: model::JobStatus,
+    pub count: u64,
+    /// When the oldest of them was queued.
+    pub oldest: time::OffsetDateTime,
+}
+
 /// The durable job queue: leases with tokens, renewals, retries, dead jobs.
 #[async_trait]
 pub trait Queue: Send + Sync + 'static {
@@ -53,6 +63,14 @@ pub trait Queue: Send + Sync + 'static {
 
     /// Jobs in `status` (any when `None`), newest first, at most `limit`.
     async fn jobs(&self, status: Option<model::JobStatus>, limit: u32) -> Result<Vec<Job>>;
+
+    /// How many jobs wait, run, are dead or cancelled, by kind (done jobs are not
+    /// counted), with the oldest `created_at` of each group.
+    async fn job_counts(&self) -> Result<Vec<JobCount>>;
+
+    /// Jobs queued and ready by `now` whose priority is at most `max_priority`: the work
+    /// of that rank waiting for a worker.
+    async fn waiting_jobs(&self, max_priority: i16, now: time::OffsetDateTime) -> Result<u64>;
 
     /// Queues a dead or cancelled job again with its attempts reset; false when the job
     /// is not dead or cancelled.

@@ -11,6 +11,7 @@
 //! lifecycle data), matched against the vulnerability database (vulnerabilities).
 
 pub mod rate;
+pub mod schedule;
 pub mod software;
 
 use std::future::Future;
@@ -166,6 +167,9 @@ pub struct Config {
     /// and their leases released (the job goes back to the queue).
     pub drain: Duration,
     pub name: String,
+    /// Scheduled rescans ([`schedule`]): the cadence of companies without their own, or
+    /// `None` for no scheduler in this worker.
+    pub rescan_every: Option<Duration>,
 }
 
 impl Default for Config {
@@ -178,6 +182,7 @@ impl Default for Config {
             idle: Duration::from_millis(500),
             drain: Duration::from_secs(30),
             name: format!("worker-{}", std::process::id()),
+            rescan_every: None,
         }
     }
 }
@@ -255,13 +260,40 @@ pub async fn run(store: Arc<dyn Store>, ctx: Arc<Context>, config: Config, shutd
 /// still running are then stopped and their leases released, so another worker takes
 /// them at once.
 pub async fn run_with(store: Arc<dyn Store>, config: Config, shutdown: impl Future<Output = ()>, handler: Handler) {
-    tokio::pin!(shutdown);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    // The scheduler, when this worker runs one, stops when the shutdown begins.
+    let (end_tx, mut end_rx) = tokio::sync::watch::channel(false);
+    let scheduler = config.rescan_every.map(|every| {
+        let schedule = schedule::ScheduleConfig::new(every, config.concurrency, &config.name);
+        let scheduler = schedule::Scheduler::new(store.clone(), schedule);
+        tokio::spawn(scheduler.run(async move {
+            let _ = end_rx.wait_for(|ending| *ending).await;
+        }))
+    });
+    let shutdown = async move {
+        shutdown.await;
+        let _ = end_tx.send(true);
+    };
+    serve_jobs(store, &config, shutdown, handler, &stop_tx, stop_rx).await;
+    if let Some(scheduler) = scheduler {
+        let _ = scheduler.await;
+    }
+}
+
+async fn serve_jobs(
+    store: Arc<dyn Store>,
+    config: &Config,
+    shutdown: impl Future<Output = ()>,
+    handler: Handler,
+    stop_tx: &tokio::sync::watch::Sender<bool>,
+    stop_rx: tokio::sync::watch::Receiver<bool>,
+) {
+    tokio::pin!(shutdown);
     let mut running: JoinSet<()> = JoinSet::new();
     loop {
         while running.len() >= config.concurrency.max(1) {
             tokio::select! {
-                () = &mut shutdown => return drain(running, &config, &stop_tx).await,
+                () = &mut shutdown => return drain(running, config, stop_tx).await,
                 _ = running.join_next() => {}
             }
         }
@@ -289,7 +321,7 @@ pub async fn run_with(store: Arc<dyn Store>, config: Config, shutdown: impl Futu
             }
         }
     }
-    drain(running, &config, &stop_tx).await
+    drain(running, config, stop_tx).await
 }
 
 /// Waits up to `config.drain` for the jobs in flight, then stops the rest (each releases

@@ -350,6 +350,12 @@ impl crate::Intel for PgStore {
             .await?)
     }
 
+    async fn feed_ages(&self) -> Result<Vec<(String, OffsetDateTime)>> {
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT feed, updated_at FROM feed_state ORDER BY feed").fetch_all(&self.pool).await?;
+        rows.into_iter().map(|(feed, at)| Ok((feed, ts(&at)?))).collect()
+    }
+
     async fn set_feed_state(&self, feed: &str, value: &str) -> Result<()> {
         sqlx::query(
             "INSERT INTO feed_state (feed, value, updated_at) VALUES ($1, $2, $3) \

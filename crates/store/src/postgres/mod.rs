@@ -41,11 +41,13 @@ mod incidents;
 mod intel;
 mod keys;
 mod queue;
+mod schedule;
 
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "schema", include_str!("../../migrations/postgres/0001_schema.sql")),
     (2, "job_scheduling", include_str!("../../migrations/postgres/0002_job_scheduling.sql")),
     (3, "data_versions", include_str!("../../migrations/postgres/0003_data_versions.sql")),
+    (4, "rescan_schedule", include_str!("../../migrations/postgres/0004_rescan_schedule.sql")),
 ]);
 
 /// The channel a queued job is announced on.

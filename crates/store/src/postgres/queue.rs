@@ -187,6 +187,36 @@ impl crate::Queue for PgStore {
             .collect()
     }
 
+    async fn job_counts(&self) -> Result<Vec<crate::JobCount>> {
+        let rows: Vec<(String, String, i64, String)> = sqlx::query_as(
+            "SELECT kind, status, count(*), min(created_at) FROM jobs \
+             WHERE status IN ('queued', 'running', 'dead', 'cancelled') GROUP BY kind, status ORDER BY kind, status",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(kind, status, n, oldest)| {
+                Ok(crate::JobCount {
+                    kind,
+                    status: model::JobStatus::parse(&status).ok_or_else(|| corrupt("job status", &status))?,
+                    count: count(n),
+                    oldest: ts(&oldest)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn waiting_jobs(&self, max_priority: i16, now: OffsetDateTime) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM jobs WHERE status = 'queued' AND priority <= $1 AND run_after <= $2",
+        )
+        .bind(i64::from(max_priority))
+        .bind(rfc3339_micros(now))
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(count(n))
+    }
+
     async fn retry_job(&self, job_id: i64) -> Result<bool> {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
         // A dead job whose dedup key a newer job holds stays dead (the unique index).

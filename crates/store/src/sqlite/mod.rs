@@ -47,6 +47,7 @@ mod intel;
 mod keys;
 mod queue;
 mod readers;
+mod schedule;
 
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
@@ -69,6 +70,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (18, "component_checks", include_str!("../../migrations/sqlite/0018_component_checks.sql")),
     (19, "job_scheduling", include_str!("../../migrations/sqlite/0019_job_scheduling.sql")),
     (20, "data_versions", include_str!("../../migrations/sqlite/0020_data_versions.sql")),
+    (21, "rescan_schedule", include_str!("../../migrations/sqlite/0021_rescan_schedule.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).

@@ -1315,3 +1315,166 @@ async fn pending(store: &dyn Store) -> Vec<model::Job> {
     jobs.retain(|j| matches!(j.status, model::JobStatus::Queued | model::JobStatus::Running));
     jobs
 }
+
+/// The scheduler's reads and writes: candidates in order (watched, never scanned,
+/// unplanned, soonest due), plans kept, cadences, the lease one process holds, and the
+/// counts `rampart status` prints. None of it moves a data version.
+pub async fn schedule(store: &dyn Store) {
+    use store::RescanPlan;
+    let day = Duration::from_secs(86_400);
+    let hour = time::Duration::hours(1);
+    let mut ids = BTreeMap::new();
+    for (s, domain) in [
+        ("sch-a", "a.example"),
+        ("sch-b", "b.example"),
+        ("sch-c", "c.example"),
+        ("sch-d", "d.example"),
+        ("sch-e", "e.example"),
+    ] {
+        let c = store
+            .save_company(&CompanySnapshot { profile: profile(s, s, domain), ..Default::default() })
+            .await
+            .unwrap();
+        ids.insert(s, c.id);
+    }
+    let id = |s: &str| ids[s];
+    // a is watched by a monitor key bound to it, b as a's subsidiary; a and c are rated,
+    // e's scan failed, b and d were never scanned.
+    store.link_subsidiary(id("sch-a"), id("sch-b")).await.unwrap();
+    store
+        .create_key(&NewApiKey {
+            name: "monitor of a".into(),
+            prefix: "rk_sch001".into(),
+            hash: "5c".repeat(32),
+            scopes: vec![Scope::Monitor],
+            company: Some(sid("sch-a")),
+            per_minute: 60,
+            monthly: 10_000,
+        })
+        .await
+        .unwrap();
+    store.replace_rating(id("sch-a"), &snapshot(71.0, "2026-03-01T00:00:00Z")).await.unwrap();
+    store.replace_rating(id("sch-c"), &snapshot(64.0, "2026-02-01T00:00:00Z")).await.unwrap();
+    store.set_scan_error(id("sch-e"), Some("no such domain")).await.unwrap();
+    let versions = store.data_versions().await.unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    let names = |rows: &[store::ScheduleRow]| rows.iter().map(|r| r.social_id.to_string()).collect::<Vec<_>>();
+
+    let rows = store.rescan_candidates(now, day, 10).await.unwrap();
+    assert_eq!(names(&rows), ["sch-b", "sch-a", "sch-d", "sch-c", "sch-e"], "watched, never scanned, then by id");
+    let row = |s: &str| rows.iter().find(|r| r.social_id.as_str() == s).unwrap().clone();
+    assert!(row("sch-a").watched && row("sch-b").watched && !row("sch-c").watched);
+    assert_eq!(row("sch-a").last_scan, Some(parse_datetime("2026-03-01T00:00:00Z").unwrap()));
+    assert!(
+        row("sch-e").last_scan.is_some_and(|t| (now - t).abs() < time::Duration::minutes(5)),
+        "a failed scan counts"
+    );
+    assert!(row("sch-b").never_scanned() && row("sch-d").never_scanned() && !row("sch-e").never_scanned());
+    assert!(row("sch-c").next_at.is_none() && row("sch-c").every.is_none());
+    assert_eq!(names(&store.rescan_candidates(now, day, 2).await.unwrap()), ["sch-b", "sch-a"], "at most the limit");
+
+    let plan = |s: &str, next_at: time::OffsetDateTime, queued: bool| RescanPlan {
+        company: id(s),
+        next_at,
+        every: day,
+        queued_at: queued.then_some(now),
+    };
+    store
+        .plan_rescans(&[
+            plan("sch-a", now + time::Duration::hours(2), true),
+            plan("sch-b", now + time::Duration::hours(12), true),
+            plan("sch-c", now + hour, false),
+            plan("sch-d", now + hour, false),
+            plan("sch-e", now - time::Duration::seconds(1), false),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(names(&store.rescan_candidates(now, day, 10).await.unwrap()), ["sch-e"], "only what is due");
+    let later = store.rescan_candidates(now + time::Duration::minutes(90), day, 10).await.unwrap();
+    assert_eq!(names(&later), ["sch-d", "sch-e", "sch-c"], "never scanned first, then soonest due");
+    assert_eq!(later[2].planned_every, Some(day));
+    // A plan without a queue time keeps the one recorded.
+    store.plan_rescans(&[plan("sch-a", now + time::Duration::hours(3), false)]).await.unwrap();
+    let all = store.rescan_candidates(now, Duration::from_secs(3_600), 10).await.unwrap();
+    assert_eq!(all.len(), 5, "planned with another cadence than the default now: all planned again");
+    let a = all.iter().find(|r| r.social_id.as_str() == "sch-a").unwrap();
+    assert_eq!(a.queued_at.map(|t| t.unix_timestamp()), Some(now.unix_timestamp()));
+    assert_eq!(a.next_at.map(|t| t.unix_timestamp()), Some((now + time::Duration::hours(3)).unix_timestamp()));
+    assert_eq!(
+        store.next_rescans(3).await.unwrap().iter().map(|(s, _)| s.to_string()).collect::<Vec<_>>(),
+        ["sch-e", "sch-c", "sch-d"]
+    );
+
+    // A company's own cadence: kept, and its next rescan is planned again.
+    assert_eq!(store.cadence(id("sch-c")).await.unwrap(), None);
+    store.set_cadence(id("sch-c"), Some(Duration::from_secs(6 * 3_600))).await.unwrap();
+    assert_eq!(store.cadence(id("sch-c")).await.unwrap(), Some(Duration::from_secs(6 * 3_600)));
+    let due = store.rescan_candidates(now, day, 10).await.unwrap();
+    assert_eq!(names(&due), ["sch-c", "sch-e"], "unplanned before due");
+    assert_eq!(due[0].every, Some(Duration::from_secs(6 * 3_600)));
+    store.set_cadence(id("sch-c"), None).await.unwrap();
+    assert_eq!(store.cadence(id("sch-c")).await.unwrap(), None);
+    store.set_cadence(id("sch-d"), Some(Duration::from_secs(600))).await.unwrap();
+    assert_eq!(store.cadence(id("sch-d")).await.unwrap(), Some(Duration::from_secs(600)));
+
+    let times = store.rating_times().await.unwrap();
+    assert_eq!(
+        times,
+        [parse_datetime("2026-02-01T00:00:00Z").unwrap(), parse_datetime("2026-03-01T00:00:00Z").unwrap()]
+    );
+
+    // The scheduler's lease: one holder at a time, renewed by it, taken when it lapses.
+    let ttl = Duration::from_secs(30);
+    assert!(store.hold_lease("scheduler", "w1", ttl, now).await.unwrap());
+    assert!(!store.hold_lease("scheduler", "w2", ttl, now).await.unwrap(), "held by w1");
+    assert!(store.hold_lease("scheduler", "w1", ttl, now + time::Duration::seconds(20)).await.unwrap(), "renewed");
+    assert!(!store.hold_lease("scheduler", "w2", ttl, now + time::Duration::seconds(40)).await.unwrap());
+    assert!(store.hold_lease("scheduler", "w2", ttl, now + time::Duration::seconds(51)).await.unwrap(), "lapsed");
+    assert!(store.hold_lease("other-role", "w1", ttl, now).await.unwrap(), "leases are per name");
+    store.drop_lease("scheduler", "w1").await.unwrap();
+    assert!(
+        !store.hold_lease("scheduler", "w1", ttl, now + time::Duration::seconds(52)).await.unwrap(),
+        "not w1's to drop"
+    );
+    store.drop_lease("scheduler", "w2").await.unwrap();
+    assert!(store.hold_lease("scheduler", "w1", ttl, now + time::Duration::seconds(52)).await.unwrap(), "dropped");
+
+    // Waiting work by rank, and the counts by kind.
+    store
+        .enqueue_with(&model::JobSpec::Scan { social_id: sid("sch-c") }, model::JobSpec::BACKGROUND, now)
+        .await
+        .unwrap();
+    store.enqueue(&model::JobSpec::Scan { social_id: sid("sch-d") }).await.unwrap();
+    store
+        .enqueue_with(
+            &model::JobSpec::Scan { social_id: sid("sch-e") },
+            model::JobSpec::BACKGROUND,
+            now + time::Duration::hours(2),
+        )
+        .await
+        .unwrap();
+    store
+        .enqueue(&model::JobSpec::Rescan {
+            social_id: sid("sch-a"),
+            subdomain: dom("www.a.example"),
+            risk_vector: RiskVector::WebHeaders,
+        })
+        .await
+        .unwrap();
+    let soon = time::OffsetDateTime::now_utc();
+    assert_eq!(store.waiting_jobs(model::JobSpec::BACKGROUND, soon).await.unwrap(), 1, "background work ready");
+    assert_eq!(store.waiting_jobs(10, soon).await.unwrap(), 2);
+    assert_eq!(store.waiting_jobs(i16::MAX, soon).await.unwrap(), 3, "the delayed job waits for its time");
+    assert_eq!(store.waiting_jobs(i16::MAX, now + time::Duration::hours(3)).await.unwrap(), 4);
+    let counts = store.job_counts().await.unwrap();
+    let got: Vec<(&str, &str, u64)> = counts.iter().map(|c| (c.kind.as_str(), c.status.as_str(), c.count)).collect();
+    assert_eq!(got, [("rescan", "queued", 1), ("scan", "queued", 3)]);
+    assert!(counts.iter().all(|c| (c.oldest - now).abs() < time::Duration::minutes(5)));
+
+    store.set_feed_state("kev", "{}").await.unwrap();
+    let feeds = store.feed_ages().await.unwrap();
+    assert_eq!(feeds.len(), 1);
+    assert!(feeds[0].0 == "kev" && (feeds[0].1 - now).abs() < time::Duration::minutes(5));
+
+    assert_eq!(store.data_versions().await.unwrap(), versions, "schedules, leases, jobs and feeds move no version");
+}
