@@ -46,6 +46,7 @@ mod explain;
 mod rescore;
 mod sbom;
 mod scan;
+mod status;
 
 #[derive(Parser)]
 #[command(name = "rampart", version, about = "Open, explainable cyber-risk ratings")]
@@ -93,6 +94,12 @@ enum Command {
         /// Scan jobs run in this process at once (0: none; run `rampart worker` apart).
         #[arg(long, env = "RAMPART_WORKERS", default_value_t = 0)]
         workers: usize,
+        /// Rescan every company whose rating is older than this (90s, 30m, 24h, 7d; a
+        /// company's own cadence: `rampart companies set-cadence`), spread over the period;
+        /// `off`: this process schedules nothing (with --workers 0 it never does). Several processes may schedule: one at a
+        /// time does.
+        #[arg(long, env = "RAMPART_RESCAN_EVERY", default_value = "24h", value_parser = status::parse_rescan_every)]
+        rescan_every: status::RescanEvery,
         /// Balancers (IP addresses, comma-separated) whose X-Forwarded-For names the
         /// client: the failed-authentication limit then counts per real client.
         #[arg(long, env = "RAMPART_TRUSTED_PROXIES", value_delimiter = ',')]
@@ -116,6 +123,12 @@ enum Command {
         /// Attempts of a job before it is dead.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(i64).range(1..=100))]
         max_attempts: i64,
+        /// Rescan every company whose rating is older than this (90s, 30m, 24h, 7d; a
+        /// company's own cadence: `rampart companies set-cadence`), spread over the period;
+        /// `off`: this process schedules nothing. Several processes may schedule: one at a
+        /// time does.
+        #[arg(long, env = "RAMPART_RESCAN_EVERY", default_value = "24h", value_parser = status::parse_rescan_every)]
+        rescan_every: status::RescanEvery,
         #[command(flatten)]
         net: scan::NetOpts,
     },
@@ -129,10 +142,17 @@ enum Command {
         #[command(subcommand)]
         action: SubsidiariesAction,
     },
-    /// What a company's own data says, beside the import file: its DKIM selectors.
+    /// What a company's own data says, beside the import file: its DKIM selectors and
+    /// its rescan cadence.
     Companies {
         #[command(subcommand)]
         action: CompaniesAction,
+    },
+    /// How current the ratings are: the queue by kind, rating ages, the next scheduled
+    /// rescans, dead jobs, feed ages.
+    Status {
+        #[command(flatten)]
+        db: DbArg,
     },
     /// Manage API keys.
     Keys {
@@ -271,6 +291,14 @@ enum CompaniesAction {
         #[arg(long, value_delimiter = ',')]
         dkim_selectors: Option<Vec<String>>,
     },
+    /// Set how often a company is rescanned (90s, 30m, 24h, 7d), or `default` for the
+    /// scheduler's --rescan-every; shows it when none is given.
+    SetCadence {
+        #[command(flatten)]
+        db: DbArg,
+        social_id: String,
+        every: Option<String>,
+    },
 }
 
 async fn companies(action: CompaniesAction) -> Result<()> {
@@ -289,6 +317,24 @@ async fn companies(action: CompaniesAction) -> Result<()> {
                 "{id}: DKIM selectors {}",
                 if now.is_empty() { "none (the curated selectors only)".to_owned() } else { now.join(", ") }
             );
+            Ok(())
+        }
+        CompaniesAction::SetCadence { db, social_id, every } => {
+            let store = open(&db.db).await?;
+            let id = SocialId::parse(&social_id).with_context(|| format!("{social_id:?} is not a social_id"))?;
+            let company = store.company_by_social_id(&id).await?.with_context(|| format!("no company {id}"))?;
+            match every.as_deref() {
+                None => {}
+                Some("default") => store.set_cadence(company.id, None).await?,
+                Some(raw) => {
+                    let every = status::parse_every(raw).map_err(|e| anyhow::anyhow!("{e}"))?;
+                    store.set_cadence(company.id, Some(every)).await?;
+                }
+            }
+            match store.cadence(company.id).await? {
+                Some(every) => say!("{id}: rescanned every {}", status::human(every)),
+                None => say!("{id}: rescanned at the scheduler's cadence (--rescan-every)"),
+            }
             Ok(())
         }
     }
@@ -726,6 +772,7 @@ async fn main() -> Result<()> {
             served_cache_mib,
             auth_failures_per_minute,
             workers,
+            rescan_every,
             trusted_proxies,
             limits,
             net,
@@ -746,7 +793,8 @@ async fn main() -> Result<()> {
             if workers > 0 {
                 // The worker reads the store's reference data for each job.
                 let ctx = Arc::new(net.context()?);
-                let config = worker::Config { concurrency: workers, ..Default::default() };
+                let config =
+                    worker::Config { concurrency: workers, rescan_every: rescan_every.0, ..Default::default() };
                 running = Some(tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal())));
             }
             let limiter = limits.limiter(&store)?;
@@ -761,7 +809,13 @@ async fn main() -> Result<()> {
         Command::Jobs { action } => jobs(action).await,
         Command::Subsidiaries { action } => subsidiaries(action).await,
         Command::Companies { action } => companies(action).await,
-        Command::Worker { db, concurrency, lease_secs, max_attempts, net } => {
+        Command::Status { db } => {
+            let store = open(&db.db).await?;
+            let report = status::report(&*store, time::OffsetDateTime::now_utc()).await?;
+            say!("{}", report.trim_end());
+            Ok(())
+        }
+        Command::Worker { db, concurrency, lease_secs, max_attempts, rescan_every, net } => {
             let store = open(&db.db).await?;
             // The worker reads the store's reference data for each job.
             let ctx = Arc::new(net.context()?);
@@ -769,9 +823,10 @@ async fn main() -> Result<()> {
                 concurrency,
                 lease: std::time::Duration::from_secs(lease_secs),
                 max_attempts,
+                rescan_every: rescan_every.0,
                 ..Default::default()
             };
-            tracing::info!(concurrency, "worker running");
+            tracing::info!(concurrency, rescan_every_secs = rescan_every.0.map(|d| d.as_secs()), "worker running");
             worker::run(store, ctx, config, shutdown_signal()).await;
             Ok(())
         }
@@ -1273,5 +1328,36 @@ impl LimitsArg {
             .with_context(|| format!("--limits {}", store::redact_url(&self.url)))?;
         tracing::info!(redis = %store::redact_url(&self.url), policy = ?self.fail, "rate limits shared through Redis");
         Ok(Arc::new(limiter))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory as _;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn rescan_every_is_read_by_worker_and_serve() {
+        let hour = Some(std::time::Duration::from_secs(3_600));
+        match Cli::try_parse_from(["rampart", "worker", "--rescan-every", "1h"]).unwrap().command {
+            Command::Worker { rescan_every, .. } => assert_eq!(rescan_every.0, hour),
+            _ => panic!("not the worker"),
+        }
+        match Cli::try_parse_from(["rampart", "serve", "--workers", "2", "--rescan-every", "off"]).unwrap().command {
+            Command::Serve { rescan_every, .. } => assert_eq!(rescan_every.0, None),
+            _ => panic!("not serve"),
+        }
+        match Cli::try_parse_from(["rampart", "worker"]).unwrap().command {
+            Command::Worker { rescan_every, .. } => {
+                assert_eq!(rescan_every.0, Some(std::time::Duration::from_secs(86_400)), "a day by default")
+            }
+            _ => panic!("not the worker"),
+        }
+        assert!(Cli::try_parse_from(["rampart", "worker", "--rescan-every", "10s"]).is_err());
     }
 }

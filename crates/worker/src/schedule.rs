@@ -19,6 +19,8 @@
 //! kept under twice what was drained since the last round (at least twice this
 //! worker's concurrency). Jobs are queued at background priority (below work someone
 //! waits on) and de-duplicated by the queue, so no company is scanned twice at once.
+//! Rounds come every sixtieth of the cadence (one to thirty seconds), every second
+//! while due companies wait for room.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -181,20 +183,29 @@ impl Scheduler {
             "scheduler started"
         );
         loop {
+            // While due companies wait for room in the queue, rounds come every second,
+            // so the queue is topped up as the workers drain it.
+            let mut pause = self.config.tick;
             match self.round(OffsetDateTime::now_utc()).await {
-                Ok(r) if r.queued > 0 || r.held_back > 0 => tracing::info!(
-                    queued = r.queued,
-                    held_back = r.held_back,
-                    planned = r.planned,
-                    waiting = r.waiting,
-                    "scheduled rescans"
-                ),
-                Ok(_) => {}
+                Ok(r) => {
+                    if r.queued > 0 || r.held_back > 0 {
+                        tracing::info!(
+                            queued = r.queued,
+                            held_back = r.held_back,
+                            planned = r.planned,
+                            waiting = r.waiting,
+                            "scheduled rescans"
+                        );
+                    }
+                    if r.held_back > 0 {
+                        pause = pause.min(Duration::from_secs(1));
+                    }
+                }
                 Err(e) => tracing::warn!(error = %e, "a scheduling round failed; trying again"),
             }
             tokio::select! {
                 () = &mut shutdown => break,
-                () = tokio::time::sleep(self.config.tick) => {}
+                () = tokio::time::sleep(pause) => {}
             }
         }
         if let Err(e) = self.store.drop_lease(LEASE, &self.config.holder).await {
