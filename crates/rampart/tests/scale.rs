@@ -124,7 +124,10 @@ async fn two_api_and_two_worker_processes_share_one_postgresql() {
     };
     let worker = || {
         rampart()
+            // No scheduler: every scan here is one the test queued, counted exactly
+            // (scheduled rescans have their own tests in crates/worker/tests/schedule.rs).
             .args(["worker", "--db", &db, "--lab", &lab_arg, "--concurrency", "4", "--lease-secs", "4"])
+            .args(["--rescan-every", "off"])
             .spawn()
             .unwrap()
     };
