@@ -20,6 +20,7 @@ pub mod auth;
 pub mod cache;
 pub mod error;
 pub mod limit;
+pub mod metrics;
 pub mod openapi;
 pub mod params;
 pub mod redis_limit;
@@ -67,6 +68,11 @@ pub struct Config {
     /// Balancers whose `X-Forwarded-For` names the client (the failed-authentication
     /// limit counts per client address). Empty: the connection's address is the client.
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// The process's metrics (requests are counted into them); `None`: none kept.
+    pub metrics: Option<Arc<metrics::Metrics>>,
+    /// Whether `/metrics` is served on the API's address (false when it has an address
+    /// of its own: `--metrics-listen`).
+    pub metrics_on_api: bool,
 }
 
 impl Default for Config {
@@ -81,6 +87,8 @@ impl Default for Config {
             auth_failures_per_minute: auth::FAILURES_PER_MINUTE,
             request_timeout: REQUEST_TIMEOUT,
             trusted_proxies: Vec::new(),
+            metrics: None,
+            metrics_on_api: true,
         }
     }
 }
@@ -233,6 +241,9 @@ impl AppState {
     pub fn store(&self) -> &dyn Store {
         &*self.0.store
     }
+    pub(crate) fn metrics(&self) -> Option<&metrics::Metrics> {
+        self.0.config.metrics.as_deref()
+    }
     pub fn limiter(&self) -> &dyn RateLimiter {
         &*self.0.limiter
     }
@@ -359,16 +370,20 @@ pub fn router(state: AppState) -> Router {
     let (api, doc) = openapi::operations().split_for_parts();
     let api = api.route_layer(axum::middleware::from_fn_with_state(state.clone(), auth::authenticate));
     let swagger = utoipa_swagger_ui::SwaggerUi::new("/docs").url("/openapi.json", doc);
-    Router::new()
+    let mut app = Router::new()
         .merge(api)
         .merge(swagger)
         .route("/healthz", axum::routing::get(routes::healthz))
-        .route("/readyz", axum::routing::get(routes::readyz))
-        .fallback(error::route_not_found)
+        .route("/readyz", axum::routing::get(routes::readyz));
+    if state.0.config.metrics.is_some() && state.0.config.metrics_on_api {
+        app = app.route("/metrics", axum::routing::get(metrics::scrape));
+    }
+    app.fallback(error::route_not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(state.0.config.request_timeout, request_timeout))
         .layer(CatchPanicLayer::custom(error::panic_response))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
         .with_state(state)
 }
 
@@ -438,7 +453,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// read timeout, under [`MAX_CONNECTIONS`]; requests carry the client's address
 /// (`ConnectInfo`). At shutdown, serving connections finish their request (within
 /// [`SHUTDOWN_GRACE`]), idle ones close.
-async fn serve_connections(
+pub(crate) async fn serve_connections(
     listener: TcpListener,
     app: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,

@@ -51,8 +51,17 @@ mod status;
 #[derive(Parser)]
 #[command(name = "rampart", version, about = "Open, explainable cyber-risk ratings")]
 struct Cli {
+    /// How log lines are written to stderr: text, or one JSON object per line.
+    #[arg(long, global = true, env = "RAMPART_LOG_FORMAT", value_enum, default_value = "text")]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Args, Clone)]
@@ -94,6 +103,10 @@ enum Command {
         /// Scan jobs run in this process at once (0: none; run `rampart worker` apart).
         #[arg(long, env = "RAMPART_WORKERS", default_value_t = 0)]
         workers: usize,
+        /// Serve /metrics (Prometheus text format) on an address of its own instead of on
+        /// the API's.
+        #[arg(long, env = "RAMPART_METRICS_LISTEN")]
+        metrics_listen: Option<SocketAddr>,
         /// Rescan every company whose rating is older than this (90s, 30m, 24h, 7d; a
         /// company's own cadence: `rampart companies set-cadence`), spread over the period;
         /// `off`: this process schedules nothing (with --workers 0 it never does). Several processes may schedule: one at a
@@ -123,6 +136,9 @@ enum Command {
         /// Attempts of a job before it is dead.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(i64).range(1..=100))]
         max_attempts: i64,
+        /// Serve /metrics (Prometheus text format) on an address of its own (none when absent).
+        #[arg(long, env = "RAMPART_METRICS_LISTEN")]
+        metrics_listen: Option<SocketAddr>,
         /// Rescan every company whose rating is older than this (90s, 30m, 24h, 7d; a
         /// company's own cadence: `rampart companies set-cadence`), spread over the period;
         /// `off`: this process schedules nothing. Several processes may schedule: one at a
@@ -747,21 +763,25 @@ enum ImportWhat {
     },
 }
 
-/// What is logged unless `RAMPART_LOG` says otherwise: Rampart's own crates at info,
-/// third-party crates errors only (hickory's per-query warnings flooded the demo).
+/// What is logged unless `RAMPART_LOG` says otherwise: Rampart's own crates at info
+/// (the access log, a line per request, is `api::access`), third-party crates errors
+/// only (hickory's per-query warnings flooded the demo).
 const DEFAULT_LOG: &str = "error,rampart=info,api=info,worker=info,store=info,scanner=info,egress=info,lab=info,\
     labtls=info,intel=info,vulndb=info,rating=info,sync=info,model=info";
 
 #[tokio::main]
 async fn main() -> Result<()> {
     store::tune_allocator();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| DEFAULT_LOG.into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = Cli::parse();
+    // Lines go to stderr from a thread of their own: a request never waits on the
+    // terminal (under a flood, lines are dropped rather than requests slowed).
+    let (writer, _flushed_at_exit) = tracing_appender::non_blocking(std::io::stderr());
+    let filter = || tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| DEFAULT_LOG.into());
+    let log = tracing_subscriber::fmt().with_env_filter(filter()).with_writer(writer);
+    match cli.log_format {
+        LogFormat::Text => log.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init(),
+        LogFormat::Json => log.json().flatten_event(true).with_current_span(false).init(),
+    }
     match cli.command {
         Command::Serve {
             db,
@@ -772,6 +792,7 @@ async fn main() -> Result<()> {
             served_cache_mib,
             auth_failures_per_minute,
             workers,
+            metrics_listen,
             rescan_every,
             trusted_proxies,
             limits,
@@ -781,7 +802,17 @@ async fn main() -> Result<()> {
             let store = store::open_with(&db.db, &options)
                 .await
                 .with_context(|| format!("opening database {}", store::redact_url(&db.db)))?;
+            let mut registry = prometheus_client::registry::Registry::default();
+            if workers > 0 {
+                worker::metrics::register(&mut registry);
+            }
+            let metrics = Arc::new(api::metrics::Metrics::new(registry));
+            if let Some(addr) = metrics_listen {
+                spawn_metrics(addr, metrics.clone(), store.clone()).await?;
+            }
             let config = api::Config {
+                metrics: Some(metrics),
+                metrics_on_api: metrics_listen.is_none(),
                 read_cache_ttl: std::time::Duration::from_secs(read_cache_secs),
                 cve_cache_ttl: std::time::Duration::from_secs(cve_cache_secs),
                 version_poll: std::time::Duration::from_millis(version_poll_ms),
@@ -815,8 +846,14 @@ async fn main() -> Result<()> {
             say!("{}", report.trim_end());
             Ok(())
         }
-        Command::Worker { db, concurrency, lease_secs, max_attempts, rescan_every, net } => {
+        Command::Worker { db, concurrency, lease_secs, max_attempts, metrics_listen, rescan_every, net } => {
             let store = open(&db.db).await?;
+            if let Some(addr) = metrics_listen {
+                let mut registry = prometheus_client::registry::Registry::default();
+                worker::metrics::register(&mut registry);
+                let metrics = Arc::new(api::metrics::Metrics::new(registry));
+                spawn_metrics(addr, metrics, store.clone()).await?;
+            }
             // The worker reads the store's reference data for each job.
             let ctx = Arc::new(net.context()?);
             let config = worker::Config {
@@ -930,6 +967,22 @@ async fn main() -> Result<()> {
 
 async fn open(url: &str) -> Result<Arc<dyn store::Store>> {
     store::open(url).await.with_context(|| format!("opening database {}", store::redact_url(url)))
+}
+
+/// Serves /metrics on `addr` until the process ends.
+async fn spawn_metrics(
+    addr: SocketAddr,
+    metrics: Arc<api::metrics::Metrics>,
+    store: Arc<dyn store::Store>,
+) -> Result<()> {
+    let listener = TcpListener::bind(addr).await.with_context(|| format!("metrics: listening on {addr}"))?;
+    tracing::info!(address = %listener.local_addr()?, "serving /metrics");
+    tokio::spawn(async move {
+        if let Err(e) = api::metrics::serve_metrics(listener, metrics, store, shutdown_signal()).await {
+            tracing::error!(error = %e, "serving /metrics failed");
+        }
+    });
+    Ok(())
 }
 
 async fn serve(

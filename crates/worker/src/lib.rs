@@ -10,6 +10,7 @@
 //! of pages and services → applications and SBOM components (sbom findings from the
 //! lifecycle data), matched against the vulnerability database (vulnerabilities).
 
+pub mod metrics;
 pub mod rate;
 pub mod schedule;
 pub mod software;
@@ -352,6 +353,7 @@ async fn supervise(
         return;
     };
     let (id, kind, attempts) = (job.id, job.spec.kind(), job.attempts);
+    let started = std::time::Instant::now();
     let mut work = tokio::spawn((handler)(job));
     let heartbeat = async {
         let every = (config.lease / 3).max(Duration::from_millis(100));
@@ -375,27 +377,32 @@ async fn supervise(
         joined = &mut work => match joined {
             Ok(Ok(o)) => {
                 tracing::info!(job = id, kind = %kind, opened = o.opened, closed = o.closed, "job done");
+                metrics::job_ended(kind, "done", started.elapsed());
                 store.complete_job(id, &token).await
             }
             Ok(Err(e)) => {
                 let give_up = !e.retryable() || attempts >= config.max_attempts;
                 tracing::warn!(job = id, error = %e, give_up, "job failed");
+                metrics::job_ended(kind, if give_up { "dead" } else { "retry" }, started.elapsed());
                 store.fail_job(id, &token, &e.to_string(), backoff(attempts), give_up).await
             }
             Err(e) => {
                 let why = if e.is_panic() { format!("panicked: {}", panic_message(e.into_panic())) } else { e.to_string() };
                 tracing::error!(job = id, kind = %kind, error = %why, "job panicked; it is dead");
+                metrics::job_ended(kind, "panicked", started.elapsed());
                 store.fail_job(id, &token, &why, Duration::ZERO, true).await
             }
         },
         () = heartbeat => {
             work.abort();
             tracing::warn!(job = id, "the job's lease is gone (lapsed and taken over, or cancelled): stopped, nothing recorded");
+            metrics::job_ended(kind, "lease_lost", started.elapsed());
             return;
         }
         () = stopped => {
             work.abort();
             tracing::info!(job = id, "stopped at shutdown; lease released");
+            metrics::job_ended(kind, "released", started.elapsed());
             store.release_job(id, &token).await
         }
     };
@@ -472,6 +479,9 @@ pub async fn process_leased(
                 };
                 report_budget(&social_id, &scan);
                 notes.extend(scan_notes(&scan));
+                if scan.truncated() {
+                    metrics::truncated();
+                }
                 truncated |= scan.truncated();
                 assessed.add_scan(&scan);
                 found.extend(scan.findings);
@@ -502,6 +512,7 @@ pub async fn process_leased(
             hold(store, lease).await?;
             store.record_software(company.id, &inventory.applications, &inventory.components, now).await?;
             assessed.set_software(&detected);
+            metrics::not_assessable(&assessed.checks);
             // A scan cut short by its budget opens and refreshes what it saw and closes
             // nothing: what it did not look at is unknown, not fixed.
             let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false, close_missing: !truncated };

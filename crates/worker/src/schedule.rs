@@ -171,6 +171,7 @@ impl Scheduler {
         }
         self.store.plan_rescans(&plans).await?;
         self.left = Some(waiting + round.queued);
+        crate::metrics::scheduled(round.queued, round.held_back);
         Ok(round)
     }
 

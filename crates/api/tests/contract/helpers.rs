@@ -93,6 +93,8 @@ impl TestApp {
             auth_failures_per_minute: api::FAILURES_PER_MINUTE,
             request_timeout: api::REQUEST_TIMEOUT,
             trusted_proxies: Vec::new(),
+            metrics: Some(std::sync::Arc::new(api::metrics::Metrics::new(Default::default()))),
+            metrics_on_api: true,
         })
         .await
     }
@@ -154,6 +156,8 @@ impl TestApp {
             auth_failures_per_minute: api::FAILURES_PER_MINUTE,
             request_timeout: api::REQUEST_TIMEOUT,
             trusted_proxies: Vec::new(),
+            metrics: Some(std::sync::Arc::new(api::metrics::Metrics::new(Default::default()))),
+            metrics_on_api: true,
         };
         let state = api::AppState::with_store(store.clone(), config);
         tokio::spawn(api::serve(listener, state, async move {

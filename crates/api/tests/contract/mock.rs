@@ -25,6 +25,8 @@ async fn spawn_mock() -> TestApp {
         auth_failures_per_minute: api::FAILURES_PER_MINUTE,
         request_timeout: api::REQUEST_TIMEOUT,
         trusted_proxies: Vec::new(),
+        metrics: Some(std::sync::Arc::new(api::metrics::Metrics::new(Default::default()))),
+        metrics_on_api: true,
     })
     .await
 }
