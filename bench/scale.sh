@@ -146,7 +146,7 @@ for shape in 1x1 2x1 1x4 2x4; do
     t0=$(date +%s.%N)
     pids=()
     for _ in $(seq "$workers"); do
-        RAMPART_LOG=warn $bin/rampart worker --db "$db" --lab "$work/lab" --concurrency "$each" --rescan-every off >/dev/null 2>&1 &
+        RAMPART_LOG=warn $bin/rampart worker --db "$db" --lab "$work/lab" --concurrency "$each" --rescan-every off --sync-every off >/dev/null 2>&1 &
         pids+=($!)
     done
     while [ "$(psql -tAq "$PG" -c "SELECT count(*) FROM $s.jobs WHERE status IN ('queued', 'running')")" != 0 ]; do

@@ -625,6 +625,11 @@ pub struct RatingOut {
     /// What limited the scan of this rating; absent when nothing did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Why it was made: `scan`, `rescan` (one host and risk vector scanned again) or
+    /// `feed update` (the vulnerability feeds changed what the company's detected
+    /// software matches; nothing was scanned); absent for imported ratings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl From<&ScoreSnapshot> for RatingOut {
@@ -640,6 +645,7 @@ impl From<&ScoreSnapshot> for RatingOut {
                 .map(|(v, c)| (v.as_str().to_owned(), c.not_assessable.is_none().then(|| c.score.as_f64())))
                 .collect(),
             notes: s.notes.clone(),
+            reason: s.reason.clone(),
         }
     }
 }

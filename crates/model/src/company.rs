@@ -212,7 +212,19 @@ pub struct ScoreSnapshot {
     /// refused, domains that do not exist. Empty when nothing did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Why the rating was made: [`RATED_BY_SCAN`], [`RATED_BY_RESCAN`] or
+    /// [`RATED_BY_FEED_UPDATE`]; none for imported ratings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
+
+/// A rating made by a full scan.
+pub const RATED_BY_SCAN: &str = "scan";
+/// A rating made again after the rescan of one host and risk vector.
+pub const RATED_BY_RESCAN: &str = "rescan";
+/// A rating made again because the vulnerability feeds changed what the company's
+/// detected software matches (no scan).
+pub const RATED_BY_FEED_UPDATE: &str = "feed update";
 
 /// A public security incident.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

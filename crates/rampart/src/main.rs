@@ -71,6 +71,73 @@ struct DbArg {
     db: String,
 }
 
+#[derive(Args, Clone, Debug)]
+struct FeedSources {
+    /// Where downloads are kept (and partial ones resumed from).
+    #[arg(long, default_value = "rampart-cache")]
+    cache: PathBuf,
+    /// Base URL of the yearly NVD JSON 2.0 feed files (default: NVD's).
+    #[arg(long)]
+    nvd_feed_base: Option<String>,
+    /// The NVD CVE API 2.0 endpoint (default: NVD's).
+    #[arg(long)]
+    nvd_api: Option<String>,
+    /// The CISA KEV JSON (default: CISA's).
+    #[arg(long)]
+    kev_url: Option<String>,
+    /// The EPSS CSV, plain or gzipped (default: the current daily file).
+    #[arg(long)]
+    epss_url: Option<String>,
+    /// The CWE catalogue, zipped or plain XML (default: MITRE's latest).
+    #[arg(long)]
+    cwe_url: Option<String>,
+    /// The CAPEC catalogue XML (default: MITRE's latest).
+    #[arg(long)]
+    capec_url: Option<String>,
+    /// The first year of NVD feed files a first sync downloads.
+    #[arg(long, default_value_t = 2002)]
+    first_year: i32,
+}
+
+impl FeedSources {
+    /// The sync of `feeds` from these sources (NVD API key: env NVD_API_KEY).
+    fn options(self, feeds: Vec<sync::Feed>, progress: bool) -> sync::SyncOptions {
+        let d = sync::SyncOptions::default().with_nvd_api_key(std::env::var("NVD_API_KEY").ok());
+        sync::SyncOptions {
+            feeds,
+            cache_dir: self.cache,
+            nvd_feed_base: self.nvd_feed_base.unwrap_or(d.nvd_feed_base),
+            nvd_api: self.nvd_api.unwrap_or(d.nvd_api),
+            kev_url: self.kev_url.unwrap_or(d.kev_url),
+            epss_url: self.epss_url.unwrap_or(d.epss_url),
+            cwe_url: self.cwe_url.unwrap_or(d.cwe_url),
+            capec_url: self.capec_url.unwrap_or(d.capec_url),
+            first_year: self.first_year,
+            progress,
+            ..d
+        }
+    }
+}
+
+/// What a worker keeps of the feeds: `--sync-every` and where the scheduled sync fetches.
+#[derive(Args, Clone, Debug)]
+struct FeedSchedule {
+    /// Run `rampart sync` for the NVD, KEV and EPSS feeds this often (90s, 30m, 24h, 7d;
+    /// `off`: never here). Whatever the feeds change is matched against the companies'
+    /// detected software and re-rated without a rescan, in any case.
+    #[arg(long, env = "RAMPART_SYNC_EVERY", default_value = "24h", value_parser = status::parse_rescan_every)]
+    sync_every: status::RescanEvery,
+    #[command(flatten)]
+    sources: FeedSources,
+}
+
+impl FeedSchedule {
+    fn config(self, name: &str) -> worker::feeds::FeedsConfig {
+        let feeds = vec![sync::Feed::Nvd, sync::Feed::Kev, sync::Feed::Epss];
+        worker::feeds::FeedsConfig::new(self.sync_every.0, self.sources.options(feeds, false), name)
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Serve the API.
@@ -113,6 +180,8 @@ enum Command {
         /// time does.
         #[arg(long, env = "RAMPART_RESCAN_EVERY", default_value = "24h", value_parser = status::parse_rescan_every)]
         rescan_every: status::RescanEvery,
+        #[command(flatten)]
+        feeds: FeedSchedule,
         /// Balancers (IP addresses, comma-separated) whose X-Forwarded-For names the
         /// client: the failed-authentication limit then counts per real client.
         #[arg(long, env = "RAMPART_TRUSTED_PROXIES", value_delimiter = ',')]
@@ -145,6 +214,8 @@ enum Command {
         /// time does.
         #[arg(long, env = "RAMPART_RESCAN_EVERY", default_value = "24h", value_parser = status::parse_rescan_every)]
         rescan_every: status::RescanEvery,
+        #[command(flatten)]
+        feeds: FeedSchedule,
         #[command(flatten)]
         net: scan::NetOpts,
     },
@@ -213,30 +284,8 @@ enum Command {
         /// Comma-separated: nvd, kev, epss, cwe, capec.
         #[arg(long, value_delimiter = ',', default_value = "nvd,kev,epss,cwe,capec")]
         feeds: Vec<sync::Feed>,
-        /// Where downloads are kept (and partial ones resumed from).
-        #[arg(long, default_value = "rampart-cache")]
-        cache: PathBuf,
-        /// Base URL of the yearly NVD JSON 2.0 feed files (default: NVD's).
-        #[arg(long)]
-        nvd_feed_base: Option<String>,
-        /// The NVD CVE API 2.0 endpoint (default: NVD's).
-        #[arg(long)]
-        nvd_api: Option<String>,
-        /// The CISA KEV JSON (default: CISA's).
-        #[arg(long)]
-        kev_url: Option<String>,
-        /// The EPSS CSV, plain or gzipped (default: the current daily file).
-        #[arg(long)]
-        epss_url: Option<String>,
-        /// The CWE catalogue, zipped or plain XML (default: MITRE's latest).
-        #[arg(long)]
-        cwe_url: Option<String>,
-        /// The CAPEC catalogue XML (default: MITRE's latest).
-        #[arg(long)]
-        capec_url: Option<String>,
-        /// The first year of NVD feed files a first sync downloads.
-        #[arg(long, default_value_t = 2002)]
-        first_year: i32,
+        #[command(flatten)]
+        sources: FeedSources,
     },
     /// Why a company's score is what it is: every component, every penalty, every cap,
     /// with the findings behind them.
@@ -794,6 +843,7 @@ async fn main() -> Result<()> {
             workers,
             metrics_listen,
             rescan_every,
+            feeds,
             trusted_proxies,
             limits,
             net,
@@ -826,6 +876,7 @@ async fn main() -> Result<()> {
                 let ctx = Arc::new(net.context()?);
                 let config =
                     worker::Config { concurrency: workers, rescan_every: rescan_every.0, ..Default::default() };
+                let config = worker::Config { feeds: Some(feeds.config(&config.name)), ..config };
                 running = Some(tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal())));
             }
             let limiter = limits.limiter(&store)?;
@@ -846,7 +897,7 @@ async fn main() -> Result<()> {
             say!("{}", report.trim_end());
             Ok(())
         }
-        Command::Worker { db, concurrency, lease_secs, max_attempts, metrics_listen, rescan_every, net } => {
+        Command::Worker { db, concurrency, lease_secs, max_attempts, metrics_listen, rescan_every, feeds, net } => {
             let store = open(&db.db).await?;
             if let Some(addr) = metrics_listen {
                 let mut registry = prometheus_client::registry::Registry::default();
@@ -863,6 +914,7 @@ async fn main() -> Result<()> {
                 rescan_every: rescan_every.0,
                 ..Default::default()
             };
+            let config = worker::Config { feeds: Some(feeds.config(&config.name)), ..config };
             tracing::info!(concurrency, rescan_every_secs = rescan_every.0.map(|d| d.as_secs()), "worker running");
             worker::run(store, ctx, config, shutdown_signal()).await;
             Ok(())
@@ -934,32 +986,8 @@ async fn main() -> Result<()> {
         Command::Probe { what: ProbeWhat::Tls { target, sni, ca, starttls, opts } } => {
             scan::probe_tls(&target, sni, ca.as_deref(), starttls.as_deref(), &opts).await
         }
-        Command::Sync {
-            db,
-            feeds,
-            cache,
-            nvd_feed_base,
-            nvd_api,
-            kev_url,
-            epss_url,
-            cwe_url,
-            capec_url,
-            first_year,
-        } => {
-            let d = sync::SyncOptions::default().with_nvd_api_key(std::env::var("NVD_API_KEY").ok());
-            let opts = sync::SyncOptions {
-                feeds,
-                cache_dir: cache,
-                nvd_feed_base: nvd_feed_base.unwrap_or(d.nvd_feed_base),
-                nvd_api: nvd_api.unwrap_or(d.nvd_api),
-                kev_url: kev_url.unwrap_or(d.kev_url),
-                epss_url: epss_url.unwrap_or(d.epss_url),
-                cwe_url: cwe_url.unwrap_or(d.cwe_url),
-                capec_url: capec_url.unwrap_or(d.capec_url),
-                first_year,
-                progress: true,
-                ..d
-            };
+        Command::Sync { db, feeds, sources } => {
+            let opts = sources.options(feeds, true);
             sync_feeds(&db.db, &opts).await
         }
     }

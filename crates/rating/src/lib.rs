@@ -333,6 +333,7 @@ pub fn snapshot(rating: &Rating, scanned_at: OffsetDateTimeText) -> Option<Score
         components,
         methodology: Some(METHODOLOGY_VERSION.to_owned()),
         notes: Vec::new(),
+        reason: None,
     })
 }
 

@@ -22,7 +22,7 @@ use crate::finding::ScanFinding;
 use crate::fingerprint::{Detection, cpe_prefix};
 
 /// One technology seen on one host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Software {
     pub host: String,
     pub name: String,

@@ -69,4 +69,26 @@ pub trait Assets: Send + Sync + 'static {
 
     /// True when `host` is one of the company's attributed names or carries an asset.
     async fn owns_host(&self, company: i64, host: &Domain) -> Result<bool>;
+
+    /// Keeps what a company's full scan detected (the scanner's detections as JSON text,
+    /// matched again when the feeds change) and the products (vendor, product) its CPE
+    /// names name, replacing what was kept.
+    async fn save_detected_software(
+        &self,
+        company: i64,
+        software: &str,
+        products: &[(String, String)],
+        at: time::OffsetDateTime,
+    ) -> Result<()>;
+
+    /// What the company's last full scan detected, as kept.
+    async fn detected_software(&self, company: i64) -> Result<Option<String>>;
+
+    /// Companies a change of these CVEs may concern: their detected software names a
+    /// product the CVEs list, or an open finding names one of them. By id.
+    async fn companies_affected_by(&self, cves: &[model::CveId]) -> Result<Vec<(i64, model::SocialId)>>;
+
+    /// Sets the CVEs of the company's SBOM components (matched by name and version),
+    /// nothing else of them: what a feed update changes.
+    async fn set_component_cves(&self, company: i64, components: &[SbomComponent]) -> Result<()>;
 }

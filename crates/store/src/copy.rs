@@ -40,6 +40,8 @@ const TABLES: &[&str] = &[
     "usage_counters",
     "jobs",
     "rescan_schedule",
+    "detected_software",
+    "detected_products",
 ];
 
 /// Rows written per statement (PostgreSQL takes at most 65 535 parameters).

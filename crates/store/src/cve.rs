@@ -200,6 +200,13 @@ pub trait Intel: Send + Sync + 'static {
 
     async fn set_feed_state(&self, feed: &str, value: &str) -> Result<()>;
 
+    /// The oldest `limit` changes of the vulnerability data not yet handled: (sequence,
+    /// CVE) for each CVE written and each KEV entry added, changed or removed.
+    async fn cve_changes(&self, limit: u32) -> Result<Vec<(i64, model::CveId)>>;
+
+    /// Forgets the changes up to `through` (handled); returns how many.
+    async fn forget_cve_changes(&self, through: i64) -> Result<u64>;
+
     /// Every feed with a sync state, and when that state was last written, by feed.
     async fn feed_ages(&self) -> Result<Vec<(String, time::OffsetDateTime)>>;
 

@@ -10,6 +10,7 @@
 //! of pages and services → applications and SBOM components (sbom findings from the
 //! lifecycle data), matched against the vulnerability database (vulnerabilities).
 
+pub mod feeds;
 pub mod metrics;
 pub mod rate;
 pub mod schedule;
@@ -171,6 +172,9 @@ pub struct Config {
     /// Scheduled rescans ([`schedule`]): the cadence of companies without their own, or
     /// `None` for no scheduler in this worker.
     pub rescan_every: Option<Duration>,
+    /// The feeds ([`feeds`]): the scheduled sync and the matching of what changed; `None`
+    /// for neither in this worker ([`run`] only).
+    pub feeds: Option<feeds::FeedsConfig>,
 }
 
 impl Default for Config {
@@ -184,6 +188,7 @@ impl Default for Config {
             drain: Duration::from_secs(30),
             name: format!("worker-{}", std::process::id()),
             rescan_every: None,
+            feeds: None,
         }
     }
 }
@@ -242,6 +247,14 @@ pub async fn run(store: Arc<dyn Store>, ctx: Arc<Context>, config: Config, shutd
     let runner = store.clone();
     let (config_lease, clock) = (config.lease, config.clock.clone());
     let contexts = Arc::new(JobContexts::new((*ctx).clone()));
+    // The feeds' maintainer, when this worker runs one, stops when the shutdown begins.
+    let (end_tx, mut end_rx) = tokio::sync::watch::channel(false);
+    let maintainer = config.feeds.clone().map(|feeds| {
+        let maintainer = feeds::Maintainer::new(store.clone(), contexts.clone(), feeds);
+        tokio::spawn(maintainer.run(async move {
+            let _ = end_rx.wait_for(|ending| *ending).await;
+        }))
+    });
     let handler: Handler = Arc::new(move |job: model::Job| {
         let (store, contexts, clock) = (runner.clone(), contexts.clone(), clock.clone());
         Box::pin(async move {
@@ -250,7 +263,14 @@ pub async fn run(store: Arc<dyn Store>, ctx: Arc<Context>, config: Config, shutd
             process_leased(&*store, &ctx, &job.spec, lease.as_ref()).await
         })
     });
-    run_with(store, config, shutdown, handler).await
+    let shutdown = async move {
+        shutdown.await;
+        let _ = end_tx.send(true);
+    };
+    run_with(store, config, shutdown, handler).await;
+    if let Some(maintainer) = maintainer {
+        let _ = maintainer.await;
+    }
 }
 
 /// Leases and runs jobs with `handler` until `shutdown` completes. Each job runs in a
@@ -511,6 +531,9 @@ pub async fn process_leased(
             }
             hold(store, lease).await?;
             store.record_software(company.id, &inventory.applications, &inventory.components, now).await?;
+            // Kept to be matched again when the feeds change (`feeds::rematch`).
+            let kept = serde_json::to_string(&detected).map_err(|e| JobError::Payload(e.to_string()))?;
+            store.save_detected_software(company.id, &kept, &feeds::products(&detected), now).await?;
             assessed.set_software(&detected);
             metrics::not_assessable(&assessed.checks);
             // A scan cut short by its budget opens and refreshes what it saw and closes
@@ -560,7 +583,8 @@ pub async fn process_leased(
             // computed rating (an imported rating is left alone).
             if let Some(last) = store.latest_score(company.id).await?.filter(|s| s.methodology.is_some()) {
                 hold(store, lease).await?;
-                rate::rate(store, company.id, website_host.as_deref(), &rate::basis_of(&last), now).await?;
+                let basis = rate::Basis { reason: Some(model::RATED_BY_RESCAN.to_owned()), ..rate::basis_of(&last) };
+                rate::rate(store, company.id, website_host.as_deref(), &basis, now).await?;
             }
             Ok(outcome)
         }

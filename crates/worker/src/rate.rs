@@ -109,6 +109,7 @@ impl Assessed {
                 .filter_map(|v| Some((*v, model::ComponentChecks::of(&self.checks, *v)?)))
                 .collect(),
             notes: notes.to_vec(),
+            reason: Some(model::RATED_BY_SCAN.to_owned()),
         }
     }
 }
@@ -125,16 +126,19 @@ pub struct Basis {
     pub reasons: BTreeMap<RiskVector, String>,
     pub checks: BTreeMap<RiskVector, model::ComponentChecks>,
     pub notes: Vec<String>,
+    /// Why the rating is made (`model::RATED_BY_*`).
+    pub reason: Option<String>,
 }
 
 /// The basis of a stored rating (a rescan re-rates over it; the checks stay those of
-/// the last full scan).
+/// the last full scan), with its reason.
 pub fn basis_of(snapshot: &ScoreSnapshot) -> Basis {
     Basis {
         assets: assets_of(snapshot),
         reasons: snapshot.components.iter().filter_map(|(v, c)| Some((*v, c.not_assessable.clone()?))).collect(),
         checks: snapshot.components.iter().filter_map(|(v, c)| Some((*v, c.checks.clone()?))).collect(),
         notes: snapshot.notes.clone(),
+        reason: snapshot.reason.clone(),
     }
 }
 
@@ -148,6 +152,7 @@ pub fn snapshot_of(rating: &rating::Rating, basis: &Basis, scanned_at: OffsetDat
         c.checks = basis.checks.get(v).cloned();
     }
     snapshot.notes = basis.notes.clone();
+    snapshot.reason = basis.reason.clone();
     Some(snapshot)
 }
 

@@ -4,10 +4,12 @@
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-/// The binary, without the settings of the environment the tests run in.
+/// The binary, without the settings of the environment the tests run in, and without
+/// the scheduled feed sync (it would fetch from the internet; tests talk to 127.0.0.0/8).
 pub fn rampart() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rampart"));
     c.env_remove("RAMPART_DB").env_remove("RAMPART_LISTEN").env("RAMPART_LOG", "warn");
+    c.env("RAMPART_SYNC_EVERY", "off");
     c
 }
 

@@ -156,7 +156,7 @@ impl crate::Findings for PgStore {
 
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>> {
         let rows = sqlx::query(
-            "SELECT id, scanned_at, score, grade, methodology, notes FROM scores WHERE company_id = $1 ORDER BY scanned_at DESC LIMIT $2",
+            "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = $1 ORDER BY scanned_at DESC LIMIT $2",
         )
         .bind(company)
         .bind(i64::from(limit))

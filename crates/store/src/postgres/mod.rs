@@ -48,6 +48,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (2, "job_scheduling", include_str!("../../migrations/postgres/0002_job_scheduling.sql")),
     (3, "data_versions", include_str!("../../migrations/postgres/0003_data_versions.sql")),
     (4, "rescan_schedule", include_str!("../../migrations/postgres/0004_rescan_schedule.sql")),
+    (5, "feed_rematch", include_str!("../../migrations/postgres/0005_feed_rematch.sql")),
 ]);
 
 /// The channel a queued job is announced on.
@@ -139,7 +140,7 @@ fn has_nul(text: &str) -> bool {
 async fn insert_score(tx: &mut Transaction<'_, Postgres>, id: i64, snap: &ScoreSnapshot) -> Result<bool> {
     let at = rfc3339(snap.scanned_at.0);
     let sid: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO scores (company_id, scanned_at, score, grade, methodology, notes) VALUES ($1, $2, $3, $4, $5, $6) \
+        "INSERT INTO scores (company_id, scanned_at, score, grade, methodology, notes, reason) VALUES ($1, $2, $3, $4, $5, $6, $7) \
          ON CONFLICT DO NOTHING RETURNING id",
     )
     .bind(id)
@@ -148,6 +149,7 @@ async fn insert_score(tx: &mut Transaction<'_, Postgres>, id: i64, snap: &ScoreS
     .bind(snap.grade.as_str())
     .bind(snap.methodology.as_deref())
     .bind(if snap.notes.is_empty() { None } else { Some(to_json(&snap.notes)?) })
+    .bind(snap.reason.as_deref())
     .fetch_optional(&mut **tx)
     .await?;
     let Some(sid) = sid else { return Ok(false) };
@@ -669,6 +671,7 @@ impl PgStore {
                 components,
                 methodology: row.try_get("methodology")?,
                 notes: row.try_get::<Option<String>, _>("notes")?.as_deref().map(json).transpose()?.unwrap_or_default(),
+                reason: row.try_get("reason")?,
             });
         }
         Ok(out)

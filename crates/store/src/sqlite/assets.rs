@@ -272,4 +272,89 @@ impl crate::Assets for SqliteStore {
         .await?;
         Ok(n > 0)
     }
+
+    async fn save_detected_software(
+        &self,
+        company: i64,
+        software: &str,
+        products: &[(String, String)],
+        at: OffsetDateTime,
+    ) -> Result<()> {
+        let mut tx = self.begin().await?;
+        sqlx::query(
+            "INSERT INTO detected_software (company_id, software, detected_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (company_id) DO UPDATE SET software = excluded.software, detected_at = excluded.detected_at",
+        )
+        .bind(company)
+        .bind(software)
+        .bind(rfc3339_micros(at))
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM detected_products WHERE company_id = ?1").bind(company).execute(&mut *tx).await?;
+        for (vendor, product) in products {
+            sqlx::query(
+                "INSERT INTO detected_products (company_id, vendor, product) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+            )
+            .bind(company)
+            .bind(vendor)
+            .bind(product)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn detected_software(&self, company: i64) -> Result<Option<String>> {
+        Ok(sqlx::query_scalar("SELECT software FROM detected_software WHERE company_id = ?1")
+            .bind(company)
+            .fetch_optional(&mut *self.read.get().await?)
+            .await?)
+    }
+
+    async fn companies_affected_by(&self, cves: &[model::CveId]) -> Result<Vec<(i64, SocialId)>> {
+        if cves.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<&str> = cves.iter().map(model::CveId::as_str).collect();
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT c.id, c.social_id FROM companies c WHERE c.id IN (\
+               SELECT d.company_id FROM detected_products d JOIN cve_product_index p \
+                 ON p.vendor = d.vendor AND p.product = d.product WHERE p.cve_id IN (SELECT value FROM json_each(?1)) \
+               UNION SELECT company_id FROM findings WHERE cve IN (SELECT value FROM json_each(?1)) AND closed_at IS NULL) \
+             ORDER BY c.id",
+        )
+        .bind(to_json(&ids)?)
+        .fetch_all(&mut *self.read.get().await?)
+        .await?;
+        rows.into_iter()
+            .map(|(id, social)| Ok((id, SocialId::parse(&social).map_err(|_| corrupt("social id", &social))?)))
+            .collect()
+    }
+
+    async fn set_component_cves(&self, company: i64, components: &[SbomComponent]) -> Result<()> {
+        let mut tx = self.begin().await?;
+        for c in components {
+            let of = "FROM sbom_components WHERE company_id = ?1 AND name = ?2 AND version IS ?3";
+            sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM sbom_cves WHERE component_id IN (SELECT id {of})")))
+                .bind(company)
+                .bind(&c.name)
+                .bind(c.version.as_deref())
+                .execute(&mut *tx)
+                .await?;
+            for cve in &c.cves {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO sbom_cves (component_id, cve_id) SELECT id, ?4 {of} ON CONFLICT DO NOTHING"
+                )))
+                .bind(company)
+                .bind(&c.name)
+                .bind(c.version.as_deref())
+                .bind(cve.as_str())
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
 }

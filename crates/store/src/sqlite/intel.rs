@@ -230,15 +230,33 @@ impl crate::Intel for SqliteStore {
     }
 
     async fn save_kev(&self, entries: &[KevRow]) -> Result<usize> {
+        // The catalogue replaces the stored one, and only what differs is written: each
+        // write leaves its CVE in the change log (`cve_changes`), whose companies are
+        // matched again.
         let mut tx = self.begin().await?;
-        sqlx::query("DELETE FROM kev").execute(&mut *tx).await?;
+        let stored: BTreeMap<String, (String, String)> =
+            sqlx::query_as::<_, (String, String, String)>("SELECT cve_id, date_added, entry FROM kev")
+                .fetch_all(&mut *tx)
+                .await?
+                .into_iter()
+                .map(|(id, date, entry)| (id, (date, entry)))
+                .collect();
+        let mut given = std::collections::BTreeSet::new();
         for e in entries {
+            let entry = to_json(&e.entry)?;
+            given.insert(e.cve_id.as_str());
+            if stored.get(e.cve_id.as_str()).is_some_and(|(date, old)| *date == e.date_added && *old == entry) {
+                continue;
+            }
             sqlx::query("INSERT INTO kev (cve_id, date_added, entry) VALUES (?1, ?2, ?3) ON CONFLICT (cve_id) DO UPDATE SET date_added = excluded.date_added, entry = excluded.entry")
                 .bind(e.cve_id.as_str())
                 .bind(&e.date_added)
-                .bind(to_json(&e.entry)?)
+                .bind(entry)
                 .execute(&mut *tx)
                 .await?;
+        }
+        for gone in stored.keys().filter(|id| !given.contains(id.as_str())) {
+            sqlx::query("DELETE FROM kev WHERE cve_id = ?1").bind(gone).execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(entries.len())
@@ -331,6 +349,22 @@ impl crate::Intel for SqliteStore {
             .bind(feed)
             .fetch_optional(&mut *self.read.get().await?)
             .await?)
+    }
+
+    async fn cve_changes(&self, limit: u32) -> Result<Vec<(i64, CveId)>> {
+        let rows: Vec<(i64, String)> =
+            sqlx::query_as("SELECT seq, cve_id FROM cve_changes ORDER BY seq LIMIT CAST(?1 AS INTEGER)")
+                .bind(i64::from(limit))
+                .fetch_all(&mut *self.read.get().await?)
+                .await?;
+        rows.into_iter().map(|(seq, id)| Ok((seq, CveId::parse(&id).map_err(|_| corrupt("CVE id", &id))?))).collect()
+    }
+
+    async fn forget_cve_changes(&self, through: i64) -> Result<u64> {
+        let mut tx = self.begin().await?;
+        let done = sqlx::query("DELETE FROM cve_changes WHERE seq <= ?1").bind(through).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
     }
 
     async fn feed_ages(&self) -> Result<Vec<(String, OffsetDateTime)>> {

@@ -71,6 +71,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (19, "job_scheduling", include_str!("../../migrations/sqlite/0019_job_scheduling.sql")),
     (20, "data_versions", include_str!("../../migrations/sqlite/0020_data_versions.sql")),
     (21, "rescan_schedule", include_str!("../../migrations/sqlite/0021_rescan_schedule.sql")),
+    (22, "feed_rematch", include_str!("../../migrations/sqlite/0022_feed_rematch.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -201,7 +202,7 @@ async fn migrate(write: &SqlitePool) -> Result<()> {
 async fn insert_score(tx: &mut Transaction<'_, Sqlite>, id: i64, snap: &ScoreSnapshot) -> Result<bool> {
     let at = rfc3339(snap.scanned_at.0);
     let sid: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO scores (company_id, scanned_at, score, grade, methodology, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+        "INSERT INTO scores (company_id, scanned_at, score, grade, methodology, notes, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
          ON CONFLICT DO NOTHING RETURNING id",
     )
     .bind(id)
@@ -210,6 +211,7 @@ async fn insert_score(tx: &mut Transaction<'_, Sqlite>, id: i64, snap: &ScoreSna
     .bind(snap.grade.as_str())
     .bind(snap.methodology.as_deref())
     .bind(if snap.notes.is_empty() { None } else { Some(to_json(&snap.notes)?) })
+    .bind(snap.reason.as_deref())
     .fetch_optional(&mut **tx)
     .await?;
     let Some(sid) = sid else { return Ok(false) };
@@ -702,6 +704,7 @@ impl SqliteStore {
                 components,
                 methodology: row.try_get("methodology")?,
                 notes: row.try_get::<Option<String>, _>("notes")?.as_deref().map(json).transpose()?.unwrap_or_default(),
+                reason: row.try_get("reason")?,
             });
         }
         Ok(out)

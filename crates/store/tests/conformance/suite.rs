@@ -105,6 +105,7 @@ fn snapshot(score: f64, when: &str) -> ScoreSnapshot {
         components,
         methodology: None,
         notes: Vec::new(),
+        reason: Some(model::RATED_BY_SCAN.to_owned()),
     }
 }
 
@@ -1477,4 +1478,129 @@ pub async fn schedule(store: &dyn Store) {
     assert!(feeds[0].0 == "kev" && (feeds[0].1 - now).abs() < time::Duration::minutes(5));
 
     assert_eq!(store.data_versions().await.unwrap(), versions, "schedules, leases, jobs and feeds move no version");
+}
+
+/// The change log the feeds leave for matching again: a CVE written (again only when it
+/// changed), a KEV entry added, changed or removed (an unchanged catalogue writes
+/// nothing); the companies a change concerns (by detected products, and by open
+/// findings); the kept detections; component CVEs set alone; a rating's reason.
+pub async fn feed_changes(store: &dyn Store) {
+    const NONE: [Option<&str>; 4] = [None; 4];
+    let ids = |changes: &[(i64, CveId)]| changes.iter().map(|(_, c)| c.to_string()).collect::<Vec<_>>();
+    let forget_all = async || {
+        let all = store.cve_changes(1_000).await.unwrap();
+        if let Some((last, _)) = all.last() {
+            assert_eq!(store.forget_cve_changes(*last).await.unwrap(), all.len() as u64);
+        }
+    };
+    let a = store
+        .save_company(&CompanySnapshot { profile: profile("feed-a", "Feed A", "a.example"), ..Default::default() })
+        .await
+        .unwrap();
+    let b = store
+        .save_company(&CompanySnapshot { profile: profile("feed-b", "Feed B", "b.example"), ..Default::default() })
+        .await
+        .unwrap();
+    let ssh = stored("CVE-2026-1001", "2026-01-01T00:00:00", vec![row("openbsd", "openssh", "", None, NONE)]);
+    let web = stored("CVE-2026-1002", "2026-01-01T00:00:00", vec![row("nginx", "nginx", "1.18.0", Some("k118"), NONE)]);
+    store.upsert_cves(&[ssh.clone(), web.clone()]).await.unwrap();
+    assert_eq!(ids(&store.cve_changes(10).await.unwrap()), ["CVE-2026-1001", "CVE-2026-1002"]);
+    assert_eq!(ids(&store.cve_changes(1).await.unwrap()), ["CVE-2026-1001"], "oldest first, at most the limit");
+    forget_all().await;
+    store.upsert_cves(std::slice::from_ref(&ssh)).await.unwrap();
+    assert!(store.cve_changes(10).await.unwrap().is_empty(), "the same record again: no change");
+    let ssh2 = stored("CVE-2026-1001", "2026-02-01T00:00:00", vec![row("openbsd", "openssh", "", None, NONE)]);
+    store.upsert_cves(&[ssh2]).await.unwrap();
+    assert_eq!(ids(&store.cve_changes(10).await.unwrap()), ["CVE-2026-1001"], "a newer record");
+    forget_all().await;
+
+    let kev = |id: &str, note: &str| store::cve::KevRow {
+        cve_id: CveId::parse(id).unwrap(),
+        date_added: "2026-11-27".into(),
+        entry: serde_json::json!({ "cveID": id, "notes": note }),
+    };
+    store.save_kev(&[kev("CVE-2026-1001", ""), kev("CVE-2026-1002", "")]).await.unwrap();
+    assert_eq!(ids(&store.cve_changes(10).await.unwrap()), ["CVE-2026-1001", "CVE-2026-1002"]);
+    forget_all().await;
+    store.save_kev(&[kev("CVE-2026-1001", ""), kev("CVE-2026-1002", "")]).await.unwrap();
+    assert!(store.cve_changes(10).await.unwrap().is_empty(), "the same catalogue: nothing written");
+    store.save_kev(&[kev("CVE-2026-1002", "ransomware")]).await.unwrap();
+    let mut changed = ids(&store.cve_changes(10).await.unwrap());
+    changed.sort();
+    assert_eq!(changed, ["CVE-2026-1001", "CVE-2026-1002"], "one removed, one changed");
+    assert_eq!(store.served_cves(&[CveId::parse("CVE-2026-1001").unwrap()]).await.unwrap()[0].kev, None);
+    forget_all().await;
+
+    // a runs OpenSSH; b has an open finding naming the nginx CVE.
+    let detected = r#"[{"host":"ssh.a.example","name":"OpenSSH"}]"#;
+    let now = time::OffsetDateTime::now_utc();
+    store.save_detected_software(a.id, detected, &[("openbsd".into(), "openssh".into())], now).await.unwrap();
+    assert_eq!(store.detected_software(a.id).await.unwrap().as_deref(), Some(detected));
+    assert_eq!(store.detected_software(b.id).await.unwrap(), None);
+    let mut f = finding(RiskVector::Vulnerabilities, "www.b.example", Severity::High, "vulnerabilities.cve");
+    f.cve = Some(CveId::parse("CVE-2026-1002").unwrap());
+    store
+        .record_scan(
+            b.id,
+            store::ScanScope {
+                risk_vectors: &[RiskVector::Vulnerabilities],
+                asset: None,
+                below: false,
+                close_missing: true,
+            },
+            &[f],
+            now,
+        )
+        .await
+        .unwrap();
+    let affected = |cves: &[&str]| {
+        let cves: Vec<CveId> = cves.iter().map(|c| CveId::parse(c).unwrap()).collect();
+        async move {
+            store
+                .companies_affected_by(&cves)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|(_, s)| s.to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(affected(&["CVE-2026-1001"]).await, ["feed-a"]);
+    assert_eq!(affected(&["CVE-2026-1002"]).await, ["feed-b"]);
+    assert_eq!(affected(&["CVE-2026-1001", "CVE-2026-1002"]).await, ["feed-a", "feed-b"]);
+    assert!(affected(&["CVE-2026-9999"]).await.is_empty() && affected(&[]).await.is_empty());
+    // Kept detections are replaced whole, products too.
+    store.save_detected_software(a.id, "[]", &[], now).await.unwrap();
+    assert!(affected(&["CVE-2026-1001"]).await.is_empty());
+
+    // Component CVEs set alone.
+    let comp = SbomComponent {
+        name: "nginx".into(),
+        version: Some("1.18.0".into()),
+        purl: None,
+        cpe: Some("cpe:2.3:a:nginx:nginx:1.18.0:*:*:*:*:*:*:*".into()),
+        hosts: vec![dom("www.b.example")],
+        evidence: "server header".into(),
+        end_of_life: None,
+        latest_version: None,
+        cves: Vec::new(),
+        confidence: Some(90),
+        first_seen: at("2026-05-01T00:00:00Z"),
+        last_seen: at("2026-05-01T00:00:00Z"),
+    };
+    store.record_software(b.id, &[], std::slice::from_ref(&comp), now).await.unwrap();
+    let kept = store.sbom(b.id, Page::FIRST, false).await.unwrap().items;
+    let with = SbomComponent { cves: vec![CveId::parse("CVE-2026-1002").unwrap()], ..comp.clone() };
+    store.set_component_cves(b.id, &[with]).await.unwrap();
+    let sbom = store.sbom(b.id, Page::FIRST, false).await.unwrap().items;
+    assert_eq!(sbom.len(), 1);
+    assert_eq!(sbom[0].cves, [CveId::parse("CVE-2026-1002").unwrap()]);
+    assert_eq!((&sbom[0].first_seen, &sbom[0].last_seen), (&kept[0].first_seen, &kept[0].last_seen), "nothing else moves");
+    assert!(kept[0].cves.is_empty());
+
+    // A rating keeps its reason.
+    let mut rated = snapshot(80.0, "2026-06-01T00:00:00Z");
+    rated.reason = Some(model::RATED_BY_FEED_UPDATE.to_owned());
+    store.replace_rating(b.id, &rated).await.unwrap();
+    assert_eq!(store.latest_score(b.id).await.unwrap().unwrap().reason.as_deref(), Some(model::RATED_BY_FEED_UPDATE));
 }
