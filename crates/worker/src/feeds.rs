@@ -9,7 +9,9 @@
 //! matched again — only they, and nothing is scanned — so `vulnerabilities` findings
 //! open, change severity (a KEV entry makes one critical) and close; the components'
 //! CVE lists follow, and each company is re-rated over its last rating's basis with the
-//! reason `feed update`.
+//! reason `feed update`. `certificate_cve` findings are verdicts of the TLS probe (a
+//! protocol test names its CVE), not matches: a feed does not open or close them, but a
+//! KEV entry for their CVE re-rates their company (the KEV cap).
 //!
 //! [`Maintainer`] runs in a worker: under the store's `feeds` lease (one process at a
 //! time), every few seconds it matches what changed, and once per `--sync-every` it
@@ -84,8 +86,10 @@ pub async fn rematch(store: &dyn Store, eol: Option<&Eol>, now: OffsetDateTime) 
     Ok(done)
 }
 
-/// Matches one company's stored detections again: (opened, closed, re-rated), or `None`
-/// when nothing of it is kept to match (never fully scanned since detections are kept).
+/// Matches one company's stored detections again (when it has some) and re-rates it:
+/// (opened, closed, re-rated). A company concerned only through an open finding that
+/// names a changed CVE (a `certificate_cve` verdict whose CVE KEV now lists, say) is
+/// re-rated alone: the KEV cap follows the catalogue.
 async fn rematch_company(
     store: &dyn Store,
     eol: Option<&Eol>,
@@ -93,15 +97,19 @@ async fn rematch_company(
     social_id: &model::SocialId,
     now: OffsetDateTime,
 ) -> Result<Option<(u32, u32, bool)>, JobError> {
-    let Some(text) = store.detected_software(company).await? else { return Ok(None) };
-    let detected: Vec<Software> = serde_json::from_str(&text)
-        .map_err(|e| JobError::Payload(format!("the detected software of {social_id} does not read: {e}")))?;
-    let inventory = software::inventory(store, &detected, eol, now).await?;
-    store.set_component_cves(company, &inventory.components).await?;
-    let vectors = [RiskVector::Vulnerabilities];
-    let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true };
-    let found = crate::to_findings(inventory.findings, now);
-    let outcome = store.record_scan(company, scope, &found, now).await?;
+    let mut outcome = store::ScanOutcome::default();
+    let mut checks = None;
+    if let Some(text) = store.detected_software(company).await? {
+        let detected: Vec<Software> = serde_json::from_str(&text)
+            .map_err(|e| JobError::Payload(format!("the detected software of {social_id} does not read: {e}")))?;
+        let inventory = software::inventory(store, &detected, eol, now).await?;
+        store.set_component_cves(company, &inventory.components).await?;
+        let vectors = [RiskVector::Vulnerabilities];
+        let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true };
+        let found = crate::to_findings(inventory.findings, now);
+        outcome = store.record_scan(company, scope, &found, now).await?;
+        checks = Some(model::ComponentChecks::of(&inventory.checks, RiskVector::Vulnerabilities));
+    }
     // Re-rated over the last computed rating's basis (an imported one is left alone),
     // the vulnerabilities checks replaced by this match's.
     let Some(last) = store.latest_score(company).await?.filter(|s| s.methodology.is_some()) else {
@@ -109,10 +117,15 @@ async fn rematch_company(
     };
     let mut basis = rate::basis_of(&last);
     basis.reason = Some(model::RATED_BY_FEED_UPDATE.to_owned());
-    match model::ComponentChecks::of(&inventory.checks, RiskVector::Vulnerabilities) {
-        Some(checks) => basis.checks.insert(RiskVector::Vulnerabilities, checks),
-        None => basis.checks.remove(&RiskVector::Vulnerabilities),
-    };
+    match checks {
+        Some(Some(checks)) => {
+            basis.checks.insert(RiskVector::Vulnerabilities, checks);
+        }
+        Some(None) => {
+            basis.checks.remove(&RiskVector::Vulnerabilities);
+        }
+        None => {}
+    }
     let website = store.company_by_social_id(social_id).await?.and_then(|c| rate::website_host(&c.website));
     let rated = rate::rate(store, company, website.as_deref(), &basis, now).await?.is_some();
     tracing::info!(company = %social_id, opened = outcome.opened, closed = outcome.closed, "matched again after a feed update");

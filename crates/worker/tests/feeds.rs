@@ -141,6 +141,10 @@ async fn a_published_cve_and_then_its_kev_entry_reach_the_findings_and_the_score
         v
     };
 
+    // Ratings are dated to the second, and one made within the second of the last
+    // replaces it: each stage below starts in a second of its own.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+
     // The feed server, and a worker that syncs from it (the NVD feed already synced up
     // to yesterday: the API is asked for what changed since).
     let feeds: Feeds = Arc::default();
@@ -189,6 +193,7 @@ async fn a_published_cve_and_then_its_kev_entry_reach_the_findings_and_the_score
     assert!(vulns.checks.as_ref().is_some_and(|c| c.finding >= 1), "the checks follow the match: {:?}", vulns.checks);
 
     // CISA lists it: the next sync makes the finding critical and the KEV cap applies.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
     feeds.lock().unwrap().kev.push(kev_entry());
     store.set_feed_state(worker::feeds::SYNC_RUN, "2000-01-01T00:00:00Z").await.unwrap();
     let critical = wait_for("the KEV entry's effect", async || {
@@ -217,4 +222,61 @@ async fn a_published_cve_and_then_its_kev_entry_reach_the_findings_and_the_score
     assert!(reasons[..reasons.len() - 1].iter().all(|r| *r == model::RATED_BY_FEED_UPDATE), "{reasons:?}");
     assert!(store.cve_changes(10).await.unwrap().is_empty(), "every change handled");
     lab.down().await;
+}
+
+/// A company concerned only through a `certificate_cve` verdict (no detected software):
+/// when KEV lists that CVE, the company is re-rated and the KEV cap applies.
+#[tokio::test]
+async fn a_kev_entry_for_a_tls_verdicts_cve_re_rates_its_company() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", dir.path().join("k.db").display())).await.unwrap();
+    let profile = CompanyProfile {
+        social_id: Some(SocialId::parse("poodle-co").unwrap()),
+        company_name: "Poodle Co".into(),
+        website: "https://www.poodle.example".into(),
+        domain: Some(Domain::parse("poodle.example").unwrap()),
+        ..Default::default()
+    };
+    let company = store.save_company(&CompanySnapshot { profile, ..Default::default() }).await.unwrap();
+    let record = serde_json::json!({"vulnerabilities": [{"cve": {
+        "id": "CVE-2014-3566", "published": "2014-10-15T00:55:05.007", "lastModified": "2025-01-01T00:00:00.000",
+        "descriptions": [{"lang": "en", "value": "POODLE"}],
+        "metrics": {"cvssMetricV31": [{"source": "nvd@nist.gov", "type": "Primary", "cvssData": {
+            "version": "3.1", "vectorString": "CVSS:3.1/AV:N/AC:H/PR:N/UI:R/S:U/C:L/I:N/A:N",
+            "baseScore": 3.4, "baseSeverity": "LOW"}}]},
+        "configurations": []}}]});
+    let path = dir.path().join("nvd.json");
+    std::fs::write(&path, record.to_string()).unwrap();
+    vulndb::import::nvd_file(&*store, &path).await.unwrap();
+    let now = OffsetDateTime::now_utc();
+    let finding = scanner::ScanFinding::new("certificate_cve.poodle", "www.poodle.example:443", "SSLv3 with CBC")
+        .with_cve("CVE-2014-3566");
+    let vectors = [RiskVector::CertificateCve];
+    let scope = store::ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true };
+    store.record_scan(company.id, scope, &worker::to_findings(vec![finding], now), now).await.unwrap();
+    let basis = worker::rate::Basis {
+        assets: RiskVector::ALL.iter().map(|v| (*v, 3)).collect(),
+        reason: Some(model::RATED_BY_SCAN.to_owned()),
+        ..Default::default()
+    };
+    let before = worker::rate::rate(&*store, company.id, None, &basis, now).await.unwrap().unwrap();
+    assert!(before.score.as_f64() > 69.9, "{:?}", before.score);
+    let changes = store.cve_changes(100).await.unwrap();
+    store.forget_cve_changes(changes.last().unwrap().0).await.unwrap();
+
+    let kev = serde_json::json!({"title": "t", "catalogVersion": "1", "dateReleased": "2026-11-27T00:00:00.000Z",
+        "count": 1, "vulnerabilities": [{"cveID": "CVE-2014-3566", "vendorProject": "OpenSSL", "product": "SSLv3",
+        "vulnerabilityName": "POODLE", "dateAdded": "2026-11-27", "shortDescription": "s", "requiredAction": "r",
+        "dueDate": "2026-12-18", "knownRansomwareCampaignUse": "Unknown", "notes": ""}]});
+    let path = dir.path().join("kev.json");
+    std::fs::write(&path, kev.to_string()).unwrap();
+    vulndb::import::kev_file(&*store, &path).await.unwrap();
+    let later = now + time::Duration::seconds(2);
+    let done = worker::feeds::rematch(&*store, None, later).await.unwrap();
+    assert_eq!((done.changes, done.companies, done.rerated), (1, 1, 1), "{done:?}");
+    let after = store.latest_score(company.id).await.unwrap().unwrap();
+    assert_eq!(after.reason.as_deref(), Some(model::RATED_BY_FEED_UPDATE));
+    assert!(after.score.as_f64() <= 69.9, "the KEV cap: {:?}", after.score);
+    let open = store.open_findings(company.id).await.unwrap();
+    assert_eq!(open.len(), 1, "the verdict stays as the probe made it: {open:?}");
 }

@@ -1595,7 +1595,11 @@ pub async fn feed_changes(store: &dyn Store) {
     let sbom = store.sbom(b.id, Page::FIRST, false).await.unwrap().items;
     assert_eq!(sbom.len(), 1);
     assert_eq!(sbom[0].cves, [CveId::parse("CVE-2026-1002").unwrap()]);
-    assert_eq!((&sbom[0].first_seen, &sbom[0].last_seen), (&kept[0].first_seen, &kept[0].last_seen), "nothing else moves");
+    assert_eq!(
+        (&sbom[0].first_seen, &sbom[0].last_seen),
+        (&kept[0].first_seen, &kept[0].last_seen),
+        "nothing else moves"
+    );
     assert!(kept[0].cves.is_empty());
 
     // A rating keeps its reason.
