@@ -63,9 +63,14 @@ pub struct Metrics {
     rating_age: Family<QuantileLabels, Seconds>,
     feed_age: Family<FeedLabels, Seconds>,
     scrape_errors: Counter,
-    /// One scrape reads the store at a time.
-    scraping: tokio::sync::Mutex<()>,
+    /// One scrape reads the store at a time, and at most once per [`STORE_READ_EVERY`]
+    /// (`/metrics` answers without a key: a flood of scrapes does not become a flood of
+    /// store reads). When it last did.
+    scraping: tokio::sync::Mutex<Option<Instant>>,
 }
+
+/// How often scrapes read the store's figures at most.
+pub const STORE_READ_EVERY: Duration = Duration::from_secs(5);
 
 impl std::fmt::Debug for Metrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -92,7 +97,7 @@ impl Metrics {
             rating_age: Family::default(),
             feed_age: Family::default(),
             scrape_errors: Counter::default(),
-            scraping: tokio::sync::Mutex::new(()),
+            scraping: tokio::sync::Mutex::new(None),
         };
         registry.register("rampart_http_requests", "Requests answered, by operation and status", m.requests.clone());
         registry.register(
@@ -131,10 +136,13 @@ impl Metrics {
 
     /// The text exposition, the store's figures read afresh.
     pub async fn render(&self, store: &dyn Store) -> String {
-        let _one = self.scraping.lock().await;
-        if let Err(e) = self.read_store(store).await {
-            tracing::warn!(error = %e, "metrics: reading the store failed");
-            self.scrape_errors.inc();
+        let mut last = self.scraping.lock().await;
+        if last.is_none_or(|at| at.elapsed() >= STORE_READ_EVERY) {
+            if let Err(e) = self.read_store(store).await {
+                tracing::warn!(error = %e, "metrics: reading the store failed");
+                self.scrape_errors.inc();
+            }
+            *last = Some(Instant::now());
         }
         let mut out = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {

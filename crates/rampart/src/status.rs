@@ -25,7 +25,7 @@ pub fn parse_every(raw: &str) -> Result<Duration, String> {
     };
     let secs = n.checked_mul(unit_secs).ok_or_else(|| format!("{raw:?} is too long"))?;
     if !(60..=366 * 86_400).contains(&secs) {
-        return Err(format!("{raw:?}: a cadence is between 1m and 366d"));
+        return Err(format!("{raw:?}: a period is between 1m and 366d"));
     }
     Ok(Duration::from_secs(secs))
 }

@@ -109,7 +109,16 @@ async fn metrics_parse_and_move_with_requests_and_a_scan_and_every_request_is_lo
         assert!(Instant::now() < deadline, "the scan did not run: {:?}", store.jobs(None, 10).await.unwrap());
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let after = scrape(&format!("{base}/metrics")).await;
+    // The store's figures are read at most every five seconds (api::metrics::STORE_READ_EVERY).
+    let scraped = Instant::now();
+    let after = loop {
+        let now = scrape(&format!("{base}/metrics")).await;
+        if get(&now, "rampart_companies_rated", &[]) == 1.0 {
+            break now;
+        }
+        assert!(scraped.elapsed() < Duration::from_secs(10), "the rated company is not counted: {now:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
     let op = ("operation", "/underwriter-getcompanyscores");
     let moved = |name: &str, labels: &[(&str, &str)]| get(&after, name, labels) - get(&before, name, labels);
     // Not rated yet: the spec's 400 (a scan is queued).

@@ -6,8 +6,9 @@
 //! import, the scheduled sync below). [`rematch`] takes the log in batches: the
 //! companies whose detected software names a product of a changed CVE, or whose open
 //! findings name one, have their stored detections (those of their last full scan)
-//! matched again — only they, and nothing is scanned — so `vulnerabilities` findings
-//! open, change severity (a KEV entry makes one critical) and close; the components'
+//! matched again — only they, and nothing is scanned — so the `vulnerabilities`
+//! findings of the changed CVEs open, change severity (a KEV entry makes one critical)
+//! and close (the others stay as the scans left them); the components'
 //! CVE lists follow, and each company is re-rated over its last rating's basis with the
 //! reason `feed update`. `certificate_cve` findings are verdicts of the TLS probe (a
 //! protocol test names its CVE), not matches: a feed does not open or close them, but a
@@ -17,6 +18,7 @@
 //! time), every few seconds it matches what changed, and once per `--sync-every` it
 //! runs `rampart sync` for the configured feeds first.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -69,12 +71,13 @@ pub async fn rematch(store: &dyn Store, eol: Option<&Eol>, now: OffsetDateTime) 
     loop {
         let changes = store.cve_changes(BATCH).await?;
         let Some(&(through, _)) = changes.last() else { break };
-        let mut ids: Vec<CveId> = changes.into_iter().map(|(_, id)| id).collect();
-        done.changes += ids.len();
-        ids.sort();
-        ids.dedup();
+        done.changes += changes.len();
+        let changed: BTreeSet<CveId> = changes.into_iter().map(|(_, id)| id).collect();
+        let ids: Vec<CveId> = changed.iter().cloned().collect();
         for (company, social_id) in store.companies_affected_by(&ids).await? {
-            if let Some((opened, closed, rerated)) = rematch_company(store, eol, company, &social_id, now).await? {
+            if let Some((opened, closed, rerated)) =
+                rematch_company(store, eol, company, &social_id, &changed, now).await?
+            {
                 done.companies += 1;
                 done.opened += opened;
                 done.closed += closed;
@@ -95,6 +98,7 @@ async fn rematch_company(
     eol: Option<&Eol>,
     company: i64,
     social_id: &model::SocialId,
+    changed: &BTreeSet<CveId>,
     now: OffsetDateTime,
 ) -> Result<Option<(u32, u32, bool)>, JobError> {
     let mut outcome = store::ScanOutcome::default();
@@ -106,7 +110,20 @@ async fn rematch_company(
         store.set_component_cves(company, &inventory.components).await?;
         let vectors = [RiskVector::Vulnerabilities];
         let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true };
-        let found = crate::to_findings(inventory.findings, now);
+        // Only the changed CVEs are judged again: their findings follow this match (open,
+        // change, close); every other open finding stays as the scans left it (a scan
+        // cut short kept findings it could not look at again, and a feed says nothing
+        // about them).
+        let of_changed = |cve: &Option<CveId>| cve.as_ref().is_some_and(|c| changed.contains(c));
+        let mut found: Vec<model::Finding> =
+            crate::to_findings(inventory.findings, now).into_iter().filter(|f| of_changed(&f.cve)).collect();
+        found.extend(
+            store
+                .open_findings(company)
+                .await?
+                .into_iter()
+                .filter(|f| f.risk_vector == RiskVector::Vulnerabilities && !of_changed(&f.cve)),
+        );
         outcome = store.record_scan(company, scope, &found, now).await?;
         checks = Some(model::ComponentChecks::of(&inventory.checks, RiskVector::Vulnerabilities));
     }
@@ -148,8 +165,7 @@ pub struct FeedsConfig {
 
 impl FeedsConfig {
     pub fn new(sync_every: Option<Duration>, sync: sync::SyncOptions, name: &str) -> FeedsConfig {
-        let nonce = OffsetDateTime::now_utc().unix_timestamp_nanos() as u64 ^ u64::from(std::process::id());
-        FeedsConfig { sync_every, sync, tick: Duration::from_secs(5), holder: format!("{name}-feeds-{nonce:016x}") }
+        FeedsConfig { sync_every, sync, tick: Duration::from_secs(5), holder: crate::lease_holder(name, LEASE) }
     }
 }
 

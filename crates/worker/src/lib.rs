@@ -99,6 +99,13 @@ impl std::fmt::Debug for Clock {
     }
 }
 
+/// A holder name for a role lease (`scheduler`, `feeds`): the worker's name, the role and
+/// a nonce, unique per process.
+pub(crate) fn lease_holder(name: &str, role: &str) -> String {
+    let nonce = OffsetDateTime::now_utc().unix_timestamp_nanos() as u64 ^ u64::from(std::process::id());
+    format!("{name}-{role}-{nonce:016x}")
+}
+
 /// `ctx` with the reference data the store holds: imported fingerprint rules added to
 /// its own, and the end-of-life data unless `ctx` has some already.
 pub async fn with_store_data(mut ctx: Context, store: &dyn Store) -> Result<Context, store::StoreError> {

@@ -50,12 +50,11 @@ pub struct ScheduleConfig {
 
 impl ScheduleConfig {
     pub fn new(every: Duration, concurrency: usize, name: &str) -> ScheduleConfig {
-        let nonce = OffsetDateTime::now_utc().unix_timestamp_nanos() as u64 ^ u64::from(std::process::id());
         ScheduleConfig {
             every,
             tick: ScheduleConfig::tick_for(every),
             floor: 2 * concurrency.max(1) as u64,
-            holder: format!("{name}-{nonce:016x}"),
+            holder: crate::lease_holder(name, LEASE),
         }
     }
 

@@ -224,8 +224,9 @@ async fn a_published_cve_and_then_its_kev_entry_reach_the_findings_and_the_score
     lab.down().await;
 }
 
-/// A company concerned only through a `certificate_cve` verdict (no detected software):
-/// when KEV lists that CVE, the company is re-rated and the KEV cap applies.
+/// A company concerned through a `certificate_cve` verdict: when KEV lists that CVE,
+/// the company is re-rated and the KEV cap applies; a `vulnerabilities` finding its
+/// last scan kept (a scan cut short) and that no changed CVE concerns stays open.
 #[tokio::test]
 async fn a_kev_entry_for_a_tls_verdicts_cve_re_rates_its_company() {
     let dir = tempfile::tempdir().unwrap();
@@ -251,9 +252,16 @@ async fn a_kev_entry_for_a_tls_verdicts_cve_re_rates_its_company() {
     let now = OffsetDateTime::now_utc();
     let finding = scanner::ScanFinding::new("certificate_cve.poodle", "www.poodle.example:443", "SSLv3 with CBC")
         .with_cve("CVE-2014-3566");
-    let vectors = [RiskVector::CertificateCve];
+    let kept = scanner::ScanFinding::new("vulnerabilities.cve", "old.poodle.example", "kept by a scan cut short")
+        .with_cve("CVE-2020-0001");
+    let vectors = [RiskVector::CertificateCve, RiskVector::Vulnerabilities];
     let scope = store::ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true };
-    store.record_scan(company.id, scope, &worker::to_findings(vec![finding], now), now).await.unwrap();
+    store.record_scan(company.id, scope, &worker::to_findings(vec![finding, kept], now), now).await.unwrap();
+    let detected = serde_json::json!([{"host": "ssh.poodle.example", "name": "OpenSSH", "version": "9.9",
+        "categories": [], "cpes": ["cpe:2.3:a:openbsd:openssh:9.9:*:*:*:*:*:*:*"], "purl": null,
+        "confidence": 100, "evidence": "banner"}]);
+    let products = [("openbsd".to_owned(), "openssh".to_owned())];
+    store.save_detected_software(company.id, &detected.to_string(), &products, now).await.unwrap();
     let basis = worker::rate::Basis {
         assets: RiskVector::ALL.iter().map(|v| (*v, 3)).collect(),
         reason: Some(model::RATED_BY_SCAN.to_owned()),
@@ -277,6 +285,7 @@ async fn a_kev_entry_for_a_tls_verdicts_cve_re_rates_its_company() {
     let after = store.latest_score(company.id).await.unwrap().unwrap();
     assert_eq!(after.reason.as_deref(), Some(model::RATED_BY_FEED_UPDATE));
     assert!(after.score.as_f64() <= 69.9, "the KEV cap: {:?}", after.score);
-    let open = store.open_findings(company.id).await.unwrap();
-    assert_eq!(open.len(), 1, "the verdict stays as the probe made it: {open:?}");
+    let mut open: Vec<String> = store.open_findings(company.id).await.unwrap().into_iter().map(|f| f.code).collect();
+    open.sort();
+    assert_eq!(open, ["certificate_cve.poodle", "vulnerabilities.cve"], "the verdict and the kept finding stay");
 }
