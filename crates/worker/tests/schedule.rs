@@ -118,8 +118,9 @@ async fn the_scheduler_queues_what_the_workers_drain_watched_first_then_never_sc
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     // Each round keeps at most twice what was drained since the last one waiting (one
-    // round a second, four drained a second), never all sixteen.
-    assert!(most_waiting <= 8, "{most_waiting} jobs waited at once");
+    // round a second, four drained a second: 8; a round late by half a second on a
+    // loaded machine: 12), never all sixteen.
+    assert!(most_waiting <= 12, "{most_waiting} jobs waited at once");
     let order: Vec<String> = runs.lock().unwrap().iter().map(|r| r.0.clone()).collect();
     assert_eq!(&order[..2], ["bp-14", "bp-15"], "watched first: {order:?}");
     assert_eq!(&order[14..], ["bp-00", "bp-01"], "stale after never scanned: {order:?}");
@@ -128,9 +129,12 @@ async fn the_scheduler_queues_what_the_workers_drain_watched_first_then_never_sc
     assert_eq!(runs.lock().unwrap().len(), 16, "{:?}", runs.lock().unwrap());
     let next = store.next_rescans(100).await.unwrap();
     assert_eq!(next.len(), 16);
+    // Each was queued after the test began: its next slot is more than half a cadence
+    // after that, and at most a cadence and a half.
     let now = OffsetDateTime::now_utc();
+    let since = now - began.elapsed();
     assert!(
-        next.iter().all(|(_, at)| *at > now + Duration::from_secs(25) && *at <= now + Duration::from_secs(91)),
+        next.iter().all(|(_, at)| *at > since + Duration::from_secs(30) && *at <= now + Duration::from_secs(91)),
         "{next:?}"
     );
 
