@@ -149,7 +149,7 @@ fn special_v4(a: Ipv4Addr) -> Option<&'static str> {
 }
 
 /// Ranges no probe connects to in any mode: they route nowhere real.
-fn unroutable(why: &str) -> bool {
+pub fn unroutable(why: &str) -> bool {
     matches!(
         why,
         "multicast"

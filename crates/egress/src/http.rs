@@ -214,7 +214,7 @@ pub async fn get_origin(
     verify: Verify,
     headers: &[(&str, &str)],
 ) -> Result<Response, HttpError> {
-    let (status, headers, body) = fetch(guard, lab_root, origin, path, verify, headers, MAX_BODY).await?;
+    let (status, headers, body) = fetch(guard, lab_root, origin, path, verify, headers, MAX_BODY, None).await?;
     Ok(Response { status, headers, body: String::from_utf8_lossy(&body).into_owned() })
 }
 
@@ -238,7 +238,22 @@ pub async fn get_bytes(
     path: &str,
     limit: usize,
 ) -> Result<(u16, HeaderMap, Vec<u8>), HttpError> {
-    fetch(guard, None, &Origin::standard(https, host)?, path, Verify::No, &[], limit).await
+    fetch(guard, None, &Origin::standard(https, host)?, path, Verify::No, &[], limit, None).await
+}
+
+/// POSTs `body` to `path` of an origin through the guard (webhook deliveries): the
+/// certificate must validate (against the lab CA in lab mode), no redirect is followed,
+/// at most `limit` bytes of the answer are read.
+pub async fn post(
+    guard: &Guard,
+    lab_root: Option<&[u8]>,
+    origin: &Origin,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+    limit: usize,
+) -> Result<(u16, HeaderMap, Vec<u8>), HttpError> {
+    fetch(guard, lab_root, origin, path, Verify::Yes, headers, limit, Some(body)).await
 }
 
 /// [`get`] with extra request headers (an `Origin` for the CORS check, say).
@@ -254,6 +269,7 @@ pub async fn get_with(
     get_origin(guard, lab_root, &Origin::standard(https, host)?, path, verify, headers).await
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn fetch(
     guard: &Guard,
     lab_root: Option<&[u8]>,
@@ -262,6 +278,7 @@ async fn fetch(
     verify: Verify,
     headers: &[(&str, &str)],
     limit: usize,
+    body: Option<Vec<u8>>,
 ) -> Result<(u16, HeaderMap, Vec<u8>), HttpError> {
     let (https, target) = (origin.https, &origin.target);
     let addrs = guard.resolve_target(&origin.host(), target).await?;
@@ -287,7 +304,10 @@ async fn fetch(
         (Verify::Yes, None) => {}
     }
     let client = builder.build().map_err(|e| err(e.to_string()))?;
-    let mut request = client.get(url);
+    let mut request = match body {
+        Some(body) => client.post(url).body(body),
+        None => client.get(url),
+    };
     for (name, value) in headers {
         request = request.header(*name, *value);
     }

@@ -562,6 +562,9 @@ pub enum JobSpec {
     /// One host and risk vector of the company scanned again (after a fix), then a
     /// re-rating.
     Rescan { social_id: SocialId, subdomain: Domain, risk_vector: RiskVector },
+    /// One event of the company delivered to one webhook (signed; retried with
+    /// exponential backoff until the receiver answers 2xx, [`JobSpec::max_attempts`]).
+    Deliver { social_id: SocialId, webhook: i64, event: i64 },
 }
 
 impl JobSpec {
@@ -570,13 +573,16 @@ impl JobSpec {
         match self {
             JobSpec::Scan { .. } => "scan",
             JobSpec::Rescan { .. } => "rescan",
+            JobSpec::Deliver { .. } => "deliver",
         }
     }
 
     /// The company the job is about.
     pub fn company(&self) -> &SocialId {
         match self {
-            JobSpec::Scan { social_id } | JobSpec::Rescan { social_id, .. } => social_id,
+            JobSpec::Scan { social_id } | JobSpec::Rescan { social_id, .. } | JobSpec::Deliver { social_id, .. } => {
+                social_id
+            }
         }
     }
 
@@ -588,15 +594,32 @@ impl JobSpec {
             JobSpec::Rescan { social_id, subdomain, risk_vector } => {
                 format!("rescan:{social_id}:{subdomain}:{risk_vector}")
             }
+            JobSpec::Deliver { webhook, event, .. } => format!("deliver:{webhook}:{event}"),
+        }
+    }
+
+    /// Whether the job scans the company (a full scan or a rescan): its failure is an
+    /// event of the company.
+    pub fn scans(&self) -> bool {
+        matches!(self, JobSpec::Scan { .. } | JobSpec::Rescan { .. })
+    }
+
+    /// Attempts before the job is given up, when the kind has its own number (a
+    /// delivery is tried for about a day); `None`: the worker's `--max-attempts`.
+    pub fn max_attempts(&self) -> Option<i64> {
+        match self {
+            JobSpec::Deliver { .. } => Some(10),
+            JobSpec::Scan { .. } | JobSpec::Rescan { .. } => None,
         }
     }
 
     /// How soon a worker should take the job when several are ready: higher first.
-    /// A rescan is someone waiting on one answer (the API's request-a-rescan); a full
+    /// A delivery is one short request someone's system waits for; a rescan is someone waiting on one answer (the API's request-a-rescan); a full
     /// scan comes next; work that only keeps ratings fresh takes
     /// [`JobSpec::BACKGROUND`].
     pub fn default_priority(&self) -> i16 {
         match self {
+            JobSpec::Deliver { .. } => 30,
             JobSpec::Rescan { .. } => 20,
             JobSpec::Scan { .. } => 10,
         }
@@ -631,6 +654,9 @@ impl fmt::Display for JobSpec {
             JobSpec::Scan { social_id } => write!(f, "scan {social_id}"),
             JobSpec::Rescan { social_id, subdomain, risk_vector } => {
                 write!(f, "rescan {social_id} {subdomain} {risk_vector}")
+            }
+            JobSpec::Deliver { social_id, webhook, event } => {
+                write!(f, "deliver event {event} of {social_id} to webhook {webhook}")
             }
         }
     }

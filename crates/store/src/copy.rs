@@ -42,6 +42,9 @@ const TABLES: &[&str] = &[
     "rescan_schedule",
     "detected_software",
     "detected_products",
+    "events",
+    "webhooks",
+    "webhook_deliveries",
 ];
 
 /// Rows written per statement (PostgreSQL takes at most 65 535 parameters).

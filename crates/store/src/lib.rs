@@ -2,7 +2,8 @@
 //!
 //! Each role is a trait of its own — [`Companies`], [`Assets`], [`Findings`],
 //! [`Incidents`], [`Intel`] (CVE intelligence and reference data), [`Keys`] and
-//! [`Queue`] and [`Schedule`] (scheduled rescans) — with one module per backend
+//! [`Queue`] and [`Schedule`] (scheduled rescans) and [`Events`] (events, webhooks and
+//! their deliveries) — with one module per backend
 //! (`sqlite/<role>.rs`). [`Store`] is all of
 //! them, what the API, the importers and the workers hold; `use store::prelude::*`
 //! brings the role traits into scope. SQL lives only in the backend modules, and every
@@ -16,6 +17,7 @@ mod codec;
 mod companies;
 pub mod copy;
 pub mod cve;
+mod events;
 mod findings;
 mod incidents;
 mod keys;
@@ -33,6 +35,7 @@ pub use alloc::tune_allocator;
 pub use assets::{Assets, CompanyCounts, HostComponents};
 pub use companies::{Companies, CompanySnapshot, DataVersions, SubsidiaryRequest, SubsidiaryState};
 pub use cve::Intel;
+pub use events::Events;
 pub use findings::{FindingFilter, Findings, ScanOutcome, ScanScope, finding_subject};
 pub use incidents::Incidents;
 pub use keys::Keys;
@@ -45,13 +48,13 @@ pub use sqlite::SqliteStore;
 
 /// The role traits, for calling a store's methods: `use store::prelude::*`.
 pub mod prelude {
-    pub use crate::{Assets, Companies, Findings, Incidents, Intel, Keys, Queue, Schedule, Store};
+    pub use crate::{Assets, Companies, Events, Findings, Incidents, Intel, Keys, Queue, Schedule, Store};
 }
 
 /// Everything persisted: every role, from one backend.
-pub trait Store: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule {}
+pub trait Store: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule + Events {}
 
-impl<T: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule> Store for T {}
+impl<T: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule + Events> Store for T {}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

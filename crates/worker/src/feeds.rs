@@ -103,6 +103,8 @@ async fn rematch_company(
 ) -> Result<Option<(u32, u32, bool)>, JobError> {
     let mut outcome = store::ScanOutcome::default();
     let mut checks = None;
+    let Some(found_company) = store.company_by_social_id(social_id).await? else { return Ok(None) };
+    let before = crate::events::Before::read(store, company).await?;
     if let Some(text) = store.detected_software(company).await? {
         let detected: Vec<Software> = serde_json::from_str(&text)
             .map_err(|e| JobError::Payload(format!("the detected software of {social_id} does not read: {e}")))?;
@@ -130,6 +132,7 @@ async fn rematch_company(
     // Re-rated over the last computed rating's basis (an imported one is left alone),
     // the vulnerabilities checks replaced by this match's.
     let Some(last) = store.latest_score(company).await?.filter(|s| s.methodology.is_some()) else {
+        crate::events::after(store, &found_company, before, now, None).await?;
         return Ok(Some((outcome.opened, outcome.closed, false)));
     };
     let mut basis = rate::basis_of(&last);
@@ -143,8 +146,9 @@ async fn rematch_company(
         }
         None => {}
     }
-    let website = store.company_by_social_id(social_id).await?.and_then(|c| rate::website_host(&c.website));
+    let website = rate::website_host(&found_company.website);
     let rated = rate::rate(store, company, website.as_deref(), &basis, now).await?.is_some();
+    crate::events::after(store, &found_company, before, now, None).await?;
     tracing::info!(company = %social_id, opened = outcome.opened, closed = outcome.closed, "matched again after a feed update");
     Ok(Some((outcome.opened, outcome.closed, rated)))
 }

@@ -10,11 +10,13 @@
 //! of pages and services → applications and SBOM components (sbom findings from the
 //! lifecycle data), matched against the vulnerability database (vulnerabilities).
 
+pub mod events;
 pub mod feeds;
 pub mod metrics;
 pub mod rate;
 pub mod schedule;
 pub mod software;
+pub mod webhooks;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -55,6 +57,8 @@ pub enum JobError {
     UnknownCompany(String),
     #[error("job {0}: its lease is gone (lapsed and taken by another worker, or cancelled); nothing written")]
     LeaseLost(i64),
+    #[error("delivery: {0}")]
+    Delivery(String),
 }
 
 impl JobError {
@@ -63,7 +67,7 @@ impl JobError {
     pub fn retryable(&self) -> bool {
         match self {
             JobError::Dns(scanner::dns::DnsError::NoSuchDomain(_)) => false,
-            JobError::Store(_) | JobError::Dns(_) => true,
+            JobError::Store(_) | JobError::Dns(_) | JobError::Delivery(_) => true,
             JobError::Payload(_) | JobError::UnknownCompany(_) | JobError::LeaseLost(_) => false,
         }
     }
@@ -182,6 +186,9 @@ pub struct Config {
     /// The feeds ([`feeds`]): the scheduled sync and the matching of what changed; `None`
     /// for neither in this worker ([`run`] only).
     pub feeds: Option<feeds::FeedsConfig>,
+    /// The unit of retry waits: a scan waits unit × n² after its n-th failed attempt
+    /// ([`backoff`]), a delivery unit × 3ⁿ ([`webhooks::retry_after`]).
+    pub retry_unit: Duration,
 }
 
 impl Default for Config {
@@ -196,6 +203,7 @@ impl Default for Config {
             name: format!("worker-{}", std::process::id()),
             rescan_every: None,
             feeds: None,
+            retry_unit: Duration::from_secs(10),
         }
     }
 }
@@ -213,6 +221,8 @@ pub struct Lease {
     /// so an attempt after a worker died replaces the dead worker's writes (one rating
     /// per job) rather than adding to them.
     pub started: Option<OffsetDateTime>,
+    /// Which attempt this is (1 for the first).
+    pub attempt: i64,
 }
 
 impl Lease {
@@ -222,7 +232,7 @@ impl Lease {
             .started_at
             .as_deref()
             .and_then(|t| OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok());
-        Some(Lease { job_id: job.id, token: job.lease_token.clone()?, length, started })
+        Some(Lease { job_id: job.id, token: job.lease_token.clone()?, length, started, attempt: job.attempts })
     }
 }
 
@@ -241,10 +251,23 @@ pub type Handler = Arc<
     dyn Fn(model::Job) -> std::pin::Pin<Box<dyn Future<Output = Result<ScanOutcome, JobError>> + Send>> + Send + Sync,
 >;
 
-/// Backoff before attempt `n + 1`: 10 s, 40 s, 90 s, … capped at 15 minutes.
+/// Backoff of a scan before attempt `n + 1`: 10 s, 40 s, 90 s, … capped at 15 minutes.
 pub fn backoff(attempts: i64) -> Duration {
-    let n = u64::try_from(attempts.max(1)).unwrap_or(1);
-    Duration::from_secs((10 * n * n).min(900))
+    backoff_in(attempts, Duration::from_secs(10))
+}
+
+/// [`backoff`] in units of `unit` (10 s by default): unit × n², at most 90 units.
+fn backoff_in(attempts: i64, unit: Duration) -> Duration {
+    let n = u32::try_from(attempts.clamp(1, 100)).unwrap_or(1);
+    unit.saturating_mul(n * n).min(unit.saturating_mul(90))
+}
+
+/// The wait before a failed job's next attempt, after `attempts` of them.
+pub fn retry_delay(spec: &JobSpec, attempts: i64, unit: Duration) -> Duration {
+    match spec {
+        JobSpec::Deliver { .. } => webhooks::retry_after(attempts, unit),
+        JobSpec::Scan { .. } | JobSpec::Rescan { .. } => backoff_in(attempts, unit),
+    }
 }
 
 /// Leases and runs jobs until `shutdown` completes (see [`run_with`]). Each job runs
@@ -380,6 +403,8 @@ async fn supervise(
         return;
     };
     let (id, kind, attempts) = (job.id, job.spec.kind(), job.attempts);
+    let spec = job.spec.clone();
+    let max_attempts = spec.max_attempts().unwrap_or(config.max_attempts);
     let started = std::time::Instant::now();
     let mut work = tokio::spawn((handler)(job));
     let heartbeat = async {
@@ -408,10 +433,16 @@ async fn supervise(
                 store.complete_job(id, &token).await
             }
             Ok(Err(e)) => {
-                let give_up = !e.retryable() || attempts >= config.max_attempts;
+                let give_up = !e.retryable() || attempts >= max_attempts;
                 tracing::warn!(job = id, error = %e, give_up, "job failed");
                 metrics::job_ended(kind, if give_up { "dead" } else { "retry" }, started.elapsed());
-                store.fail_job(id, &token, &e.to_string(), backoff(attempts), give_up).await
+                if give_up && spec.scans() && !matches!(e, JobError::LeaseLost(_)) {
+                    let at = config.clock.now();
+                    if let Err(e) = events::scan_failed(store, &spec, &e.to_string(), at).await {
+                        tracing::error!(job = id, error = %e, "recording the failed scan's event failed");
+                    }
+                }
+                store.fail_job(id, &token, &e.to_string(), retry_delay(&spec, attempts, config.retry_unit), give_up).await
             }
             Err(e) => {
                 let why = if e.is_panic() { format!("panicked: {}", panic_message(e.into_panic())) } else { e.to_string() };
@@ -467,6 +498,12 @@ pub async fn process_leased(
     spec: &JobSpec,
     lease: Option<&Lease>,
 ) -> Result<ScanOutcome, JobError> {
+    if let JobSpec::Deliver { .. } = spec {
+        let attempt = lease.map_or(1, |l| l.attempt);
+        let last = attempt >= spec.max_attempts().unwrap_or(1);
+        webhooks::deliver(store, ctx, spec, attempt, last).await?;
+        return Ok(ScanOutcome::default());
+    }
     let social_id = spec.company().clone();
     let company =
         store.company_by_social_id(&social_id).await?.ok_or_else(|| JobError::UnknownCompany(social_id.to_string()))?;
@@ -482,7 +519,9 @@ pub async fn process_leased(
     let website_in = |domain: &str| website_host.as_deref().filter(|h| under(h, domain));
     // The DKIM selectors the company names: tried first, and no key at them is a finding.
     let named = store.dkim_selectors(company.id).await?;
+    let before = events::Before::read(store, company.id).await?;
     match spec {
+        JobSpec::Deliver { .. } => Err(JobError::Payload(format!("{spec}: not a scan"))),
         JobSpec::Scan { .. } => {
             let mut found = Vec::new();
             let (mut hosts, mut endpoints, mut detected) = (Vec::new(), Vec::new(), Vec::new());
@@ -551,6 +590,7 @@ pub async fn process_leased(
             hold(store, lease).await?;
             rate::rate(store, company.id, website_host.as_deref(), &assessed.basis(&notes), now).await?;
             store.set_scan_error(company.id, None).await?;
+            events::after(store, &company, before, now, truncated.then_some(notes.as_slice())).await?;
             Ok(outcome)
         }
         JobSpec::Rescan { subdomain, risk_vector, .. } => {
@@ -593,6 +633,7 @@ pub async fn process_leased(
                 let basis = rate::Basis { reason: Some(model::RATED_BY_RESCAN.to_owned()), ..rate::basis_of(&last) };
                 rate::rate(store, company.id, website_host.as_deref(), &basis, now).await?;
             }
+            events::after(store, &company, before, now, None).await?;
             Ok(outcome)
         }
     }

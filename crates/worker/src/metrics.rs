@@ -1,6 +1,6 @@
 //! The worker's metrics (one set per process, whatever runs the jobs): jobs by kind and
 //! how they ended, their durations, checks a scan could not make by risk vector,
-//! truncated scans, and what the scheduler queued. [`register`] adds them to the
+//! truncated scans, what the scheduler queued, events recorded and webhook deliveries. [`register`] adds them to the
 //! registry `/metrics` renders.
 
 use std::sync::LazyLock;
@@ -36,6 +36,14 @@ struct WorkerMetrics {
     truncated: Counter,
     scheduled: Counter,
     held_back: Gauge,
+    events: Family<KindLabels, Counter>,
+    deliveries: Family<OutcomeLabels, Counter>,
+    delivery_durations: Histogram,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: &'static str,
 }
 
 fn duration_histogram() -> Histogram {
@@ -50,6 +58,10 @@ static METRICS: LazyLock<WorkerMetrics> = LazyLock::new(|| WorkerMetrics {
     truncated: Counter::default(),
     scheduled: Counter::default(),
     held_back: Gauge::default(),
+    events: Family::default(),
+    deliveries: Family::default(),
+    // 5 ms to about 20 s.
+    delivery_durations: Histogram::new(exponential_buckets(0.005, 2.0, 13)),
 });
 
 /// Adds the worker's metrics to `registry`.
@@ -73,6 +85,26 @@ pub fn register(registry: &mut Registry) {
         "Due companies the last scheduling round left for the workers to catch up",
         m.held_back.clone(),
     );
+    registry.register("rampart_events", "Events recorded, by kind", m.events.clone());
+    registry.register(
+        "rampart_webhook_deliveries",
+        "Webhook delivery attempts, by outcome (delivered, failed, gave_up)",
+        m.deliveries.clone(),
+    );
+    registry.register(
+        "rampart_webhook_delivery_seconds",
+        "Time webhook delivery attempts took",
+        m.delivery_durations.clone(),
+    );
+}
+
+pub(crate) fn event_recorded(kind: model::EventKind) {
+    METRICS.events.get_or_create(&KindLabels { kind: kind.as_str() }).inc();
+}
+
+pub(crate) fn delivery(outcome: &'static str, took: Duration) {
+    METRICS.deliveries.get_or_create(&OutcomeLabels { outcome }).inc();
+    METRICS.delivery_durations.observe(took.as_secs_f64());
 }
 
 pub(crate) fn job_ended(kind: &'static str, outcome: &'static str, took: Duration) {

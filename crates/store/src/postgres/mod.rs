@@ -36,6 +36,7 @@ use crate::codec::*;
 
 mod assets;
 mod companies;
+mod events;
 mod findings;
 mod incidents;
 mod intel;
@@ -49,6 +50,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (3, "data_versions", include_str!("../../migrations/postgres/0003_data_versions.sql")),
     (4, "rescan_schedule", include_str!("../../migrations/postgres/0004_rescan_schedule.sql")),
     (5, "feed_rematch", include_str!("../../migrations/postgres/0005_feed_rematch.sql")),
+    (6, "events", include_str!("../../migrations/postgres/0006_events.sql")),
 ]);
 
 /// The channel a queued job is announced on.

@@ -41,6 +41,7 @@ use crate::codec::*;
 
 mod assets;
 mod companies;
+mod events;
 mod findings;
 mod incidents;
 mod intel;
@@ -72,6 +73,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (20, "data_versions", include_str!("../../migrations/sqlite/0020_data_versions.sql")),
     (21, "rescan_schedule", include_str!("../../migrations/sqlite/0021_rescan_schedule.sql")),
     (22, "feed_rematch", include_str!("../../migrations/sqlite/0022_feed_rematch.sql")),
+    (23, "events", include_str!("../../migrations/sqlite/0023_events.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).

@@ -1608,3 +1608,138 @@ pub async fn feed_changes(store: &dyn Store) {
     store.replace_rating(b.id, &rated).await.unwrap();
     assert_eq!(store.latest_score(b.id).await.unwrap().unwrap().reason.as_deref(), Some(model::RATED_BY_FEED_UPDATE));
 }
+
+/// Events (kept once, listed newest first for a set of companies), webhooks (their own
+/// company's events and its subsidiaries'), the delivery log.
+pub async fn events(store: &dyn Store) {
+    use model::{Delivery, EventKind, EventLink, NewEvent, NewWebhook};
+    let mut ids = BTreeMap::new();
+    for (s, domain) in [("ev-parent", "p.example"), ("ev-child", "c.example"), ("ev-other", "o.example")] {
+        let c = store
+            .save_company(&CompanySnapshot { profile: profile(s, s, domain), ..Default::default() })
+            .await
+            .unwrap();
+        ids.insert(s, c.id);
+    }
+    let id = |s: &str| ids[s];
+    store.link_subsidiary(id("ev-parent"), id("ev-child")).await.unwrap();
+    let t0 = parse_datetime("2026-11-20T10:00:00.250Z").unwrap();
+    let event = |company: i64, kind: EventKind, subject: &str, minutes: i64| NewEvent {
+        company,
+        kind,
+        subject: subject.into(),
+        occurred_at: t0 + time::Duration::minutes(minutes),
+        summary: format!("{kind} {subject}"),
+        data: serde_json::json!({"subject": subject, "n": minutes}),
+        links: vec![EventLink {
+            rel: "scores".into(),
+            href: format!("/underwriter-getcompanyscores?social_id={company}"),
+        }],
+    };
+    let first = vec![
+        event(id("ev-parent"), EventKind::RatingChanged, "", 0),
+        event(id("ev-parent"), EventKind::FindingOpened, "dmarc|p.example|dmarc.missing|", 0),
+        event(id("ev-child"), EventKind::AssetAttributed, "www.c.example", 1),
+        event(id("ev-other"), EventKind::ScanFailed, "", 2),
+    ];
+    let kept = store.record_events(&first).await.unwrap();
+    assert_eq!(kept.len(), 4);
+    assert_eq!(kept[1].kind, EventKind::FindingOpened);
+    assert_eq!(kept[1].social_id, sid("ev-parent"));
+    assert_eq!(kept[1].company_name, "ev-parent");
+    assert_eq!(kept[1].occurred_at, t0);
+    assert_eq!(kept[1].data["subject"], "dmarc|p.example|dmarc.missing|");
+    assert_eq!(kept[1].links[0].rel, "scores");
+    // The same events again (a job run a second time) are not kept twice; a new one is.
+    let mut again = first.clone();
+    again.push(event(id("ev-parent"), EventKind::FindingClosed, "spf|p.example|spf.softfail|", 3));
+    let kept_again = store.record_events(&again).await.unwrap();
+    assert_eq!(kept_again.len(), 1);
+    assert_eq!(kept_again[0].kind, EventKind::FindingClosed);
+    assert_eq!(store.event(kept_again[0].id).await.unwrap().unwrap(), kept_again[0]);
+    assert!(store.event(i64::MAX).await.unwrap().is_none());
+
+    // Listed newest first for the companies asked, paged.
+    let family = [id("ev-parent"), id("ev-child")];
+    let all = store.events(&family, Page::FIRST).await.unwrap();
+    assert_eq!(all.total, 4);
+    let kinds: Vec<EventKind> = all.items.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds[0], EventKind::FindingClosed);
+    assert_eq!(kinds[1], EventKind::AssetAttributed);
+    // Two at one time: the later kept first.
+    assert_eq!(&kinds[2..], &[EventKind::FindingOpened, EventKind::RatingChanged]);
+    assert!(store.events(&family, Page::parse(Some("2")).unwrap()).await.unwrap().items.is_empty());
+    assert_eq!(store.events(&[id("ev-other")], Page::FIRST).await.unwrap().total, 1);
+    assert_eq!(store.events(&[], Page::FIRST).await.unwrap().total, 0);
+
+    // Webhooks: the parent's follows the child too; the other's only its own.
+    let hook = store
+        .add_webhook(&NewWebhook {
+            company: id("ev-parent"),
+            url: "https://hooks.example/rampart".into(),
+            secret: "whsec_00".into(),
+            kinds: vec![EventKind::FindingOpened, EventKind::RatingChanged],
+        })
+        .await
+        .unwrap();
+    assert_eq!(hook.social_id, sid("ev-parent"));
+    assert!(hook.wants(EventKind::RatingChanged) && !hook.wants(EventKind::AssetAttributed));
+    let other = store
+        .add_webhook(&NewWebhook {
+            company: id("ev-other"),
+            url: "https://hooks.example/other".into(),
+            secret: "whsec_01".into(),
+            kinds: vec![],
+        })
+        .await
+        .unwrap();
+    assert!(other.wants(EventKind::AssetAttributed));
+    assert_eq!(store.webhooks().await.unwrap(), vec![hook.clone(), other.clone()]);
+    assert_eq!(store.webhook(hook.id).await.unwrap().as_ref(), Some(&hook));
+    let following = |c: &'static str| async move {
+        store.webhooks_for(id(c)).await.unwrap().iter().map(|w| w.id).collect::<Vec<_>>()
+    };
+    assert_eq!(following("ev-parent").await, vec![hook.id]);
+    assert_eq!(following("ev-child").await, vec![hook.id]);
+    assert_eq!(following("ev-other").await, vec![other.id]);
+
+    // The delivery log, newest first; nothing is logged for a webhook that is gone.
+    let at = t0 + time::Duration::minutes(5);
+    for (attempt, status, outcome) in [(1, Some(500), "failed"), (2, None, "failed"), (3, Some(204), "delivered")] {
+        let delivery = Delivery {
+            webhook: hook.id,
+            event: kept[1].id,
+            attempt,
+            at: at + time::Duration::seconds(attempt),
+            status,
+            outcome: outcome.into(),
+            error: (outcome == "failed").then(|| format!("attempt {attempt} failed")),
+            millis: 12,
+        };
+        store.record_delivery(&delivery).await.unwrap();
+    }
+    let log = store.deliveries(hook.id, 10).await.unwrap();
+    assert_eq!(log.iter().map(|d| d.attempt).collect::<Vec<_>>(), vec![3, 2, 1]);
+    assert_eq!((log[0].status, log[0].outcome.as_str(), log[0].error.as_deref()), (Some(204), "delivered", None));
+    assert_eq!((log[1].status, log[1].error.as_deref()), (None, Some("attempt 2 failed")));
+    assert_eq!(log[2].at, at + time::Duration::seconds(1));
+    assert_eq!(store.deliveries(hook.id, 1).await.unwrap().len(), 1);
+    assert!(store.remove_webhook(hook.id).await.unwrap());
+    assert!(!store.remove_webhook(hook.id).await.unwrap());
+    assert!(store.deliveries(hook.id, 10).await.unwrap().is_empty());
+    store
+        .record_delivery(&Delivery {
+            webhook: hook.id,
+            event: kept[1].id,
+            attempt: 4,
+            at,
+            status: Some(200),
+            outcome: "delivered".into(),
+            error: None,
+            millis: 1,
+        })
+        .await
+        .unwrap();
+    assert!(store.deliveries(hook.id, 10).await.unwrap().is_empty());
+    assert_eq!(following("ev-child").await, Vec::<i64>::new());
+}
