@@ -659,6 +659,58 @@ pub struct ScoreHistory {
     pub pagination: PaginationOut,
 }
 
+/// Where an event's evidence is shown: an operation of this API with its query.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventLinkOut {
+    /// `scores`, `score_history`, `findings` or `assets`.
+    pub rel: String,
+    pub href: String,
+}
+
+/// One event of a company (an extension of the spec): what changed, when, and where the
+/// evidence is. The same object is the body of a webhook delivery.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventOut {
+    pub id: i64,
+    /// `rating_changed`, `finding_opened`, `finding_closed`, `asset_attributed`,
+    /// `scan_failed` or `scan_truncated`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub social_id: String,
+    pub company_name: String,
+    /// RFC 3339, UTC.
+    pub occurred_at: String,
+    pub summary: String,
+    /// What changed; its members depend on the type (docs/API.md, "Events").
+    #[schema(value_type = Object)]
+    pub data: serde_json::Value,
+    pub links: Vec<EventLinkOut>,
+}
+
+impl From<&model::Event> for EventOut {
+    fn from(e: &model::Event) -> Self {
+        EventOut {
+            id: e.id,
+            kind: e.kind.as_str().to_owned(),
+            social_id: e.social_id.to_string(),
+            company_name: e.company_name.clone(),
+            occurred_at: rfc3339(e.occurred_at),
+            summary: e.summary.clone(),
+            data: e.data.clone(),
+            links: e.links.iter().map(|l| EventLinkOut { rel: l.rel.clone(), href: l.href.clone() }).collect(),
+        }
+    }
+}
+
+/// A company's events, newest first (extension: /monitor-getevents,
+/// /underwriter-getevents).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Events {
+    pub social_id: String,
+    pub data: Vec<EventOut>,
+    pub pagination: PaginationOut,
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ScannedCompany {
     pub social_id: String,

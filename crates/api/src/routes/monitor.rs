@@ -235,6 +235,27 @@ pub async fn get_company_history(
     .await
 }
 
+/// The events of the caller's company and its subsidiaries, newest first (an extension
+/// of the spec).
+#[utoipa::path(get, path = "/monitor-getevents", operation_id = "monitor-getevents", tag = "Monitor",
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
+    responses((status = 200, description = "Events (extension)", body = Events), CommonErrors))]
+pub async fn get_events(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<Events>, ApiError> {
+    let page = p.page()?;
+    let c = super::own_company_unrated(&app, &caller).await?;
+    let family: Vec<i64> = super::family(&app, &c.social_id).await?.iter().map(|f| f.id).collect();
+    let found = app.store().events(&family, page).await?;
+    Ok(Json(Events {
+        social_id: c.social_id.to_string(),
+        data: found.items.iter().map(EventOut::from).collect(),
+        pagination: page.pagination(found.total).into(),
+    }))
+}
+
 /// Every vulnerability finding (CVE of detected software) on the caller's assets.
 #[utoipa::path(get, path = "/monitor-getall-vulnerability-detection", operation_id = "monitor-getall-vulnerability-detection", tag = "Monitor",
     params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),

@@ -488,6 +488,30 @@ pub async fn get_company_score_history(
     .await
 }
 
+/// The company's events, newest first (an extension of the spec: its events are "not
+/// shown"): ratings that moved, critical and high findings opened, findings closed,
+/// hosts attributed, scans that failed or stopped short.
+#[utoipa::path(get, path = "/underwriter-getevents", operation_id = "underwriter-getevents", tag = "Underwriter",
+    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id"),
+           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
+    responses((status = 200, description = "Events (extension)", body = Events), CommonErrors))]
+pub async fn get_events(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Json<Events>, ApiError> {
+    let page = p.page()?;
+    let social_id = p.social_id()?;
+    // Events are read as they are: a company not rated yet may have a failed scan's.
+    let c = super::company_named(&app, &caller, &social_id).await?;
+    let found = app.store().events(&[c.id], page).await?;
+    Ok(Json(Events {
+        social_id: c.social_id.to_string(),
+        data: found.items.iter().map(EventOut::from).collect(),
+        pagination: page.pagination(found.total).into(),
+    }))
+}
+
 /// The most ratings of one company a history answer looks at.
 const HISTORY_LIMIT: u32 = 10_000;
 

@@ -255,7 +255,11 @@ impl TestApp {
 /// key kind it needs (`true`: monitor).
 /// Operations beyond the spec (docs/API.md, "Extensions").
 pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
-    vec![(Method::GET, "/underwriter-getcompanyscore-history?social_id=acme-robotics", false, None)]
+    vec![
+        (Method::GET, "/underwriter-getcompanyscore-history?social_id=acme-robotics", false, None),
+        (Method::GET, "/underwriter-getevents?social_id=acme-robotics", false, None),
+        (Method::GET, "/monitor-getevents", true, None),
+    ]
 }
 
 pub fn operations() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {

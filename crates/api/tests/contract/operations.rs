@@ -24,7 +24,7 @@ async fn all_43_operations_answer_with_the_spec_shapes() {
 async fn the_score_history_extension_lists_ratings_newest_first() {
     let app = TestApp::spawn().await;
     let k = &app.underwriter;
-    for (_, path, _, _) in crate::helpers::extensions() {
+    for (_, path, _, _) in crate::helpers::extensions().into_iter().filter(|e| e.1.contains("score-history")) {
         let v = app.ok(path, k).await;
         assert_eq!(v["social_id"], "acme-robotics");
         let data = v["data"].as_array().unwrap();
@@ -747,4 +747,65 @@ async fn the_checks_of_a_rating_are_shown_with_its_components() {
     );
     assert_eq!(dkim["list"][1]["outcome"], "pass");
     assert!(scores["score"]["spf"].get("checks").is_none());
+}
+
+/// The events extension: a monitor key sees its company's events and its subsidiaries',
+/// newest first; the underwriter operation one company's; paging as everywhere.
+#[tokio::test]
+async fn events_are_listed_newest_first_for_the_company_and_its_subsidiaries() {
+    use model::{EventKind, EventLink, NewEvent};
+    let app = TestApp::spawn().await;
+    let id =
+        async |s: &str| app.store.company_by_social_id(&model::SocialId::parse(s).unwrap()).await.unwrap().unwrap().id;
+    let (own, sub, other) = (id("acme-robotics").await, id("acme-robotics-labs").await, id("initech").await);
+    let t0 = time::OffsetDateTime::from_unix_timestamp(1_764_000_000).unwrap();
+    let event = |company: i64, kind: EventKind, subject: &str, minutes: i64| NewEvent {
+        company,
+        kind,
+        subject: subject.into(),
+        occurred_at: t0 + time::Duration::minutes(minutes),
+        summary: format!("{kind} {subject}"),
+        data: json!({"code": subject}),
+        links: vec![EventLink { rel: "scores".into(), href: "/underwriter-getcompanyscores?social_id=x".into() }],
+    };
+    let mut all = vec![
+        event(sub, EventKind::AssetAttributed, "dev.acme-labs.example", 30),
+        event(other, EventKind::ScanFailed, "", 5),
+    ];
+    for i in 0..11 {
+        all.push(event(own, EventKind::FindingOpened, &format!("f{i:02}"), i));
+    }
+    app.store.record_events(&all).await.unwrap();
+
+    let v = app.ok("/monitor-getevents", &app.monitor).await;
+    assert_eq!(v["social_id"], "acme-robotics");
+    assert_eq!(v["pagination"]["total_items"], 12, "own and the subsidiary's, not initech's: {v}");
+    let data = v["data"].as_array().unwrap();
+    assert_eq!(data.len(), 10);
+    assert_eq!(
+        (data[0]["type"].as_str(), data[0]["social_id"].as_str()),
+        (Some("asset_attributed"), Some("acme-robotics-labs"))
+    );
+    assert_eq!(data[1]["data"]["code"], "f10");
+    assert_eq!(data[0]["occurred_at"], "2025-11-24T16:30:00Z");
+    let page2 = app.ok("/monitor-getevents?page=2", &app.monitor).await;
+    assert_eq!(page2["data"].as_array().unwrap().len(), 2);
+    assert_eq!(page2["data"][1]["data"]["code"], "f00");
+    let (status, _) = app.get("/monitor-getevents?page=0", &app.monitor).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    let v = app.ok("/underwriter-getevents?social_id=initech", &app.underwriter).await;
+    assert_eq!(v["pagination"]["total_items"], 1);
+    assert_eq!(v["data"][0]["type"], "scan_failed");
+    let v = app.ok("/underwriter-getevents?social_id=acme-robotics-labs", &app.underwriter).await;
+    assert_eq!(v["pagination"]["total_items"], 1);
+    // A key bound to acme-robotics does not see initech's; an unknown company is the
+    // spec's 400 as everywhere.
+    let (status, _) = app.get("/underwriter-getevents?social_id=initech", &app.monitor).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = app.get("/underwriter-getevents?social_id=no-such-company", &app.underwriter).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    // Monitor scope is needed for the monitor operation.
+    let (status, _) = app.get("/monitor-getevents", &app.underwriter).await;
+    assert!(status == StatusCode::FORBIDDEN || status == StatusCode::UNAUTHORIZED, "{status}");
 }

@@ -383,6 +383,27 @@ pub fn check(path: &str, v: &Value) {
                 fields(s, &[("social_id", T::Str), ("score", T::NumOrNull), ("components", T::Obj)])
             });
         }
+        // Extension (docs/API.md): events.
+        "/underwriter-getevents" | "/monitor-getevents" => {
+            exact(v, &[("social_id", T::Str), ("data", T::Arr), ("pagination", T::Obj)]);
+            pagination(&v["pagination"]);
+            each(&v["data"], |e| {
+                exact(
+                    e,
+                    &[
+                        ("id", T::Int),
+                        ("type", T::Str),
+                        ("social_id", T::Str),
+                        ("company_name", T::Str),
+                        ("occurred_at", T::Str),
+                        ("summary", T::Str),
+                        ("data", T::Obj),
+                        ("links", T::Arr),
+                    ],
+                );
+                each(&e["links"], |l| exact(l, &[("rel", T::Str), ("href", T::Str)]));
+            });
+        }
         // Extension (docs/API.md): the score history.
         "/underwriter-getcompanyscore-history" => {
             exact(v, &[("social_id", T::Str), ("company_name", T::Str), ("data", T::Arr), ("pagination", T::Obj)]);

@@ -71,6 +71,7 @@ fn underwriter_paths(company: &str) -> Vec<String> {
         "underwriter-getcompanysubscores",
         "underwriter-getcompany-history",
         "underwriter-getcompanyscore-history",
+        "underwriter-getevents",
         "general-getdomain-by-socialid",
     ]
     .iter()
