@@ -229,6 +229,11 @@ enum Command {
         #[command(subcommand)]
         action: SubsidiariesAction,
     },
+    /// Webhooks: where a company's events (and its subsidiaries') are delivered, signed.
+    Webhooks {
+        #[command(subcommand)]
+        action: WebhooksAction,
+    },
     /// What a company's own data says, beside the import file: its DKIM selectors and
     /// its rescan cadence.
     Companies {
@@ -364,6 +369,155 @@ enum CompaniesAction {
         social_id: String,
         every: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum WebhooksAction {
+    /// Add a webhook for a company's events and its subsidiaries'; prints its signing
+    /// secret, shown this once.
+    Add {
+        #[command(flatten)]
+        db: DbArg,
+        /// The company whose events are delivered.
+        #[arg(long)]
+        company: String,
+        /// Where deliveries are POSTed: an http(s) URL.
+        #[arg(long)]
+        url: String,
+        /// The event types delivered, comma-separated (rating_changed, finding_opened,
+        /// finding_closed, asset_attributed, scan_failed, scan_truncated); all when absent.
+        #[arg(long, value_parser = parse_event_kinds)]
+        events: Option<EventKinds>,
+        /// Lab mode: admit a loopback or private address as the URL's host (the workers'
+        /// guard decides again at each delivery).
+        #[arg(long)]
+        allow_private: bool,
+    },
+    /// List the webhooks with their latest delivery.
+    List {
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Remove a webhook (its queued deliveries end without sending).
+    Remove {
+        #[command(flatten)]
+        db: DbArg,
+        id: i64,
+    },
+    /// A webhook's latest delivery attempts, newest first.
+    Deliveries {
+        #[command(flatten)]
+        db: DbArg,
+        id: i64,
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+    },
+}
+
+/// The event types of `webhooks add --events` (one value: clap reads a `Vec` as many).
+#[derive(Debug, Clone, PartialEq)]
+struct EventKinds(Vec<model::EventKind>);
+
+fn parse_event_kinds(text: &str) -> Result<EventKinds, String> {
+    let kinds = model::EventKind::parse_list(text)?;
+    if kinds.is_empty() {
+        return Err("no event type given".into());
+    }
+    Ok(EventKinds(kinds))
+}
+
+async fn webhooks(action: WebhooksAction) -> Result<()> {
+    match action {
+        WebhooksAction::Add { db, company, url, events, allow_private } => {
+            let id = SocialId::parse(&company).with_context(|| format!("{company:?} is not a social_id"))?;
+            worker::webhooks::check_url(&url, allow_private).map_err(|e| anyhow::anyhow!("the webhook URL: {e}"))?;
+            let store = open(&db.db).await?;
+            let company = store.company_by_social_id(&id).await?.with_context(|| format!("no company {id}"))?;
+            let secret =
+                worker::webhooks::new_secret().map_err(|e| anyhow::anyhow!("no randomness for the secret: {e}"))?;
+            let hook = store
+                .add_webhook(&model::NewWebhook {
+                    company: company.id,
+                    url: url.trim().to_owned(),
+                    secret,
+                    kinds: events.map(|e| e.0).unwrap_or_default(),
+                })
+                .await?;
+            say!("webhook {} added: {} events of {id} and its subsidiaries → {}", hook.id, kinds_text(&hook), hook.url);
+            say!("signing secret (shown once; verify each delivery's Rampart-Signature with it):");
+            say!("{}", hook.secret);
+            Ok(())
+        }
+        WebhooksAction::List { db } => {
+            let store = open(&db.db).await?;
+            let hooks = store.webhooks().await?;
+            if hooks.is_empty() {
+                say!("no webhooks");
+            }
+            for hook in hooks {
+                let last = store.deliveries(hook.id, 1).await?.into_iter().next();
+                let last = match last {
+                    None => "no delivery yet".to_owned(),
+                    Some(d) => format!(
+                        "last delivery {} event {} attempt {}: {}{}",
+                        model::timefmt::rfc3339(d.at),
+                        d.event,
+                        d.attempt,
+                        d.outcome,
+                        d.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default()
+                    ),
+                };
+                say!(
+                    "{:>4}  {}  {}  {}  added {}  {}",
+                    hook.id,
+                    hook.social_id,
+                    hook.url,
+                    kinds_text(&hook),
+                    model::timefmt::rfc3339(hook.created_at),
+                    last
+                );
+            }
+            Ok(())
+        }
+        WebhooksAction::Remove { db, id } => {
+            let store = open(&db.db).await?;
+            if !store.remove_webhook(id).await? {
+                anyhow::bail!("no webhook {id}");
+            }
+            say!("webhook {id} removed");
+            Ok(())
+        }
+        WebhooksAction::Deliveries { db, id, limit } => {
+            let store = open(&db.db).await?;
+            store.webhook(id).await?.with_context(|| format!("no webhook {id}"))?;
+            let log = store.deliveries(id, limit).await?;
+            if log.is_empty() {
+                say!("no deliveries to webhook {id} yet");
+            }
+            for d in log {
+                say!(
+                    "{}  event {:>6}  attempt {:>2}  {:<9}  {:>4}  {:>6} ms  {}",
+                    model::timefmt::rfc3339(d.at),
+                    d.event,
+                    d.attempt,
+                    d.outcome,
+                    d.status.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
+                    d.millis,
+                    d.error.as_deref().unwrap_or("")
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A webhook's event types as shown.
+fn kinds_text(hook: &model::Webhook) -> String {
+    if hook.kinds.is_empty() {
+        "all".to_owned()
+    } else {
+        hook.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(",")
+    }
 }
 
 async fn companies(action: CompaniesAction) -> Result<()> {
@@ -550,6 +704,9 @@ async fn jobs(action: JobsAction) -> Result<()> {
                     model::JobSpec::Scan { social_id } => social_id.to_string(),
                     model::JobSpec::Rescan { social_id, subdomain, risk_vector } => {
                         format!("{social_id} {subdomain} {risk_vector}")
+                    }
+                    model::JobSpec::Deliver { social_id, webhook, event } => {
+                        format!("{social_id} event {event} → webhook {webhook}")
                     }
                 };
                 let payload = crate::clip(&target, 28);
@@ -891,6 +1048,7 @@ async fn main() -> Result<()> {
         Command::Jobs { action } => jobs(action).await,
         Command::Subsidiaries { action } => subsidiaries(action).await,
         Command::Companies { action } => companies(action).await,
+        Command::Webhooks { action } => webhooks(action).await,
         Command::Status { db } => {
             let store = open(&db.db).await?;
             let report = status::report(&*store, time::OffsetDateTime::now_utc()).await?;
@@ -1440,5 +1598,22 @@ mod tests {
             _ => panic!("not the worker"),
         }
         assert!(Cli::try_parse_from(["rampart", "worker", "--rescan-every", "10s"]).is_err());
+    }
+
+    #[test]
+    fn webhooks_add_reads_its_event_types() {
+        let parse = |args: &[&str]| match Cli::try_parse_from(args).map(|c| c.command) {
+            Ok(Command::Webhooks { action: WebhooksAction::Add { events, .. } }) => Ok(events.map(|e| e.0)),
+            Ok(_) => panic!("not webhooks add"),
+            Err(e) => Err(e.to_string()),
+        };
+        let base = ["rampart", "webhooks", "add", "--company", "acme", "--url", "https://h.example/"];
+        assert_eq!(parse(&base), Ok(None), "every type when none is named");
+        let two = [&base[..], &["--events", "rating_changed,finding_opened"]].concat();
+        assert_eq!(parse(&two), Ok(Some(vec![model::EventKind::RatingChanged, model::EventKind::FindingOpened])));
+        let bad = [&base[..], &["--events", "bogus"]].concat();
+        assert!(parse(&bad).unwrap_err().contains("unknown event type"));
+        let none = [&base[..], &["--events", ","]].concat();
+        assert!(parse(&none).is_err());
     }
 }

@@ -45,5 +45,5 @@ pub(crate) fn kinds_text(kinds: &[model::EventKind]) -> String {
 }
 
 pub(crate) fn kinds_of(text: &str) -> Result<Vec<model::EventKind>> {
-    model::EventKind::parse_list(text).map_err(|e| crate::StoreError::Corrupt(e))
+    model::EventKind::parse_list(text).map_err(crate::StoreError::Corrupt)
 }

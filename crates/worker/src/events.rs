@@ -276,10 +276,11 @@ pub async fn announce(store: &dyn Store, events: &[NewEvent]) -> Result<Vec<mode
     for e in &kept {
         crate::metrics::event_recorded(e.kind);
         tracing::info!(company = %e.social_id, kind = %e.kind, summary = %e.summary, "event");
-        if !hooks.contains_key(&e.company) {
-            hooks.insert(e.company, store.webhooks_for(e.company).await?);
-        }
-        for hook in hooks[&e.company].iter().filter(|h| h.wants(e.kind)) {
+        let following = match hooks.entry(e.company) {
+            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => v.insert(store.webhooks_for(e.company).await?),
+        };
+        for hook in following.iter().filter(|h| h.wants(e.kind)) {
             let job = JobSpec::Deliver { social_id: e.social_id.clone(), webhook: hook.id, event: e.id };
             store.enqueue(&job).await?;
         }

@@ -228,10 +228,15 @@ mod tests {
 
     #[test]
     fn a_known_vector() {
-        // HMAC-SHA256("whsec_test", "1700000000.{}") computed with Python's hmac module.
+        // HMAC-SHA256("whsec_test", "<t>.{}") computed with Python's hmac module (the
+        // second is docs/API.md's example).
         assert_eq!(
             signature_header("whsec_test", 1_700_000_000, b"{}"),
             "t=1700000000,v1=35495024f4ef3f94e5a93e22221544c4b75e9a42300cd965ab81cb85cd994e91"
+        );
+        assert_eq!(
+            signature_header("whsec_test", 1_764_302_400, b"{}"),
+            "t=1764302400,v1=831d69f2af90b8a880ec583b5b10469982aa247bab914e3443992710be322627"
         );
     }
 
