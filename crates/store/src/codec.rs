@@ -299,6 +299,57 @@ macro_rules! row_decoders {
                 updated_at: row.try_get("updated_at")?,
             })
         }
+
+        pub(crate) fn event_from_row(row: &$row) -> Result<model::Event> {
+            let kind: String = row.try_get("kind")?;
+            let social: String = row.try_get("social_id")?;
+            let data: String = row.try_get("data")?;
+            let links: String = row.try_get("links")?;
+            let at: String = row.try_get("occurred_at")?;
+            Ok(model::Event {
+                id: row.try_get("id")?,
+                company: row.try_get("company_id")?,
+                social_id: SocialId::parse(&social).map_err(|_| corrupt("social id", &social))?,
+                company_name: row.try_get("company_name")?,
+                kind: model::EventKind::parse(&kind).map_err(|_| corrupt("event kind", &kind))?,
+                subject: row.try_get("subject")?,
+                occurred_at: ts(&at)?,
+                summary: row.try_get("summary")?,
+                data: json(&data)?,
+                links: json::<Vec<model::EventLink>>(&links)?,
+            })
+        }
+
+        pub(crate) fn webhook_from_row(row: &$row) -> Result<model::Webhook> {
+            let social: String = row.try_get("social_id")?;
+            let kinds: String = row.try_get("kinds")?;
+            let at: String = row.try_get("created_at")?;
+            Ok(model::Webhook {
+                id: row.try_get("id")?,
+                company: row.try_get("company_id")?,
+                social_id: SocialId::parse(&social).map_err(|_| corrupt("social id", &social))?,
+                url: row.try_get("url")?,
+                secret: row.try_get("secret")?,
+                kinds: crate::events::kinds_of(&kinds)?,
+                created_at: ts(&at)?,
+            })
+        }
+
+        pub(crate) fn delivery_from_row(row: &$row) -> Result<model::Delivery> {
+            let at: String = row.try_get("at")?;
+            let status: Option<i64> = row.try_get("status")?;
+            let millis: i64 = row.try_get("millis")?;
+            Ok(model::Delivery {
+                webhook: row.try_get("webhook_id")?,
+                event: row.try_get("event_id")?,
+                attempt: row.try_get("attempt")?,
+                at: ts(&at)?,
+                status: status.and_then(|s| u16::try_from(s).ok()),
+                outcome: row.try_get("outcome")?,
+                error: row.try_get("error")?,
+                millis: u64::try_from(millis).unwrap_or(0),
+            })
+        }
     };
 }
 pub(crate) use row_decoders;

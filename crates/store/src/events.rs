@@ -39,6 +39,12 @@ pub trait Events: Send + Sync + 'static {
     async fn deliveries(&self, webhook: i64, limit: u32) -> Result<Vec<Delivery>>;
 }
 
+/// The columns an event is read from (`events e JOIN companies c`), by both backends.
+pub(crate) const EVENT_COLUMNS: &str = "e.id, e.company_id, c.social_id, c.company_name, e.kind, e.subject, \
+     e.occurred_at, e.summary, e.data, e.links";
+/// The columns a webhook is read from (`webhooks w JOIN companies c`).
+pub(crate) const WEBHOOK_COLUMNS: &str = "w.id, w.company_id, c.social_id, w.url, w.secret, w.kinds, w.created_at";
+
 /// The stored list of a webhook's kinds (comma-separated; empty: all).
 pub(crate) fn kinds_text(kinds: &[model::EventKind]) -> String {
     kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(",")

@@ -248,12 +248,7 @@ pub async fn get_events(
     let page = p.page()?;
     let c = super::own_company_unrated(&app, &caller).await?;
     let family: Vec<i64> = super::family(&app, &c.social_id).await?.iter().map(|f| f.id).collect();
-    let found = app.store().events(&family, page).await?;
-    Ok(Json(Events {
-        social_id: c.social_id.to_string(),
-        data: found.items.iter().map(EventOut::from).collect(),
-        pagination: page.pagination(found.total).into(),
-    }))
+    Ok(Json(uw::events(&app, &c, &family, page).await?))
 }
 
 /// Every vulnerability finding (CVE of detected software) on the caller's assets.

@@ -504,12 +504,17 @@ pub async fn get_events(
     let social_id = p.social_id()?;
     // Events are read as they are: a company not rated yet may have a failed scan's.
     let c = super::company_named(&app, &caller, &social_id).await?;
-    let found = app.store().events(&[c.id], page).await?;
-    Ok(Json(Events {
+    Ok(Json(events(&app, &c, &[c.id], page).await?))
+}
+
+/// One page of the events of `companies`, answered for `c` (Underwriter and Monitor).
+pub(crate) async fn events(app: &AppState, c: &Company, companies: &[i64], page: Page) -> Result<Events, ApiError> {
+    let found = app.store().events(companies, page).await?;
+    Ok(Events {
         social_id: c.social_id.to_string(),
         data: found.items.iter().map(EventOut::from).collect(),
         pagination: page.pagination(found.total).into(),
-    }))
+    })
 }
 
 /// The most ratings of one company a history answer looks at.

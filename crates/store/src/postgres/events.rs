@@ -1,65 +1,10 @@
 //! [`crate::Events`] on PostgreSQL.
 
-use model::{Delivery, Event, EventKind, EventLink, NewEvent, NewWebhook, Webhook};
+use model::{Delivery, Event, NewEvent, NewWebhook, Webhook};
 
-use crate::events::{kinds_of, kinds_text};
+use crate::events::{EVENT_COLUMNS, WEBHOOK_COLUMNS, kinds_text};
 
 use super::*;
-
-const EVENT_COLUMNS: &str = "e.id, e.company_id, c.social_id, c.company_name, e.kind, e.subject, e.occurred_at, \
-     e.summary, e.data, e.links";
-const WEBHOOK_COLUMNS: &str = "w.id, w.company_id, c.social_id, w.url, w.secret, w.kinds, w.created_at";
-
-fn event_from_row(row: &PgRow) -> Result<Event> {
-    let kind: String = row.try_get("kind")?;
-    let social: String = row.try_get("social_id")?;
-    let data: String = row.try_get("data")?;
-    let links: String = row.try_get("links")?;
-    let at: String = row.try_get("occurred_at")?;
-    Ok(Event {
-        id: row.try_get("id")?,
-        company: row.try_get("company_id")?,
-        social_id: SocialId::parse(&social).map_err(|_| corrupt("social id", &social))?,
-        company_name: row.try_get("company_name")?,
-        kind: EventKind::parse(&kind).map_err(|_| corrupt("event kind", &kind))?,
-        subject: row.try_get("subject")?,
-        occurred_at: ts(&at)?,
-        summary: row.try_get("summary")?,
-        data: json(&data)?,
-        links: json::<Vec<EventLink>>(&links)?,
-    })
-}
-
-fn webhook_from_row(row: &PgRow) -> Result<Webhook> {
-    let social: String = row.try_get("social_id")?;
-    let kinds: String = row.try_get("kinds")?;
-    let at: String = row.try_get("created_at")?;
-    Ok(Webhook {
-        id: row.try_get("id")?,
-        company: row.try_get("company_id")?,
-        social_id: SocialId::parse(&social).map_err(|_| corrupt("social id", &social))?,
-        url: row.try_get("url")?,
-        secret: row.try_get("secret")?,
-        kinds: kinds_of(&kinds)?,
-        created_at: ts(&at)?,
-    })
-}
-
-fn delivery_from_row(row: &PgRow) -> Result<Delivery> {
-    let at: String = row.try_get("at")?;
-    let status: Option<i64> = row.try_get("status")?;
-    let millis: i64 = row.try_get("millis")?;
-    Ok(Delivery {
-        webhook: row.try_get("webhook_id")?,
-        event: row.try_get("event_id")?,
-        attempt: row.try_get("attempt")?,
-        at: ts(&at)?,
-        status: status.and_then(|s| u16::try_from(s).ok()),
-        outcome: row.try_get("outcome")?,
-        error: row.try_get("error")?,
-        millis: u64::try_from(millis).unwrap_or(0),
-    })
-}
 
 #[async_trait]
 impl crate::Events for PgStore {
