@@ -3,7 +3,8 @@
 //! SQLite (a fresh file) and on PostgreSQL (a fresh schema in the test database).
 //!
 //! Usage: `queue_bench [JOBS] [WORKERS,…]` (default 5000 and 1,4,16). Prints one line per
-//! backend and worker count: jobs/s queued, jobs/s leased and completed.
+//! backend and worker count: jobs/s queued (by that many tasks at once), jobs/s leased
+//! and completed.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,9 +36,21 @@ async fn main() {
 
 async fn run(backend: &str, store: Arc<dyn Store>, jobs: usize, workers: usize) {
     let started = Instant::now();
-    for i in 0..jobs {
-        let spec = model::JobSpec::Scan { social_id: model::SocialId::parse(&format!("c{i}")).expect("an id") };
-        store.enqueue(&spec).await.expect("enqueue");
+    // Queued by the same number of tasks at once, each its share of the jobs.
+    let queuers: Vec<_> = (0..workers)
+        .map(|w| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for i in (w..jobs).step_by(workers) {
+                    let spec =
+                        model::JobSpec::Scan { social_id: model::SocialId::parse(&format!("c{i}")).expect("an id") };
+                    assert!(store.enqueue(&spec).await.expect("enqueue"), "job {i} queued once");
+                }
+            })
+        })
+        .collect();
+    for q in queuers {
+        q.await.expect("a queueing task");
     }
     let queued = jobs as f64 / started.elapsed().as_secs_f64();
     let started = Instant::now();

@@ -73,6 +73,9 @@ pub enum StoreError {
     /// No connection was free within the wait: the store is saturated, try again.
     #[error("the database is busy: no connection free within the wait")]
     Busy,
+    /// A write shared a commit that failed (SQLite's group commit): nothing of it holds.
+    #[error("the write was not committed: {0}")]
+    NotCommitted(String),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

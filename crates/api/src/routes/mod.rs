@@ -53,6 +53,24 @@ pub(crate) fn json_bytes(body: impl Into<axum::body::Bytes>) -> axum::response::
 
 /// The company `social_id` names, as the caller may see it.
 pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &SocialId) -> Result<Company, ApiError> {
+    let company = match (known_company(app, social_id).await?, app.mock()) {
+        (Some(company), _) => company,
+        (None, Some(mock)) => app
+            .store()
+            .company_by_social_id(&mock.company)
+            .await?
+            .ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?,
+        (None, None) => return Err(ApiError::bad(error::COMPANY_NOT_FOUND)),
+    };
+    may_see(app, caller, &company).await?;
+    Ok(company)
+}
+
+/// The company `social_id` names, whoever may see it: from the company cache (kept until
+/// the company data changes, within the bound docs/DEPLOY.md gives), read once for
+/// everyone asking at the same time. A name with no company is asked of the store each
+/// time.
+pub(crate) async fn known_company(app: &AppState, social_id: &SocialId) -> Result<Option<Company>, ApiError> {
     let lock = app.fill_lock(crate::Fill::Company, social_id);
     let kept = app.company_cache().get_or_load(
         social_id,
@@ -62,16 +80,11 @@ pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &S
             app.store().company_by_social_id(social_id).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))
         },
     );
-    let company = match (kept.await, app.mock()) {
-        (Err(ApiError::BadRequest(m)), Some(mock)) if m == error::COMPANY_NOT_FOUND => app
-            .store()
-            .company_by_social_id(&mock.company)
-            .await?
-            .ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?,
-        (found, _) => found?,
-    };
-    may_see(app, caller, &company).await?;
-    Ok(company)
+    match kept.await {
+        Ok(company) => Ok(Some(company)),
+        Err(ApiError::BadRequest(m)) if m == error::COMPANY_NOT_FOUND => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The answer of a read about one company (`op` with the request's parameters), once
@@ -155,14 +168,7 @@ pub(crate) async fn own_company(app: &AppState, caller: &Caller) -> Result<Compa
 
 pub(crate) async fn own_company_unrated(app: &AppState, caller: &Caller) -> Result<Company, ApiError> {
     let own = caller.company.as_ref().ok_or(ApiError::Forbidden)?;
-    let lock = app.fill_lock(crate::Fill::Company, own);
-    let found = app.company_cache().get_or_load(
-        own,
-        lock,
-        |_| true,
-        async || app.store().company_by_social_id(own).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND)),
-    );
-    found.await
+    known_company(app, own).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))
 }
 
 /// What a company-info answer reads from the store, kept for the read cache's TTL: the

@@ -591,7 +591,7 @@ pub async fn add_subsidiary(
     if new.social_id == parent.social_id {
         return Err(ApiError::bad("social_id must differ from parent_social_id"));
     }
-    let existing = app.store().company_by_social_id(&new.social_id).await?;
+    let existing = super::known_company(&app, &new.social_id).await?;
     // Whether this request changed anything (what this process keeps is then stale).
     let mut wrote = true;
     let message = match existing {
@@ -674,7 +674,7 @@ pub async fn delete_subsidiary(
     let sub_id = SocialId::parse(p.required("subsidiary_id")?).map_err(|_| ApiError::not_valid("subsidiary_id"))?;
     let parent = super::own_company_unrated(&app, &caller).await?;
     let not_found = || ApiError::bad("Subsidiary not found");
-    let child = app.store().company_by_social_id(&sub_id).await?.ok_or_else(not_found)?;
+    let child = super::known_company(&app, &sub_id).await?.ok_or_else(not_found)?;
     if !app.store().unlink_subsidiary(parent.id, child.id).await? {
         return Err(not_found());
     }

@@ -110,12 +110,17 @@ impl crate::Companies for SqliteStore {
             .then(|| serde_json::to_string(selectors))
             .transpose()
             .map_err(|e| corrupt("dkim_selectors", e.to_string()))?;
-        sqlx::query("UPDATE companies SET dkim_selectors = ?2 WHERE id = ?1")
-            .bind(company)
-            .bind(json)
-            .execute(&self.write)
-            .await?;
-        Ok(())
+        self.grouped(move |tx| {
+            Box::pin(async move {
+                sqlx::query("UPDATE companies SET dkim_selectors = ?2 WHERE id = ?1")
+                    .bind(company)
+                    .bind(json)
+                    .execute(&mut *tx)
+                    .await?;
+                Ok(())
+            })
+        })
+        .await
     }
 
     async fn dkim_selectors(&self, company: i64) -> Result<Vec<String>> {
@@ -139,16 +144,20 @@ impl crate::Companies for SqliteStore {
         if counts.is_empty() {
             return Ok(());
         }
-        let mut tx = self.begin().await?;
-        for (id, n) in counts {
-            sqlx::query("UPDATE companies SET searched_by = searched_by + ?2 WHERE id = ?1")
-                .bind(id)
-                .bind(n)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(())
+        let counts = counts.to_vec();
+        self.grouped(move |tx| {
+            Box::pin(async move {
+                for (id, n) in counts {
+                    sqlx::query("UPDATE companies SET searched_by = searched_by + ?2 WHERE id = ?1")
+                        .bind(id)
+                        .bind(n)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Ok(())
+            })
+        })
+        .await
     }
 
     async fn last_scanned(&self, page: Page) -> Result<Paged<Company>> {
@@ -160,8 +169,8 @@ impl crate::Companies for SqliteStore {
         if parent == child {
             return Err(StoreError::Invalid("a company cannot be its own subsidiary".into()));
         }
-        let mut conn = self.write.acquire().await?;
-        link(&mut conn, parent, child, &rfc3339(OffsetDateTime::now_utc())).await
+        let now = rfc3339(OffsetDateTime::now_utc());
+        self.grouped(move |tx| Box::pin(async move { link(tx, parent, child, &now).await })).await
     }
 
     async fn record_subsidiary_request(
@@ -175,7 +184,7 @@ impl crate::Companies for SqliteStore {
             return Err(StoreError::Invalid("a company cannot be its own subsidiary".into()));
         }
         let now = rfc3339(OffsetDateTime::now_utc());
-        let mut tx = self.begin().await?;
+        self.grouped(move |tx| Box::pin(async move {
         if state == SubsidiaryState::Pending {
             let open: Option<i64> = sqlx::query_scalar(
                 "SELECT id FROM subsidiary_requests WHERE parent_id = ?1 AND child_id = ?2 AND state = 'pending'",
@@ -185,7 +194,6 @@ impl crate::Companies for SqliteStore {
             .fetch_optional(&mut *tx)
             .await?;
             if let Some(id) = open {
-                tx.commit().await?;
                 return Ok(id);
             }
         }
@@ -201,10 +209,11 @@ impl crate::Companies for SqliteStore {
         .fetch_one(&mut *tx)
         .await?;
         if state == SubsidiaryState::Created {
-            link(&mut tx, parent, child, &now).await?;
+            link(tx, parent, child, &now).await?;
         }
-        tx.commit().await?;
         Ok(id)
+        }))
+        .await
     }
 
     async fn subsidiary_requests(&self, state: Option<SubsidiaryState>) -> Result<Vec<SubsidiaryRequest>> {
@@ -251,12 +260,17 @@ impl crate::Companies for SqliteStore {
         if !self.is_subsidiary(parent, child).await? {
             return Ok(false);
         }
-        let done = sqlx::query("DELETE FROM subsidiaries WHERE parent_id = ?1 AND child_id = ?2")
-            .bind(parent)
-            .bind(child)
-            .execute(&self.write)
-            .await?;
-        Ok(done.rows_affected() > 0)
+        self.grouped(move |tx| {
+            Box::pin(async move {
+                let done = sqlx::query("DELETE FROM subsidiaries WHERE parent_id = ?1 AND child_id = ?2")
+                    .bind(parent)
+                    .bind(child)
+                    .execute(&mut *tx)
+                    .await?;
+                Ok(done.rows_affected() > 0)
+            })
+        })
+        .await
     }
 
     async fn is_subsidiary(&self, parent: i64, child: i64) -> Result<bool> {

@@ -70,15 +70,21 @@ impl crate::Keys for SqliteStore {
     }
 
     async fn add_usage(&self, key_id: i64, month: &str, requests: u64) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO usage_counters (key_id, month, requests) VALUES (?1, ?2, ?3) \
-             ON CONFLICT (key_id, month) DO UPDATE SET requests = requests + excluded.requests",
-        )
-        .bind(key_id)
-        .bind(month)
-        .bind(i64::try_from(requests).unwrap_or(i64::MAX))
-        .execute(&self.write)
-        .await?;
-        Ok(())
+        let month = month.to_owned();
+        self.grouped(move |tx| {
+            Box::pin(async move {
+                sqlx::query(
+                    "INSERT INTO usage_counters (key_id, month, requests) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (key_id, month) DO UPDATE SET requests = requests + excluded.requests",
+                )
+                .bind(key_id)
+                .bind(&month)
+                .bind(i64::try_from(requests).unwrap_or(i64::MAX))
+                .execute(&mut *tx)
+                .await?;
+                Ok(())
+            })
+        })
+        .await
     }
 }

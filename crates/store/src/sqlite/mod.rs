@@ -43,6 +43,7 @@ mod assets;
 mod companies;
 mod events;
 mod findings;
+mod group;
 mod incidents;
 mod intel;
 mod keys;
@@ -103,6 +104,8 @@ pub struct SqliteStore {
     read: std::sync::Arc<Readers>,
     pub(crate) write: SqlitePool,
     served: std::sync::Arc<ServedCache>,
+    /// Small writes waiting to share a commit (`group`).
+    group: std::sync::Arc<group::Group>,
 }
 
 impl SqliteStore {
@@ -167,7 +170,7 @@ impl SqliteStore {
 
     fn new(read: Readers, write: SqlitePool, options: &crate::Options) -> Self {
         let served = std::sync::Arc::new(ServedCache::new(options.served_cache_bytes));
-        Self { read: std::sync::Arc::new(read), write, served }
+        Self { read: std::sync::Arc::new(read), write, served, group: Default::default() }
     }
 
     async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {

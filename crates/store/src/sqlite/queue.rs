@@ -9,6 +9,7 @@ impl crate::Queue for SqliteStore {
     async fn enqueue_with(&self, job: &JobSpec, priority: i16, run_at: OffsetDateTime) -> Result<bool> {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
         let run_at = rfc3339_micros(run_at);
+        let (kind, payload, key) = (job.kind(), to_json(&job.payload())?, job.dedup_key());
         // Asked again for work that waits already as soon and as high, or runs: nothing
         // to write (found on a reader, so repeated asks do not queue on the writer).
         let waiting: bool = sqlx::query_scalar(
@@ -16,7 +17,7 @@ impl crate::Queue for SqliteStore {
              AND status IN ('queued', 'running') AND (status = 'running' \
              OR (status = 'queued' AND run_after <= ?2 AND priority >= ?3)))",
         )
-        .bind(job.dedup_key())
+        .bind(&key)
         .bind(&run_at)
         .bind(i64::from(priority))
         .fetch_one(&mut *self.read.get().await?)
@@ -24,44 +25,48 @@ impl crate::Queue for SqliteStore {
         if waiting {
             return Ok(false);
         }
-        let mut tx = self.begin().await?;
-        // The same work waiting: brought forward and raised, not queued twice.
-        let waiting = sqlx::query(
-            "UPDATE jobs SET run_after = MIN(run_after, ?2), priority = MAX(priority, ?3), updated_at = ?4 \
-             WHERE dedup_key = ?1 AND dedup_key IS NOT NULL AND status IN ('queued', 'running') AND status = 'queued'",
-        )
-        .bind(job.dedup_key())
-        .bind(&run_at)
-        .bind(i64::from(priority))
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?;
-        if waiting.rows_affected() > 0 {
-            tx.commit().await?;
-            return Ok(false);
-        }
-        // A running job of that key makes the insert a no-op (the partial unique index).
-        let done = sqlx::query(
-            "INSERT INTO jobs (kind, payload, dedup_key, status, priority, run_after, created_at, updated_at) \
-             VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?6) ON CONFLICT DO NOTHING",
-        )
-        .bind(job.kind())
-        .bind(to_json(&job.payload())?)
-        .bind(job.dedup_key())
-        .bind(i64::from(priority))
-        .bind(&run_at)
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(done.rows_affected() > 0)
+        self.grouped(move |tx| {
+            Box::pin(async move {
+                // The same work waiting: brought forward and raised, not queued twice.
+                let waiting = sqlx::query(
+                    "UPDATE jobs SET run_after = MIN(run_after, ?2), priority = MAX(priority, ?3), updated_at = ?4 \
+                     WHERE dedup_key = ?1 AND dedup_key IS NOT NULL AND status IN ('queued', 'running') \
+                     AND status = 'queued'",
+                )
+                .bind(&key)
+                .bind(&run_at)
+                .bind(i64::from(priority))
+                .bind(&now)
+                .execute(&mut *tx)
+                .await?;
+                if waiting.rows_affected() > 0 {
+                    return Ok(false);
+                }
+                // A running job of that key makes the insert a no-op (the partial unique index).
+                let done = sqlx::query(
+                    "INSERT INTO jobs (kind, payload, dedup_key, status, priority, run_after, created_at, updated_at) \
+                     VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?6) ON CONFLICT DO NOTHING",
+                )
+                .bind(kind)
+                .bind(payload)
+                .bind(&key)
+                .bind(i64::from(priority))
+                .bind(&run_at)
+                .bind(&now)
+                .execute(&mut *tx)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            })
+        })
+        .await
     }
 
     async fn lease_job(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>> {
         let now_t = OffsetDateTime::now_utc();
         let now = rfc3339_micros(now_t);
         let until = rfc3339_micros(now_t + lease);
-        let mut tx = self.begin().await?;
+        let worker = worker.to_owned();
+        self.grouped(move |tx| Box::pin(async move {
         // Jobs whose lease lapsed on their last attempt: the worker died or hung running
         // them each time. They are not handed to another worker to crash.
         sqlx::query(
@@ -88,17 +93,15 @@ impl crate::Queue for SqliteStore {
             )
             .bind(&now)
             .bind(&until)
-            .bind(worker)
+            .bind(&worker)
             .fetch_optional(&mut *tx)
             .await?
             else {
-                tx.commit().await?;
-                return Ok(None);
+                                return Ok(None);
             };
             match job_from_row(&row) {
                 Ok(job) => {
-                    tx.commit().await?;
-                    return Ok(Some(job));
+                                        return Ok(Some(job));
                 }
                 // A job no worker can read (written by another version, or damaged) is
                 // dead with the reason, not handed out again and again.
@@ -116,33 +119,47 @@ impl crate::Queue for SqliteStore {
                 Err(e) => return Err(e),
             }
         }
+        }))
+        .await
     }
 
     async fn renew_lease(&self, job_id: i64, token: &str, lease: Duration) -> Result<bool> {
         let now = OffsetDateTime::now_utc();
-        let done = sqlx::query(
-            "UPDATE jobs SET lease_until = ?3, updated_at = ?4 WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
-        )
-        .bind(job_id)
-        .bind(token)
-        .bind(rfc3339_micros(now + lease))
-        .bind(rfc3339_micros(now))
-        .execute(&self.write)
-        .await?;
+        let token = token.to_owned();
+        self.grouped(move |tx| {
+            Box::pin(async move {
+                let done = sqlx::query(
+                    "UPDATE jobs SET lease_until = ?3, updated_at = ?4 WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
+                )
+                .bind(job_id)
+                .bind(&token)
+                .bind(rfc3339_micros(now + lease))
+                .bind(rfc3339_micros(now))
+                .execute(&mut *tx)
+                .await?;
         Ok(done.rows_affected() > 0)
+            })
+        })
+        .await
     }
 
     async fn complete_job(&self, job_id: i64, token: &str) -> Result<bool> {
-        let done = sqlx::query(
-            "UPDATE jobs SET status = 'done', lease_until = NULL, lease_token = NULL, updated_at = ?3 \
-             WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
-        )
-        .bind(job_id)
-        .bind(token)
-        .bind(rfc3339_micros(OffsetDateTime::now_utc()))
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        let token = token.to_owned();
+        self.grouped(move |tx| {
+            Box::pin(async move {
+                let done = sqlx::query(
+                    "UPDATE jobs SET status = 'done', lease_until = NULL, lease_token = NULL, updated_at = ?3 \
+                     WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
+                )
+                .bind(job_id)
+                .bind(&token)
+                .bind(rfc3339_micros(OffsetDateTime::now_utc()))
+                .execute(&mut *tx)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            })
+        })
+        .await
     }
 
     async fn fail_job(
@@ -154,34 +171,47 @@ impl crate::Queue for SqliteStore {
         give_up: bool,
     ) -> Result<bool> {
         let now = OffsetDateTime::now_utc();
-        let done = sqlx::query(
-            "UPDATE jobs SET status = CASE WHEN ?4 THEN 'dead' ELSE 'queued' END, last_error = ?2, \
-             run_after = ?3, lease_until = NULL, lease_token = NULL, updated_at = ?5 \
-             WHERE id = ?1 AND lease_token = ?6 AND status = 'running'",
-        )
-        .bind(job_id)
-        .bind(error)
-        .bind(rfc3339_micros(now + retry_after))
-        .bind(give_up)
-        .bind(rfc3339_micros(now))
-        .bind(token)
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        let token = token.to_owned();
+        let error = error.to_owned();
+        self.grouped(move |tx| {
+            Box::pin(async move {
+                let done = sqlx::query(
+                    "UPDATE jobs SET status = CASE WHEN ?4 THEN 'dead' ELSE 'queued' END, last_error = ?2, \
+                     run_after = ?3, lease_until = NULL, lease_token = NULL, updated_at = ?5 \
+                     WHERE id = ?1 AND lease_token = ?6 AND status = 'running'",
+                )
+                .bind(job_id)
+                .bind(&error)
+                .bind(rfc3339_micros(now + retry_after))
+                .bind(give_up)
+                .bind(rfc3339_micros(now))
+                .bind(&token)
+                .execute(&mut *tx)
+                .await?;
+                Ok(done.rows_affected() > 0)
+            })
+        })
+        .await
     }
 
     async fn release_job(&self, job_id: i64, token: &str) -> Result<bool> {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
-        let done = sqlx::query(
-            "UPDATE jobs SET status = 'queued', run_after = ?3, lease_until = NULL, lease_token = NULL, \
-             attempts = MAX(attempts - 1, 0), updated_at = ?3 WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
-        )
-        .bind(job_id)
-        .bind(token)
-        .bind(&now)
-        .execute(&self.write)
-        .await?;
+        let token = token.to_owned();
+        self.grouped(move |tx| {
+            Box::pin(async move {
+                let done = sqlx::query(
+                    "UPDATE jobs SET status = 'queued', run_after = ?3, lease_until = NULL, lease_token = NULL, \
+                     attempts = MAX(attempts - 1, 0), updated_at = ?3 WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
+                )
+                .bind(job_id)
+                .bind(&token)
+                .bind(&now)
+                .execute(&mut *tx)
+                .await?;
         Ok(done.rows_affected() > 0)
+            })
+        })
+        .await
     }
 
     async fn jobs(&self, status: Option<model::JobStatus>, limit: u32) -> Result<Vec<Job>> {

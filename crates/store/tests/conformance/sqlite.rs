@@ -80,3 +80,40 @@ async fn a_new_database_has_8_kib_pages() {
     let size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&mut conn).await.unwrap();
     assert_eq!(size, 8192);
 }
+
+/// Small writes from concurrent callers share commits (the group commit of
+/// `sqlite::group`): 200 usage increments at once take far fewer commits than writes,
+/// and all of them land.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_small_writes_share_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("rampart.db").display());
+    let store = Arc::new(SqliteStore::open(&url).await.unwrap());
+    let key = store
+        .create_key(&model::NewApiKey {
+            name: "busy".into(),
+            prefix: "rk_busy00".into(),
+            hash: "ef".repeat(32),
+            scopes: vec![model::Scope::General],
+            company: None,
+            per_minute: 0,
+            monthly: 0,
+        })
+        .await
+        .unwrap();
+    let before = store.group_commits();
+    let tasks: Vec<_> = (0..200)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.add_usage(key.id, "2026-11", 1).await })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    let (groups, units) = store.group_commits();
+    let (groups, units) = (groups - before.0, units - before.1);
+    assert_eq!(units, 200);
+    assert!(groups * 4 <= units, "200 concurrent writes took {groups} commits");
+    assert_eq!(store.usage(key.id, "2026-11").await.unwrap(), 200);
+}
