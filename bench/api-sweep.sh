@@ -8,7 +8,8 @@
 # hello-world with p99 ≤ 5 ms, larger ones p99 ≤ 20 ms, PostgreSQL within 2× of SQLite.
 # Needs PostgreSQL at 127.0.0.1:5432 for the PostgreSQL columns (skipped without it).
 # The writes are repeated requests: after the first, most answer "already done" (200) or
-# 400, which the non-2xx column shows.
+# 400, which the non-2xx column shows. BENCH_ONLY=REGEX runs only the operations whose
+# "METHOD /path" matches (e.g. BENCH_ONLY='^(POST|PUT|DELETE)').
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${RAMPART_DATA:-../shared/data}
@@ -137,6 +138,7 @@ printf 'axum hello-world: %s req/s, p99 %s ms (wrk -t2 -c%s -d%ss)\n\n' "$hello_
 printf '%-46s %8s | %8s %7s %5s %6s | %8s %7s %5s %6s | %6s\n' operation bytes "SQLite" p99ms "x" non2xx "PgSQL" p99ms "x" non2xx "Pg/SL"
 n=0; fast=0; small=0
 for op in "${ops[@]}"; do
+    [[ -n "${BENCH_ONLY:-}" && ! "$op" =~ ${BENCH_ONLY} ]] && continue
     method=${op%% *}
     rest=${op#* }
     path=${rest%% *}

@@ -141,6 +141,40 @@ impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
     }
 }
 
+/// Identical calls at the same time share one: the first runs it, and the callers that
+/// arrive while it runs take its result instead of making the call again (a repeated
+/// rescan under load is one store call, not one per request). Nothing is kept once the
+/// call has ended: the next call runs anew.
+pub struct Coalesce<K, V> {
+    running: std::sync::Mutex<HashMap<K, Arc<tokio::sync::OnceCell<V>>>>,
+}
+
+impl<K, V> Default for Coalesce<K, V> {
+    fn default() -> Self {
+        Self { running: std::sync::Mutex::new(HashMap::new()) }
+    }
+}
+
+impl<K: Hash + Eq + Clone, V: Clone> Coalesce<K, V> {
+    /// The result of `call`, or of the same call (by `key`) already running.
+    pub async fn run(&self, key: K, call: impl AsyncFnOnce() -> V) -> V {
+        let running = || self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cell = running().entry(key.clone()).or_default().clone();
+        // A caller that goes away while running it leaves the call to the next waiter.
+        let value = cell.get_or_init(|| call()).await.clone();
+        let mut running = running();
+        if running.get(&key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+            running.remove(&key);
+        }
+        value
+    }
+
+    /// Calls running now.
+    pub fn running(&self) -> usize {
+        self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,5 +267,41 @@ mod tests {
         let off: TtlCache<i32, u32> = TtlCache::new(Duration::ZERO, 10, Epoch::default());
         assert_eq!(off.get_or_load(&1, &lock, |_| true, async || Err::<u32, ()>(())).await, Err(()));
         assert_eq!(off.get_or_load(&1, &lock, |_| true, async || Ok::<u32, ()>(7)).await, Ok(7));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_at_the_same_time_share_one_and_later_ones_run_anew() {
+        let calls = Arc::new(AtomicU64::new(0));
+        let coalesce = Arc::new(Coalesce::<&'static str, u64>::default());
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let entered = Arc::new(AtomicU64::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..20 {
+            let (calls, coalesce, gate, entered) = (calls.clone(), coalesce.clone(), gate.clone(), entered.clone());
+            tasks.push(tokio::spawn(async move {
+                // Counted in the same poll that joins the call (no await in between).
+                entered.fetch_add(1, Ordering::SeqCst);
+                coalesce
+                    .run("job", async || {
+                        gate.notified().await;
+                        calls.fetch_add(1, Ordering::SeqCst) + 1
+                    })
+                    .await
+            }));
+        }
+        // Every caller is in before the one call ends.
+        while entered.load(Ordering::SeqCst) < 20 {
+            tokio::task::yield_now().await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        gate.notify_one();
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), 1, "every caller got the one call's result");
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(coalesce.running(), 0, "nothing kept once it ended");
+        // Asked again afterwards: a new call.
+        let again = coalesce.run("job", async || calls.fetch_add(1, Ordering::SeqCst) + 1).await;
+        assert_eq!(again, 2);
     }
 }

@@ -184,6 +184,11 @@ struct Inner {
     scores: cache::TtlCache<i64, axum::body::Bytes>,
     /// A company's subsidiaries (the rows of one page, or all), by (company, page offset).
     subsidiaries: cache::TtlCache<(i64, Option<i64>), Arc<store::Paged<model::Company>>>,
+    /// Whether a host name is an asset of a company (`Store::owns_host`), by both.
+    owned_hosts: cache::TtlCache<(i64, model::Domain), bool>,
+    /// Jobs being queued now, by dedup key: the same job asked for by many requests at
+    /// once is one store call.
+    enqueuing: cache::Coalesce<String, Result<bool, Arc<store::StoreError>>>,
     /// Recent answers of the CVE searches, by query.
     cve_answers: cache::TtlCache<String, axum::body::Bytes>,
     /// Moved on when company data (or CVE data, which answers about companies show)
@@ -196,7 +201,7 @@ struct Inner {
     /// One rebuild of a company's scores at a time (sharded by company).
     /// Held while a kept value is loaded: the others asking for it wait and take it
     /// from the cache instead of loading it again (per cache, striped by the key).
-    filling: [[tokio::sync::Mutex<()>; 16]; 6],
+    filling: [[tokio::sync::Mutex<()>; 16]; 7],
     config: Config,
 }
 
@@ -220,6 +225,8 @@ impl AppState {
             by_domain: cache::TtlCache::new(ttl, 100_000, e.clone()),
             scores: cache::TtlCache::new(ttl, 10_000, e.clone()),
             subsidiaries: cache::TtlCache::new(ttl, 10_000, e.clone()),
+            owned_hosts: cache::TtlCache::new(ttl, 100_000, e.clone()),
+            enqueuing: cache::Coalesce::default(),
             cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS, cve_epoch.clone()),
             company_epoch,
             cve_epoch,
@@ -280,6 +287,18 @@ impl AppState {
     pub(crate) fn subsidiaries_cache(&self) -> &cache::TtlCache<(i64, Option<i64>), Arc<store::Paged<model::Company>>> {
         &self.0.subsidiaries
     }
+    /// Queues `job` (`Queue::enqueue`); requests asking for the same job while it is
+    /// being queued take that call's answer.
+    pub(crate) async fn enqueue(&self, job: &model::JobSpec) -> Result<bool, error::ApiError> {
+        let queued = self.0.enqueuing.run(job.dedup_key(), async || self.store().enqueue(job).await.map_err(Arc::new));
+        queued.await.map_err(|e| match *e {
+            store::StoreError::Busy => error::ApiError::Unavailable,
+            ref e => error::ApiError::Internal(e.to_string()),
+        })
+    }
+    pub(crate) fn owned_hosts_cache(&self) -> &cache::TtlCache<(i64, model::Domain), bool> {
+        &self.0.owned_hosts
+    }
     pub(crate) fn scores_cache(&self) -> &cache::TtlCache<i64, axum::body::Bytes> {
         &self.0.scores
     }
@@ -324,6 +343,7 @@ impl AppState {
         self.0.by_domain.clear();
         self.0.scores.clear();
         self.0.subsidiaries.clear();
+        self.0.owned_hosts.clear();
         self.0.infos.clear();
         self.0.answers.clear();
     }
@@ -349,6 +369,7 @@ pub(crate) enum Fill {
     Scores = 3,
     Company = 4,
     Subsidiaries = 5,
+    OwnedHost = 6,
 }
 
 /// CVE search answers kept; with answers of at most [`CVE_ANSWER_MAX`] bytes this

@@ -120,11 +120,46 @@ pub(crate) async fn may_see(app: &AppState, caller: &Caller, company: &Company) 
     if &company.social_id == own {
         return Ok(());
     }
-    let Some(own) = app.store().company_by_social_id(own).await? else {
+    let Some(own) = known_company(app, own).await? else {
         return Err(ApiError::Forbidden);
     };
-    let subs = app.store().subsidiaries(own.id, None).await?;
-    if subs.items.iter().any(|s| s.id == company.id) { Ok(()) } else { Err(ApiError::Forbidden) }
+    if is_subsidiary(app, own.id, company.id).await? { Ok(()) } else { Err(ApiError::Forbidden) }
+}
+
+/// A company's subsidiaries (one page of them, or all with `None`), kept until company
+/// data changes (within the bound docs/DEPLOY.md gives).
+pub(crate) async fn kept_subsidiaries(
+    app: &AppState,
+    company: i64,
+    page: Option<model::Page>,
+) -> Result<std::sync::Arc<store::Paged<Company>>, ApiError> {
+    let key = (company, page.map(|p| p.offset()));
+    app.subsidiaries_cache()
+        .get_or_load(
+            &key,
+            app.fill_lock(crate::Fill::Subsidiaries, &key),
+            |_| true,
+            async || Ok::<_, ApiError>(std::sync::Arc::new(app.store().subsidiaries(company, page).await?)),
+        )
+        .await
+}
+
+/// Whether `child` is a subsidiary of `parent`, from [`kept_subsidiaries`].
+pub(crate) async fn is_subsidiary(app: &AppState, parent: i64, child: i64) -> Result<bool, ApiError> {
+    Ok(kept_subsidiaries(app, parent, None).await?.items.iter().any(|s| s.id == child))
+}
+
+/// Whether `host` is an asset of `company` (`Store::owns_host`), kept like company data.
+pub(crate) async fn owns_host(app: &AppState, company: i64, host: &model::Domain) -> Result<bool, ApiError> {
+    let key = (company, host.clone());
+    app.owned_hosts_cache()
+        .get_or_load(
+            &key,
+            app.fill_lock(crate::Fill::OwnedHost, &key),
+            |_| true,
+            async || Ok::<_, ApiError>(app.store().owns_host(company, host).await?),
+        )
+        .await
 }
 
 /// A company that has never been rated cannot be reported on: its scan is queued
@@ -146,7 +181,7 @@ pub(crate) async fn rated(app: &AppState, company: Company) -> Result<Company, A
 }
 
 pub(crate) async fn queue_scan(app: &AppState, company: &Company) -> Result<bool, ApiError> {
-    Ok(app.store().enqueue(&model::JobSpec::Scan { social_id: company.social_id.clone() }).await?)
+    app.enqueue(&model::JobSpec::Scan { social_id: company.social_id.clone() }).await
 }
 
 /// The rated company a `social_id` parameter names, counted as one lookup.
@@ -190,12 +225,11 @@ pub(crate) fn searched_by(app: &AppState, company: &Company) -> i64 {
 
 /// A company bound to a key and its subsidiaries: everything such a key may see.
 pub(crate) async fn family(app: &AppState, own: &SocialId) -> Result<Vec<Company>, ApiError> {
-    let Some(own) = app.store().company_by_social_id(own).await? else {
+    let Some(own) = known_company(app, own).await? else {
         return Ok(Vec::new());
     };
-    let mut all = app.store().subsidiaries(own.id, None).await?.items;
-    all.insert(0, own);
-    Ok(all)
+    let subs = kept_subsidiaries(app, own.id, None).await?;
+    Ok(std::iter::once(own).chain(subs.items.iter().cloned()).collect())
 }
 
 /// One page of an in-memory list.

@@ -175,16 +175,7 @@ async fn subsidiary_records(
     page: Option<model::Page>,
 ) -> Result<(model::Company, store::Paged<CompanyInfo>), ApiError> {
     let c = super::own_company_unrated(app, caller).await?;
-    let key = (c.id, page.map(|p| p.offset()));
-    let subs = app
-        .subsidiaries_cache()
-        .get_or_load(
-            &key,
-            app.fill_lock(crate::Fill::Subsidiaries, &key),
-            |_| true,
-            async || Ok::<_, ApiError>(std::sync::Arc::new(app.store().subsidiaries(c.id, page).await?)),
-        )
-        .await?;
+    let subs = super::kept_subsidiaries(app, c.id, page).await?;
     let mut out = Vec::with_capacity(subs.items.len());
     for s in &subs.items {
         out.push(uw::company_info(app, s, false).await?);
@@ -486,11 +477,11 @@ pub async fn rescan_subdomain_by_vector_id(
     let risk_vector = p.risk_vector("risk_vector_id")?;
     let subdomain = p.domain("subdomain")?;
     let c = super::own_company_unrated(&app, &caller).await?;
-    if !app.store().owns_host(c.id, &subdomain).await? {
+    if !super::owns_host(&app, c.id, &subdomain).await? {
         return Err(ApiError::bad(format!("{subdomain} is not an asset of this company")));
     }
     let job = model::JobSpec::Rescan { social_id: c.social_id.clone(), subdomain: subdomain.clone(), risk_vector };
-    app.store().enqueue(&job).await?;
+    app.enqueue(&job).await?;
     Ok(Json(MessageOut {
         message: format!(
             "Scan request for subdomain {subdomain} and risk vector {risk_vector} was received and will be processed soon"
@@ -598,7 +589,7 @@ pub async fn add_subsidiary(
         // A company that exists already: linked only if it is in the key's tree now;
         // otherwise an operator decides (a key must not reach a company by naming it).
         Some(child) => {
-            if app.store().is_subsidiary(parent.id, child.id).await? {
+            if super::is_subsidiary(&app, parent.id, child.id).await? {
                 // The key's own subsidiary: its DKIM selectors may be given again.
                 match &new.dkim_selectors {
                     Some(selectors) => app.store().set_dkim_selectors(child.id, selectors).await?,
@@ -675,7 +666,11 @@ pub async fn delete_subsidiary(
     let parent = super::own_company_unrated(&app, &caller).await?;
     let not_found = || ApiError::bad("Subsidiary not found");
     let child = super::known_company(&app, &sub_id).await?.ok_or_else(not_found)?;
-    if !app.store().unlink_subsidiary(parent.id, child.id).await? {
+    // Not a subsidiary as far as this process knows (within the caches' bound): nothing
+    // to write. Otherwise the store decides.
+    if !super::is_subsidiary(&app, parent.id, child.id).await?
+        || !app.store().unlink_subsidiary(parent.id, child.id).await?
+    {
         return Err(not_found());
     }
     app.invalidate();
