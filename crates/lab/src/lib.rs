@@ -20,6 +20,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 pub mod dns;
+pub mod holder;
 pub mod http;
 mod services;
 pub mod tls;
@@ -43,6 +44,28 @@ pub enum LabError {
         #[source]
         source: std::io::Error,
     },
+    /// Another socket has the address: most often another demo or lab still running.
+    #[error("the lab's address {addr} ({host}) is taken by {holder}: stop it, or give this lab other addresses")]
+    Taken { host: String, addr: SocketAddr, holder: String },
+}
+
+impl LabError {
+    /// The error of binding `addr` for `host`: [`LabError::Taken`], with the process
+    /// that holds the address when it can be found, if the address is in use.
+    pub fn bind(host: &str, addr: SocketAddr, source: std::io::Error) -> LabError {
+        if source.kind() != std::io::ErrorKind::AddrInUse {
+            return LabError::Bind { host: host.to_owned(), addr, source };
+        }
+        LabError::Taken { host: host.to_owned(), addr, holder: holder_text(addr) }
+    }
+}
+
+/// "process 1234 (rampart demo …)", or "another process" when it cannot be found.
+pub fn holder_text(addr: SocketAddr) -> String {
+    match holder::socket_holder(addr) {
+        Some((pid, command)) => format!("process {pid} ({command})"),
+        None => "another process".into(),
+    }
 }
 
 /// A lab file: hosts and the services each runs.
@@ -366,14 +389,9 @@ impl Lab {
             let lab_dns = dns::LabDns::build(&file.zones, &hosts, config.address)?;
             trust_anchors = lab_dns.trust_anchors.clone();
             let addr = SocketAddr::from((config.address, file.lab_port(config.port)));
-            let bind = |source| LabError::Bind { host: dns::NS_NAME.to_owned(), addr, source };
-            let udp = std::net::UdpSocket::bind(addr).map_err(bind)?;
+            let udp = std::net::UdpSocket::bind(addr).map_err(|e| LabError::bind(dns::NS_NAME, addr, e))?;
             let addr = udp.local_addr().unwrap_or(addr);
-            let tcp = std::net::TcpListener::bind(addr).map_err(|source| LabError::Bind {
-                host: dns::NS_NAME.to_owned(),
-                addr,
-                source,
-            })?;
+            let tcp = std::net::TcpListener::bind(addr).map_err(|e| LabError::bind(dns::NS_NAME, addr, e))?;
             let start = |udp: std::net::UdpSocket, tcp: std::net::TcpListener| {
                 udp.set_nonblocking(true)?;
                 tcp.set_nonblocking(true)?;
@@ -389,11 +407,7 @@ impl Lab {
         for host in &file.hosts {
             for service in &host.services {
                 let addr = SocketAddr::from((host.address, file.lab_port(service.port)));
-                let listener = TcpListener::bind(addr).await.map_err(|source| LabError::Bind {
-                    host: host.name.clone(),
-                    addr,
-                    source,
-                })?;
+                let listener = TcpListener::bind(addr).await.map_err(|e| LabError::bind(&host.name, addr, e))?;
                 let addr = listener.local_addr().unwrap_or(addr);
                 endpoints.push((host.name.clone(), service.port, addr));
                 let (kind, version, name) = (service.kind, service.version.clone(), host.name.clone());

@@ -151,3 +151,25 @@ fn only_loopback_addresses_are_accepted() {
     assert!(matches!(LabFile::parse(outside), Err(LabError::NotLoopback { .. })));
     assert!(matches!(LabFile::parse(r#"{"hosts": [], "extra": 1}"#), Err(LabError::File(_))));
 }
+
+/// A second lab on the addresses of one that runs says, in one line, which address is
+/// taken and which process holds it (here: this test's own process).
+#[tokio::test]
+async fn a_second_lab_on_taken_addresses_names_the_holder() {
+    let file = LabFile::parse(
+        r#"{"hosts": [{"name": "mail.taken.test", "address": "127.77.91.1", "services": [{"port": 25, "kind": "smtp"}]}]}"#,
+    )
+    .unwrap();
+    let first = Lab::up(&file).await.unwrap();
+    let err = Lab::up(&file).await.err().expect("the addresses are taken");
+    let message = err.to_string();
+    assert!(matches!(err, LabError::Taken { .. }), "{message}");
+    assert!(
+        message.starts_with("the lab's address 127.77.91.1:10025 (mail.taken.test) is taken by process "),
+        "{message}"
+    );
+    assert!(message.contains(&format!("process {} (", std::process::id())), "{message}");
+    assert!(!message.contains('\n'), "one line: {message}");
+    first.down().await;
+    Lab::up(&file).await.expect("free again once the first is down").down().await;
+}

@@ -340,10 +340,11 @@ enum Command {
     Demo {
         #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
-        #[arg(long, env = "RAMPART_DB", default_value = "rampart-demo.db")]
+        /// The demo's own database (never `RAMPART_DB`, which `serve` reads).
+        #[arg(long, env = "RAMPART_DEMO_DB", default_value = "rampart-demo.db")]
         db: String,
         /// The second octet of the lab's addresses (127.N.*.*), to run beside another lab.
-        #[arg(long, default_value_t = 78, hide = true)]
+        #[arg(long, default_value_t = 78)]
         lab_octet: u8,
     },
 }
@@ -982,7 +983,14 @@ async fn main() -> Result<()> {
     // Lines go to stderr from a thread of their own: a request never waits on the
     // terminal (under a flood, lines are dropped rather than requests slowed).
     let (writer, _flushed_at_exit) = tracing_appender::non_blocking(std::io::stderr());
-    let filter = || tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| DEFAULT_LOG.into());
+    // The demo's terminal is its progress, keys and URLs: the events its scans keep (one
+    // line each at info) are not repeated there.
+    let default = match cli.command {
+        Command::Demo { .. } => format!("{DEFAULT_LOG},worker::events=warn"),
+        _ => DEFAULT_LOG.to_owned(),
+    };
+    let filter =
+        || tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| default.as_str().into());
     let log = tracing_subscriber::fmt().with_env_filter(filter()).with_writer(writer);
     match cli.log_format {
         LogFormat::Text => log.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init(),
@@ -1413,7 +1421,15 @@ async fn sync_feeds(db: &str, opts: &sync::SyncOptions) -> Result<()> {
 async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     let started = std::time::Instant::now();
     let store = open(db).await?;
-    let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
+    let listener = match TcpListener::bind(listen).await {
+        Ok(listener) => listener,
+        // One line: who has the address (most often a demo already running).
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => anyhow::bail!(
+            "the demo's address {listen} is taken by {}: stop it, or start this demo with --listen and --lab-octet",
+            lab::holder_text(listen)
+        ),
+        Err(e) => return Err(e).with_context(|| format!("listening on {listen}")),
+    };
     intel::sample::load(&*store).await?;
     vulndb::import::sample(&*store).await?;
 

@@ -188,6 +188,9 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     let log = std::fs::read_to_string(dir.path().join("demo.err")).unwrap();
     let foreign: Vec<&str> = log.lines().filter(|l| l.contains("hickory") || l.contains("sqlx")).collect();
     assert!(foreign.is_empty(), "{} third-party lines: {:?}", foreign.len(), &foreign[..foreign.len().min(5)]);
+    // Nor a line per event the scans kept: the terminal is the progress, keys and URLs.
+    let events: Vec<&str> = log.lines().filter(|l| l.contains("worker::events")).collect();
+    assert!(events.is_empty(), "{} event lines: {:?}", events.len(), &events[..events.len().min(3)]);
     let curls: Vec<&String> = lines.iter().filter(|l| l.trim_start().starts_with("curl ")).collect();
     assert_eq!(curls.len(), 3, "{lines:#?}");
     let scores = curls[0].split('\'').nth(3).unwrap().to_owned();
@@ -691,4 +694,31 @@ fn jobs_scan_queues_scans_once() {
     assert!(acme.split_whitespace().nth(3) == Some("30"), "{acme}");
     let neither = run(&["jobs", "scan", "--db", &db]);
     assert!(!neither.status.success());
+}
+
+/// A demo started while another holds its address says so in one line, naming the
+/// process that holds it; the demo's database is its own (`RAMPART_DB`, which `serve`
+/// reads, is not used).
+#[test]
+fn a_second_demo_names_who_holds_its_address_and_keeps_its_own_database() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let listen = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rampart"))
+        .args(["demo", "--listen", &listen, "--lab-octet", "93"])
+        .env("RAMPART_DB", dir.path().join("serve.db"))
+        .env_remove("RAMPART_DEMO_DB")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    let expected = format!("Error: the demo's address {listen} is taken by process {} (", std::process::id());
+    assert!(lines[0].starts_with(&expected), "{stderr}");
+    assert!(dir.path().join("rampart-demo.db").exists(), "the demo opened its own database");
+    assert!(!dir.path().join("serve.db").exists(), "RAMPART_DB was not used by the demo");
 }
