@@ -41,10 +41,11 @@ fn socket_inode(addr: SocketAddr) -> Option<u64> {
             let fields: Vec<&str> = line.split_whitespace().collect();
             // sl local rem st tx:rx tr:when retrnsmt uid timeout inode …
             let (Some(l), Some(st), Some(inode)) = (fields.get(1), fields.get(3), fields.get(9)) else { continue };
-            if l.eq_ignore_ascii_case(&local) && listening.is_none_or(|s| st.eq_ignore_ascii_case(s)) {
-                if let Some(inode) = inode.parse::<u64>().ok().filter(|&i| i != 0) {
-                    return Some(inode);
-                }
+            if l.eq_ignore_ascii_case(&local)
+                && listening.is_none_or(|s| st.eq_ignore_ascii_case(s))
+                && let Some(inode) = inode.parse::<u64>().ok().filter(|&i| i != 0)
+            {
+                return Some(inode);
             }
         }
     }
