@@ -117,3 +117,58 @@ async fn concurrent_small_writes_share_commits() {
     assert!(groups * 4 <= units, "200 concurrent writes took {groups} commits");
     assert_eq!(store.usage(key.id, "2026-11").await.unwrap(), 200);
 }
+
+/// Callers that go away while their writes wait (a client disconnecting) take nothing
+/// from the others: every caller that stays is answered and its write lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn callers_that_go_away_do_not_lose_the_others_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("rampart.db").display());
+    let store = Arc::new(SqliteStore::open(&url).await.unwrap());
+    let mut keys = Vec::new();
+    for n in 0..2 {
+        let key = model::NewApiKey {
+            name: format!("k{n}"),
+            prefix: format!("rk_gone{n}0"),
+            hash: format!("{n}").repeat(64),
+            scopes: vec![model::Scope::General],
+            company: None,
+            per_minute: 0,
+            monthly: 0,
+        };
+        keys.push(store.create_key(&key).await.unwrap().id);
+    }
+    let (stays, goes) = (keys[0], keys[1]);
+    for round in 0..20 {
+        let month = format!("2026-{:02}", round % 12 + 1);
+        let tasks: Vec<_> = (0..40)
+            .map(|i| {
+                let (store, month) = (store.clone(), month.clone());
+                // Odd callers count into their own key, and are dropped at once.
+                let key = if i % 2 == 0 { stays } else { goes };
+                tokio::spawn(async move { store.add_usage(key, &month, 1).await })
+            })
+            .collect();
+        let mut kept = 0;
+        for (i, t) in tasks.into_iter().enumerate() {
+            if i % 2 == 1 {
+                t.abort();
+            } else {
+                t.await.unwrap().unwrap();
+                kept += 1;
+            }
+        }
+        assert_eq!(kept, 20, "round {round}");
+    }
+    // Every stayed-for write landed (20 per round, months reused after 12 rounds).
+    let mut total = 0;
+    for m in 1..=12 {
+        total += store.usage(stays, &format!("2026-{m:02}")).await.unwrap();
+    }
+    assert_eq!(total, 400);
+    // The writes of callers that went away either landed whole or not at all, and the
+    // store still takes writes.
+    let before = store.usage(goes, "2026-01").await.unwrap();
+    store.add_usage(goes, "2026-01", 1).await.unwrap();
+    assert_eq!(store.usage(goes, "2026-01").await.unwrap(), before + 1);
+}
