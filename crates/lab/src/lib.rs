@@ -167,6 +167,12 @@ impl LabCompany {
 /// truth of their scans (docs/LAB.md).
 pub const BUILTIN: &str = include_str!("../lab.json");
 
+/// Real NVD records (NVD 1.1 JSON, gzipped) of the software the built-in lab runs: every
+/// CVE its scans match against the whole NVD 1.1 corpus, so that a machine without the
+/// NVD feeds still answers with real records. NVD data is public (nvd.nist.gov); how
+/// the file is made: `crates/lab/data/README.md`.
+pub const NVD_RECORDS: &[u8] = include_bytes!("../data/nvd-lab.json.gz");
+
 impl LabFile {
     /// The built-in lab file.
     pub fn builtin() -> Result<Self, LabError> {

@@ -198,6 +198,15 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     let (s, v) = get(&scores, Some(&key)).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["score"]["spf"]["methodology"], "2026.11", "a computed rating: {v}");
+    // The lab's software is matched against the real NVD records the lab ships (no
+    // feeds needed): bluefin-bank runs OpenSSH 9.9, which CVE-2025-26465 affects.
+    let base = scores.split("/underwriter-").next().unwrap().to_owned();
+    let (s, v) = get(&format!("{base}/underwriter-getcompanysbomcve?social_id=bluefin-bank"), Some(&key)).await;
+    assert_eq!(s, 200, "{v}");
+    assert!(v.to_string().contains("CVE-2025-26465"), "{v}");
+    let (s, v) = get(&format!("{base}/vulnerability-describe-cve-id?cve_id=CVE-2025-26465"), Some(&key)).await;
+    assert_eq!(s, 200, "{v}");
+    assert!(v.to_string().contains("OpenSSH"), "a real record: {v}");
     for curl in curls {
         // curl -s -H 'apikey: KEY' 'URL'
         let parts: Vec<&str> = curl.split('\'').collect();

@@ -57,14 +57,46 @@ pub async fn nvd_file(store: &dyn Store, path: &Path) -> Result<Imported, Import
 /// two files: when a file fails, the files before it are committed whole, and none of
 /// the failed batch is.
 pub async fn nvd_files(store: &dyn Store, paths: &[std::path::PathBuf]) -> Result<Imported, ImportError> {
-    let paths = paths.to_vec();
+    nvd_sources(store, paths.iter().cloned().map(Source::File).collect()).await
+}
+
+/// Imports NVD records held in memory (2.0 or 1.1, plain or gzipped; `what` names them
+/// in errors): the lab's own file of real records, built into the binary.
+pub async fn nvd_bytes(store: &dyn Store, what: &'static str, bytes: &'static [u8]) -> Result<Imported, ImportError> {
+    nvd_sources(store, vec![Source::Bytes { what, bytes }]).await
+}
+
+/// Where NVD records are read from.
+enum Source {
+    File(std::path::PathBuf),
+    Bytes { what: &'static str, bytes: &'static [u8] },
+}
+
+impl Source {
+    fn what(&self) -> String {
+        match self {
+            Source::File(path) => path.display().to_string(),
+            Source::Bytes { what, .. } => (*what).to_owned(),
+        }
+    }
+
+    fn open(&self) -> Result<crate::FeedReader, FeedError> {
+        match self {
+            Source::File(path) => open(path),
+            Source::Bytes { what, bytes } => crate::maybe_gzip(std::io::Cursor::new(*bytes))
+                .map_err(|source| FeedError::Io { what: (*what).to_owned(), source }),
+        }
+    }
+}
+
+async fn nvd_sources(store: &dyn Store, sources: Vec<Source>) -> Result<Imported, ImportError> {
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<StoredCve>>(2);
     let parser = tokio::task::spawn_blocking(move || {
         let mut read = 0;
-        for path in &paths {
-            let what = path.display().to_string();
+        for source in &sources {
+            let what = source.what();
             let mut batch = Vec::with_capacity(BATCH);
-            read += read_nvd(open(path)?, &what, |cve| {
+            read += read_nvd(source.open()?, &what, |cve| {
                 batch.push(into_stored(cve));
                 if batch.len() >= BATCH {
                     let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
