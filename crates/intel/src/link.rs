@@ -111,7 +111,31 @@ pub async fn import_veris(store: &dyn Store, paths: &[&Path]) -> Result<VerisRep
             }
         }
     }
-    for v in &incidents {
+    store_and_link(store, &incidents, &mut report).await?;
+    Ok(report)
+}
+
+/// Imports VERIS incidents given as texts, each with a name for errors (the lab's
+/// incidents, built into the binary): stored and linked as [`import_veris`] does.
+pub async fn import_veris_texts(store: &dyn Store, texts: &[(&str, &str)]) -> Result<VerisReport, VerisError> {
+    let mut report = VerisReport { files_read: texts.len(), ..Default::default() };
+    let mut incidents = Vec::new();
+    for (name, text) in texts {
+        match crate::veris::parse_incident(text, name) {
+            Ok(v) => incidents.push(v),
+            Err(e) => report.errors.push(e.to_string()),
+        }
+    }
+    store_and_link(store, &incidents, &mut report).await?;
+    Ok(report)
+}
+
+async fn store_and_link(
+    store: &dyn Store,
+    incidents: &[VerisIncident],
+    report: &mut VerisReport,
+) -> Result<(), VerisError> {
+    for v in incidents {
         let linked = link(store, v)
             .await
             .map_err(|e| VerisError::Bad { file: v.incident.incident_id.clone(), message: e.to_string() })?;
@@ -136,7 +160,7 @@ pub async fn import_veris(store: &dyn Store, paths: &[&Path]) -> Result<VerisRep
             .map_err(|e| VerisError::Bad { file: v.incident.incident_id.clone(), message: e.to_string() })?;
         report.stored += 1;
     }
-    Ok(report)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -173,6 +173,16 @@ pub const BUILTIN: &str = include_str!("../lab.json");
 /// the file is made: `crates/lab/data/README.md`.
 pub const NVD_RECORDS: &[u8] = include_bytes!("../data/nvd-lab.json.gz");
 
+/// Fictional incident history of lab companies in VERIS format (file name, text): dates,
+/// actions, data totals and references to the companies' lab sites. `rampart demo`
+/// imports them (`intel::link::import_veris_texts`); each is linked by the victim's name.
+pub const INCIDENTS: &[(&str, &str)] = &[
+    ("granite-valley-water-2025.json", include_str!("../incidents/granite-valley-water-2025.json")),
+    ("brightwater-college-2024.json", include_str!("../incidents/brightwater-college-2024.json")),
+    ("tidepool-games-2025.json", include_str!("../incidents/tidepool-games-2025.json")),
+    ("vantage-aerostructures-2023.json", include_str!("../incidents/vantage-aerostructures-2023.json")),
+];
+
 impl LabFile {
     /// The built-in lab file.
     pub fn builtin() -> Result<Self, LabError> {

@@ -1451,6 +1451,11 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     ordered.sort_by_key(|c| c.company.get("parent_social_id").is_some_and(|p| !p.is_null()));
     let lines: String = ordered.iter().map(|c| format!("{}\n", c.company)).collect();
     intel::import_companies(&*store, std::io::Cursor::new(lines)).await?;
+    // The lab companies' incident history (fictional, VERIS), linked by name.
+    let incidents = intel::link::import_veris_texts(&*store, lab::INCIDENTS).await?;
+    if !incidents.errors.is_empty() || incidents.linked_by_name != lab::INCIDENTS.len() {
+        anyhow::bail!("the lab's incidents did not import whole: {incidents:?}");
+    }
     say!(
         "Rampart demo — database {db}; the lab is up ({} companies, {} hosts, DNS {resolver}); scanning:",
         file.companies.len(),

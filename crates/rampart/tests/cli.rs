@@ -207,6 +207,15 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     let (s, v) = get(&format!("{base}/vulnerability-describe-cve-id?cve_id=CVE-2025-26465"), Some(&key)).await;
     assert_eq!(s, 200, "{v}");
     assert!(v.to_string().contains("OpenSSH"), "a real record: {v}");
+    // The lab companies' incident history (fictional VERIS files the lab ships).
+    let (s, v) =
+        get(&format!("{base}/underwriter-getcompany-history?social_id=granite-valley-water"), Some(&key)).await;
+    assert_eq!(s, 200, "{v}");
+    assert!(v.to_string().contains("LAB-INC-2025-0001"), "{v}");
+    let (s, v) =
+        get(&format!("{base}/underwriter-getincidentdetail-by-id?incident_id=LAB-INC-2025-0001"), Some(&key)).await;
+    assert_eq!(s, 200, "{v}");
+    assert!(v.to_string().contains("Granite Valley Water Authority"), "{v}");
     for curl in curls {
         // curl -s -H 'apikey: KEY' 'URL'
         let parts: Vec<&str> = curl.split('\'').collect();
