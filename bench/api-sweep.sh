@@ -43,11 +43,11 @@ if [ -f "$DATA/nvd-1.1/nvdcve-1.1-2014.json.gz" ]; then
     $bin/rampart import nvd --db "$db" "$DATA/nvd-1.1/nvdcve-1.1-2014.json.gz" 2>/dev/null
     cpe="cpe:2.3:a:openbsd:openssh:6.6"
 else
-    echo "the NVD 2014 feed is absent ($DATA/nvd-1.1): the CVE operations run on the sample CVEs"
-    cpe="cpe:2.3:a:apache:log4j:2.14.1"
+    echo "the NVD 2014 feed is absent ($DATA/nvd-1.1): the CVE operations run on the lab's NVD records"
+    cpe="cpe:2.3:a:openbsd:openssh:9.9"
 fi
 key=$($bin/rampart keys create --db "$db" --name sweep --per-minute 0 --monthly 0 2>/dev/null)
-mkey=$($bin/rampart keys create --db "$db" --name sweep-monitor --scopes monitor --company acme-robotics \
+mkey=$($bin/rampart keys create --db "$db" --name sweep-monitor --scopes monitor --company kestrel-logistics \
     --per-minute 0 --monthly 0 2>/dev/null)
 backends=("sqlite|$db|18301")
 if psql -q "$PG" -c "CREATE SCHEMA $schema" >/dev/null 2>&1; then
@@ -68,34 +68,34 @@ done
 
 # method path [body]; monitor-* paths use the monitor key.
 ops=(
-    "GET /general-getdomain-by-socialid?social_id=acme-robotics"
-    "GET /general-getsocialid-by-companyname?company_name=acme"
-    "GET /general-getsocialid-by-domain?domain=acme-robotics.example"
+    "GET /general-getdomain-by-socialid?social_id=kestrel-logistics"
+    "GET /general-getsocialid-by-companyname?company_name=kestrel"
+    "GET /general-getsocialid-by-domain?domain=kestrelfreight.test"
     "GET /vulnerability-describe-cve-id?cve_id=CVE-2014-0160"
     "GET /vulnerability-get-cve-from-cpe-id?cpe=$cpe"
     "GET /vulnerability-get-last"
     "GET /vulnerability-get-product-by-vendor?vendor=apache"
     "GET /vulnerability-get-vendors"
     "GET /vulnerability-search-by-vendor?vendor=openbsd&product=openssh"
-    "GET /underwriter-getcompany-history?social_id=acme-robotics"
-    "GET /underwriter-getcompany-history-domain?domain=acme-robotics.example"
-    "GET /underwriter-getcompanyapplicationsassets?social_id=acme-robotics"
-    "GET /underwriter-getcompanyinfo?social_id=acme-robotics"
-    "GET /underwriter-getcompanyinfrastructureassets?social_id=acme-robotics"
-    "GET /underwriter-getcompanysbom?social_id=acme-robotics"
-    "GET /underwriter-getcompanysbomcve?social_id=acme-robotics"
-    "GET /underwriter-getcompanysbomdomain?social_id=acme-robotics&domain=acme-robotics.example"
-    "GET /underwriter-getcompanyscore-history?social_id=acme-robotics"
-    "GET /underwriter-getcompanyscores?social_id=acme-robotics"
-    "GET /underwriter-getcompanystats?social_id=acme-robotics"
-    "GET /underwriter-getcompanysubscores?social_id=acme-robotics"
-    "GET /underwriter-getincidentdetail-by-id?incident_id=RP-INC-2024-0001"
+    "GET /underwriter-getcompany-history?social_id=kestrel-logistics"
+    "GET /underwriter-getcompany-history-domain?domain=kestrelfreight.test"
+    "GET /underwriter-getcompanyapplicationsassets?social_id=kestrel-logistics"
+    "GET /underwriter-getcompanyinfo?social_id=kestrel-logistics"
+    "GET /underwriter-getcompanyinfrastructureassets?social_id=kestrel-logistics"
+    "GET /underwriter-getcompanysbom?social_id=kestrel-logistics"
+    "GET /underwriter-getcompanysbomcve?social_id=kestrel-logistics"
+    "GET /underwriter-getcompanysbomdomain?social_id=kestrel-logistics&domain=kestrelfreight.test"
+    "GET /underwriter-getcompanyscore-history?social_id=kestrel-logistics"
+    "GET /underwriter-getcompanyscores?social_id=kestrel-logistics"
+    "GET /underwriter-getcompanystats?social_id=kestrel-logistics"
+    "GET /underwriter-getcompanysubscores?social_id=kestrel-logistics"
+    "GET /underwriter-getincidentdetail-by-id?incident_id=LAB-INC-2024-0005"
     "GET /underwriter-getlastcompaniesscanned"
     "GET /monitor-get-data-loss-prediction"
     "GET /monitor-get-incident-prediction"
-    "GET /monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM"
+    "GET /monitor-get-subdomain-findings?subdomain=kestrelfreight.test&risk_vector_type=DMARC"
     "GET /monitor-get-tail-risk-estimation"
-    "GET /monitor-getall-subdomain-findings?subdomain=acme-robotics.example"
+    "GET /monitor-getall-subdomain-findings?subdomain=kestrelfreight.test"
     "GET /monitor-getall-vulnerability-detection"
     "GET /monitor-getcompany-history"
     "GET /monitor-getcompanyapplicationsassets"
@@ -103,15 +103,15 @@ ops=(
     "GET /monitor-getcompanyinfrastructureassets"
     "GET /monitor-getcompanysbom"
     "GET /monitor-getcompanysbomcve"
-    "GET /monitor-getcompanysbomdomain?domain=acme-robotics.example"
+    "GET /monitor-getcompanysbomdomain?domain=kestrelfreight.test"
     "GET /monitor-getcompanyscores"
     "GET /monitor-getcompanystats"
     "GET /monitor-getcompanysubscores"
     "GET /monitor-getcompanysubsidiaries"
     "GET /monitor-listsubsidiaries"
-    'POST /monitor-add-subsidiary {"name":"Acme Drones","website":"https://www.acme-drones.example/","employees":40,"followers":900,"industry":"Aviation","sub_industry":"Drones","social_id":"acme-drones","parent_company_name":"Acme Robotics","parent_social_id":"acme-robotics"}'
-    "PUT /monitor-rescan-subdomain-by-vectorid?risk_vector_id=SPF&subdomain=acme-robotics.example"
-    "DELETE /monitor-delete-subsidiary?subsidiary_id=acme-drones"
+    'POST /monitor-add-subsidiary {"name":"Kestrel Air Cargo","website":"https://www.kestrelaircargo.test/","employees":40,"followers":900,"industry":"Air Transportation","sub_industry":"Cargo","social_id":"kestrel-aircargo","parent_company_name":"Kestrel Freight Logistics","parent_social_id":"kestrel-logistics"}'
+    "PUT /monitor-rescan-subdomain-by-vectorid?risk_vector_id=SPF&subdomain=kestrelfreight.test"
+    "DELETE /monitor-delete-subsidiary?subsidiary_id=kestrel-aircargo"
 )
 
 measure() { # method url key body -> "rps p99_ms non2xx"

@@ -181,7 +181,12 @@ pub const INCIDENTS: &[(&str, &str)] = &[
     ("brightwater-college-2024.json", include_str!("../incidents/brightwater-college-2024.json")),
     ("tidepool-games-2025.json", include_str!("../incidents/tidepool-games-2025.json")),
     ("vantage-aerostructures-2023.json", include_str!("../incidents/vantage-aerostructures-2023.json")),
+    ("kestrel-logistics-2024.json", include_str!("../incidents/kestrel-logistics-2024.json")),
 ];
+
+/// The lab company the demo's Monitor key is bound to: it has a subsidiary
+/// (kestrel-coldchain), findings in most components, SBOM CVEs and an incident.
+pub const DEMO_MONITOR_COMPANY: &str = "kestrel-logistics";
 
 impl LabFile {
     /// The built-in lab file.

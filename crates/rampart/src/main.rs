@@ -1430,9 +1430,9 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
         ),
         Err(e) => return Err(e).with_context(|| format!("listening on {listen}")),
     };
-    intel::sample::load(&*store).await?;
-    vulndb::import::sample(&*store).await?;
-    // The real NVD records of the lab's software (a fresh machine has no NVD feeds).
+    // Nothing hand-written (the sample companies and CVEs are `rampart mock`'s): the
+    // lab's companies, scanned, and the real NVD records of the lab's software (a fresh
+    // machine has no NVD feeds).
     vulndb::import::nvd_bytes(&*store, "the lab's NVD records", lab::NVD_RECORDS).await?;
 
     // The lab: a simulated internet of fictional companies on 127.0.0.0/8.
@@ -1512,7 +1512,7 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
         100_000,
     )
     .await?;
-    let company = SocialId::parse(intel::sample::MOCK_COMPANY)?;
+    let company = SocialId::parse(lab::DEMO_MONITOR_COMPANY)?;
     let monitor = create_key(
         &*store,
         &format!("demo monitor {stamp}"),
@@ -1528,9 +1528,9 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     say!("Monitor key for {company}:                      {monitor}\n");
     say!("Try:");
     say!("  curl -s -H 'apikey: {underwriter}' '{base}/underwriter-getcompanyscores?social_id={rated}'");
-    say!("  curl -s -H 'apikey: {underwriter}' '{base}/general-getsocialid-by-domain?domain=acme-robotics.example'");
+    say!("  curl -s -H 'apikey: {underwriter}' '{base}/general-getsocialid-by-domain?domain=kestrelfreight.test'");
     say!(
-        "  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM'"
+        "  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain=kestrelfreight.test&risk_vector_type=DMARC'"
     );
     say!("\nAPI documentation: {base}/docs   (Ctrl-C stops the server and the lab)");
     // Workers keep running beside the API: rescans and new companies are scanned in the lab.

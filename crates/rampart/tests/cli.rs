@@ -216,6 +216,17 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
         get(&format!("{base}/underwriter-getincidentdetail-by-id?incident_id=LAB-INC-2025-0001"), Some(&key)).await;
     assert_eq!(s, 200, "{v}");
     assert!(v.to_string().contains("Granite Valley Water Authority"), "{v}");
+    // The Monitor key is bound to a lab company with a subsidiary and an incident (no
+    // hand-written sample company in the demo).
+    let mkey = lines.iter().find_map(|l| l.strip_prefix("Monitor key for kestrel-logistics:")).unwrap().trim();
+    let (s, v) = get(&format!("{base}/monitor-getcompanysubsidiaries"), Some(mkey)).await;
+    assert_eq!(s, 200, "{v}");
+    assert!(v.to_string().contains("kestrel-coldchain"), "{v}");
+    let (s, v) = get(&format!("{base}/monitor-getcompany-history"), Some(mkey)).await;
+    assert_eq!(s, 200, "{v}");
+    assert!(v.to_string().contains("LAB-INC-2024-0005"), "{v}");
+    let (s, v) = get(&format!("{base}/underwriter-getcompanyscores?social_id=acme-robotics"), Some(&key)).await;
+    assert_eq!(s, 400, "no sample company in the demo: {v}");
     for curl in curls {
         // curl -s -H 'apikey: KEY' 'URL'
         let parts: Vec<&str> = curl.split('\'').collect();
