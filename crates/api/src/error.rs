@@ -65,6 +65,13 @@ impl ApiError {
 
 impl From<store::StoreError> for ApiError {
     fn from(e: store::StoreError) -> Self {
+        ApiError::from(&e)
+    }
+}
+
+/// A store error shared by several requests (one call answering them all).
+impl From<&store::StoreError> for ApiError {
+    fn from(e: &store::StoreError) -> Self {
         match e {
             store::StoreError::Busy => ApiError::Unavailable,
             e => ApiError::Internal(e.to_string()),

@@ -291,10 +291,7 @@ impl AppState {
     /// being queued take that call's answer.
     pub(crate) async fn enqueue(&self, job: &model::JobSpec) -> Result<bool, error::ApiError> {
         let queued = self.0.enqueuing.run(job.dedup_key(), async || self.store().enqueue(job).await.map_err(Arc::new));
-        queued.await.map_err(|e| match *e {
-            store::StoreError::Busy => error::ApiError::Unavailable,
-            ref e => error::ApiError::Internal(e.to_string()),
-        })
+        queued.await.map_err(|e| error::ApiError::from(&*e))
     }
     pub(crate) fn owned_hosts_cache(&self) -> &cache::TtlCache<(i64, model::Domain), bool> {
         &self.0.owned_hosts

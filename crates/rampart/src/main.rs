@@ -1523,14 +1523,20 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     )
     .await?;
     let rated = file.companies.first().map(|c| c.social_id().to_owned()).unwrap_or_else(|| company.to_string());
+    // The Monitor company's domain, as the lab file gave it.
+    let domain = store
+        .company_by_social_id(&company)
+        .await?
+        .and_then(|c| c.domain)
+        .with_context(|| format!("the lab has no company {company} with a domain"))?;
     let base = format!("http://{}", listener.local_addr()?);
-    say!("Underwriter key (general, vulnerability, underwriter): {underwriter}");
-    say!("Monitor key for {company}:                      {monitor}\n");
+    say!("{:<54} {underwriter}", "Underwriter key (general, vulnerability, underwriter):");
+    say!("{:<54} {monitor}\n", format!("Monitor key for {company}:"));
     say!("Try:");
     say!("  curl -s -H 'apikey: {underwriter}' '{base}/underwriter-getcompanyscores?social_id={rated}'");
-    say!("  curl -s -H 'apikey: {underwriter}' '{base}/general-getsocialid-by-domain?domain=kestrelfreight.test'");
+    say!("  curl -s -H 'apikey: {underwriter}' '{base}/general-getsocialid-by-domain?domain={domain}'");
     say!(
-        "  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain=kestrelfreight.test&risk_vector_type=DMARC'"
+        "  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain={domain}&risk_vector_type=DMARC'"
     );
     say!("\nAPI documentation: {base}/docs   (Ctrl-C stops the server and the lab)");
     // Workers keep running beside the API: rescans and new companies are scanned in the lab.
