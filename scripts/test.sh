@@ -28,6 +28,20 @@ if ! target/venv/bin/python -c 'import cyclonedx.validation.json' >/dev/null 2>&
     target/venv/bin/pip install --quiet --disable-pip-version-check 'cyclonedx-python-lib[json-validation]==8.9.0'
 fi
 
+# The web app's browser test (crates/rampart/tests/web.rs): Debian's Chromium, driven by
+# Playwright for Python (which cannot download a browser of its own here), and pdftotext
+# to read the PDF report back.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v pdftotext >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        (apt-get install -y -qq chromium poppler-utils >/dev/null 2>&1 \
+            || (apt-get update -qq && apt-get install -y -qq chromium poppler-utils) >/dev/null 2>&1) \
+            || echo "note: could not install chromium/poppler-utils; the browser test skips (fails under CI)"
+    fi
+fi
+if ! target/venv/bin/python -c 'import playwright' >/dev/null 2>&1; then
+    target/venv/bin/pip install --quiet --disable-pip-version-check 'playwright==1.65.2'
+fi
+
 # The built-in lab's ground truth against docs/FINDINGS.md and the address plan.
 python3 scripts/check-lab.py >/dev/null
 

@@ -405,10 +405,37 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Serves until `shutdown` resolves, writing counters every `flush_every` and at the end.
+/// The operations for a caller this process trusts without a key: the CLI reading its
+/// own database (`rampart report`). Every scope, bound to no company, no rate limit.
+/// Never served on a socket.
+pub fn trusted_router(state: AppState) -> Router {
+    let (api, _) = openapi::operations().split_for_parts();
+    let caller = Caller { key_id: None, scopes: model::Scope::ALL.to_vec(), company: None };
+    api.layer(axum::middleware::from_fn(move |mut req: axum::extract::Request, next: axum::middleware::Next| {
+        req.extensions_mut().insert(caller.clone());
+        next.run(req)
+    }))
+    .fallback(error::route_not_found)
+    .with_state(state)
+}
+
+/// Serves [`router`] until `shutdown` resolves, writing counters every `flush_every` and
+/// at the end.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(state.clone());
+    serve_app(listener, state, app, shutdown).await
+}
+
+/// Serves `app` — [`router`] of `state`, with whatever is merged into it (the web app) —
+/// as [`serve`] does.
+pub async fn serve_app(
+    listener: TcpListener,
+    state: AppState,
+    app: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let flusher = {
@@ -448,7 +475,6 @@ pub async fn serve(
             }
         })
     };
-    let app = router(state.clone());
     let result = serve_connections(listener, app, shutdown).await;
     flusher.abort();
     poller.abort();

@@ -130,6 +130,7 @@ pub fn operations() -> OpenApiRouter<AppState> {
         .routes(routes!(monitor::list_subsidiaries))
         .routes(routes!(monitor::get_company_history))
         .routes(routes!(monitor::get_all_vulnerability_detection))
+        .routes(routes!(monitor::get_company_score_history))
         .routes(routes!(monitor::get_events))
         .routes(routes!(monitor::get_all_subdomain_findings))
         .routes(routes!(monitor::get_subdomain_findings))

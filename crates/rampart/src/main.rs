@@ -43,6 +43,7 @@ pub(crate) fn stdout_failed(e: std::io::Error) -> ! {
 }
 
 mod explain;
+mod report;
 mod rescore;
 mod sbom;
 mod scan;
@@ -333,6 +334,18 @@ enum Command {
         social_id: String,
         #[arg(long, value_enum, default_value = "cyclonedx")]
         format: sbom::SbomFormat,
+    },
+    /// A company's scorecard as one document to send: HTML, or PDF (printed by headless
+    /// Chromium). Read from the database directly; no key needed.
+    Report {
+        social_id: String,
+        #[command(flatten)]
+        db: DbArg,
+        #[arg(long, value_enum, default_value = "html")]
+        format: report::ReportFormat,
+        /// Where to write it (default: rampart-report-SOCIAL_ID.html or .pdf here).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// The whole pipeline on this machine: bring the lab up, register its fictional
     /// companies, scan and rate them with in-process workers, print working keys and curl
@@ -1114,6 +1127,9 @@ async fn main() -> Result<()> {
             rescore::rescore(&*store, &methodology, company.as_deref()).await
         }
         Command::Sbom { db, social_id, format } => sbom::export(&db.db, &social_id, format).await,
+        Command::Report { social_id, db, format, out } => {
+            report::report(&db.db, &social_id, format, out.as_deref()).await
+        }
         Command::Migrate { from: Some(from), to } => migrate(&from, &to).await,
         Command::Migrate { from: None, to } => {
             // Opening applies the embedded migrations (under an advisory lock on PostgreSQL).
@@ -1188,8 +1204,14 @@ async fn serve(
     let listener = TcpListener::bind(listen).await.with_context(|| format!("listening on {listen}"))?;
     tracing::info!(address = %listener.local_addr()?, "serving");
     let state = api::AppState::new(store, limiter, config);
-    api::serve(listener, state, shutdown_signal()).await?;
+    api::serve_app(listener, state.clone(), with_web_app(&state), shutdown_signal()).await?;
     Ok(())
+}
+
+/// The API's router with the web app merged in (the app calls the API in-process).
+fn with_web_app(state: &api::AppState) -> axum::Router {
+    let api = api::router(state.clone());
+    api.clone().merge(web::router(api))
 }
 
 async fn lab_up(file: Option<&std::path::Path>, out: &std::path::Path) -> Result<()> {
@@ -1538,12 +1560,13 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     say!(
         "  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain={domain}&risk_vector_type=DMARC'"
     );
-    say!("\nAPI documentation: {base}/docs   (Ctrl-C stops the server and the lab)");
+    say!("\nWeb app (sign in with a key above): {base}/");
+    say!("API documentation: {base}/docs   (Ctrl-C stops the server and the lab)");
     // Workers keep running beside the API: rescans and new companies are scanned in the lab.
     let config = worker::Config { concurrency: 2, ..Default::default() };
     let workers = tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal()));
     let state = api::AppState::with_store(store, api::Config::default());
-    api::serve(listener, state, shutdown_signal()).await?;
+    api::serve_app(listener, state.clone(), with_web_app(&state), shutdown_signal()).await?;
     let _ = workers.await;
     running.down().await;
     Ok(())

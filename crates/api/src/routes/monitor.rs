@@ -226,6 +226,24 @@ pub async fn get_company_history(
     .await
 }
 
+/// The caller's ratings, newest first, each with its methodology version and component
+/// scores (an extension of the spec, as /underwriter-getcompanyscore-history is).
+#[utoipa::path(get, path = "/monitor-getcompanyscore-history", operation_id = "monitor-getcompanyscore-history", tag = "Monitor",
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
+    responses((status = 200, description = "Score history (extension)", body = ScoreHistory), CommonErrors))]
+pub async fn get_company_score_history(
+    State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    p: Params,
+) -> Result<Response, ApiError> {
+    let page = p.page()?;
+    let c = super::own_company(&app, &caller).await?;
+    super::company_answer(app.clone(), c.id, "monitor::get_company_score_history", p.cache_key(), async move || {
+        uw::score_history(&app, c, page).await
+    })
+    .await
+}
+
 /// The events of the caller's company and its subsidiaries, newest first (an extension
 /// of the spec).
 #[utoipa::path(get, path = "/monitor-getevents", operation_id = "monitor-getevents", tag = "Monitor",

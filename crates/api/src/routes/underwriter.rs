@@ -470,22 +470,27 @@ pub async fn get_company_score_history(
     let page = p.page()?;
     let c = super::looked_up(&app, &caller, &p).await?;
     super::company_answer(app.clone(), c.id, "underwriter::get_company_score_history", p.cache_key(), async move || {
-        let all = app.store().score_history(c.id, HISTORY_LIMIT).await?;
-        let total = all.len() as u64;
-        let data = all
-            .iter()
-            .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-            .take(usize::try_from(page.limit()).unwrap_or(0))
-            .map(RatingOut::from)
-            .collect();
-        Ok(ScoreHistory {
-            social_id: c.social_id.to_string(),
-            company_name: c.company_name,
-            data,
-            pagination: page.pagination(total).into(),
-        })
+        score_history(&app, c, page).await
     })
     .await
+}
+
+/// One page of a company's ratings, newest first.
+pub(super) async fn score_history(app: &AppState, c: Company, page: model::Page) -> Result<ScoreHistory, ApiError> {
+    let all = app.store().score_history(c.id, HISTORY_LIMIT).await?;
+    let total = all.len() as u64;
+    let data = all
+        .iter()
+        .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+        .take(usize::try_from(page.limit()).unwrap_or(0))
+        .map(RatingOut::from)
+        .collect();
+    Ok(ScoreHistory {
+        social_id: c.social_id.to_string(),
+        company_name: c.company_name,
+        data,
+        pagination: page.pagination(total).into(),
+    })
 }
 
 /// The company's events, newest first (an extension of the spec: its events are "not

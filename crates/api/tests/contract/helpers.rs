@@ -257,6 +257,7 @@ impl TestApp {
 pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
     vec![
         (Method::GET, "/underwriter-getcompanyscore-history?social_id=acme-robotics", false, None),
+        (Method::GET, "/monitor-getcompanyscore-history", true, None),
         (Method::GET, "/underwriter-getevents?social_id=acme-robotics", false, None),
         (Method::GET, "/monitor-getevents", true, None),
     ]

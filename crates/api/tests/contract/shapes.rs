@@ -405,7 +405,7 @@ pub fn check(path: &str, v: &Value) {
             });
         }
         // Extension (docs/API.md): the score history.
-        "/underwriter-getcompanyscore-history" => {
+        "/underwriter-getcompanyscore-history" | "/monitor-getcompanyscore-history" => {
             exact(v, &[("social_id", T::Str), ("company_name", T::Str), ("data", T::Arr), ("pagination", T::Obj)]);
             pagination(&v["pagination"]);
             each(&v["data"], |r| {

@@ -1,0 +1,363 @@
+//! The web app: the scorecard for underwriters and monitored companies, served at `/` by
+//! the same process as the API, and the report document (`rampart report`).
+//!
+//! Views are rendered on the server (maud) from the API's own answers: each view calls
+//! the operations it shows through the API router in-process ([`Api`]), with the key the
+//! browser sent, so the app shows a key exactly what its scopes and company allow
+//! through the API, and its calls count against the key like any others. The browser
+//! keeps the key in the tab's session storage and sends it as the `apikey` header; a
+//! small script of this crate (`assets/app.js`, no framework, no CDN) fetches each
+//! view's HTML into the page, posts the forms and watches a rescan until it is done.
+//!
+//! Routes: `/` and `/app/…` (the page), `/assets/…` (its script and style), `/ui/…`
+//! (views and actions, each needing the `apikey` header).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequestParts, Query};
+use axum::http::{HeaderValue, Method, StatusCode, header, request::Parts};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use maud::Markup;
+use serde_json::{Value, json};
+
+pub mod chart;
+mod client;
+pub mod pages;
+pub mod report;
+
+pub use client::{Api, Failure};
+pub use pages::Audience;
+
+const SCRIPT: &str = include_str!("../assets/app.js");
+const STYLE: &str = include_str!("../assets/app.css");
+
+/// What the page may load: only this server's script and style (no inline script, no
+/// other origin); it cannot be framed.
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                   connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// Largest form a view posts (a subsidiary's fields are far smaller).
+const FORM_LIMIT: usize = 16 * 1024;
+
+#[derive(Clone)]
+struct Web {
+    api: Router,
+}
+
+/// The app's routes; `api` is the API's whole router (its operations, behind its key
+/// authentication), which the views call in-process. Merge the result with the API's
+/// router to serve both.
+pub fn router(api: Router) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/app", get(page))
+        .route("/app/", get(page))
+        .route("/app/{*view}", get(page))
+        .route("/assets/app.js", get(script))
+        .route("/assets/app.css", get(style))
+        .route("/ui/home", get(home))
+        .route("/ui/search", get(search))
+        .route("/ui/company", get(company))
+        .route("/ui/incident", get(incident))
+        .route("/ui/monitor", get(monitor))
+        .route("/ui/predictions", get(predictions))
+        .route("/ui/report", get(report_download))
+        .route("/ui/monitor/rescan", post(rescan))
+        .route("/ui/monitor/subsidiary", post(add_subsidiary))
+        .route("/ui/monitor/subsidiary/remove", post(remove_subsidiary))
+        .layer(DefaultBodyLimit::max(FORM_LIMIT))
+        .layer(axum::middleware::map_response(headers))
+        .with_state(Web { api })
+}
+
+async fn headers(mut response: Response) -> Response {
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // Views hold what one key may see: never kept by the browser or a proxy.
+    h.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn page() -> Html<String> {
+    Html(pages::shell().into_string())
+}
+
+async fn script() -> Response {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], SCRIPT)
+        .into_response()
+}
+
+async fn style() -> Response {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], STYLE).into_response()
+}
+
+/// The API as the browser's key reaches it. A request without a key is answered 401,
+/// which the page takes as "sign in".
+struct Caller(Api);
+
+impl FromRequestParts<Web> for Caller {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, web: &Web) -> Result<Self, Self::Rejection> {
+        let key = parts.headers.get("apikey").filter(|k| !k.is_empty()).cloned().ok_or_else(|| {
+            let f = Failure::new(StatusCode::UNAUTHORIZED, "Sign in with an API key");
+            fragment(f.status, pages::failure("Sign in", &f))
+        })?;
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().copied();
+        Ok(Caller(Api::new(web.api.clone(), Some(key), peer)))
+    }
+}
+
+/// The header that carries the API's status when a view or action was refused (401: sign
+/// in again). Views and actions themselves answer 200 whenever they rendered: what the
+/// API refused is part of the view, and a browser logs every 4xx as a console error.
+pub const REFUSED: &str = "x-rampart-refused";
+
+fn fragment(status: StatusCode, markup: Markup) -> Response {
+    let mut response = Html(markup.into_string()).into_response();
+    if !status.is_success()
+        && let Ok(v) = HeaderValue::from_str(status.as_str())
+    {
+        response.headers_mut().insert(REFUSED, v);
+    }
+    response
+}
+
+fn refused(what: &str, f: &Failure) -> Response {
+    fragment(f.status, pages::failure(what, f))
+}
+
+type Params = Query<HashMap<String, String>>;
+
+fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> &'a str {
+    q.get(name).map_or("", |v| v.trim())
+}
+
+async fn home(Caller(api): Caller) -> Response {
+    let (recent, own) =
+        tokio::join!(api.get("/underwriter-getlastcompaniesscanned", &[]), api.get("/monitor-getcompanyinfo", &[]));
+    // A key the API does not accept is asked to sign in again.
+    for f in [&recent, &own].into_iter().filter_map(|r| r.as_ref().err()) {
+        if f.status == StatusCode::UNAUTHORIZED || f.status == StatusCode::TOO_MANY_REQUESTS {
+            return refused("Sign in", f);
+        }
+    }
+    fragment(StatusCode::OK, pages::home(&pages::Home { recent, own }))
+}
+
+/// Name, domain and social_id searches, whichever the text can be.
+async fn search(Caller(api): Caller, Query(q): Params) -> Response {
+    let text: String = param(&q, "q").chars().take(200).collect();
+    if text.is_empty() {
+        return refused(
+            "Search",
+            &Failure::new(StatusCode::BAD_REQUEST, "Type a company name, a domain or a social_id"),
+        );
+    }
+    let by_domain = async {
+        match model::Domain::parse(&text) {
+            Ok(d) if text.contains('.') => {
+                Some(api.get("/general-getsocialid-by-domain", &[("domain", d.as_str())]).await)
+            }
+            _ => None,
+        }
+    };
+    let by_id = async {
+        match model::SocialId::parse(&text) {
+            Ok(_) => Some(api.get("/general-getdomain-by-socialid", &[("social_id", &text)]).await),
+            Err(_) => None,
+        }
+    };
+    let name = [("company_name", text.as_str())];
+    let by_name = api.get("/general-getsocialid-by-companyname", &name);
+    let (by_domain, by_id, by_name) = tokio::join!(by_domain, by_id, by_name);
+    let mut found: Vec<(String, String, &'static str)> = Vec::new();
+    let mut failures = Vec::new();
+    let mut add = |name: &str, sid: &str, how: &'static str| {
+        if !sid.is_empty() && !found.iter().any(|(_, s, _)| s == sid) {
+            found.push((if name.is_empty() { sid.to_owned() } else { name.to_owned() }, sid.to_owned(), how));
+        }
+    };
+    for (answer, how) in [(by_id, "social_id"), (by_domain, "domain")] {
+        match answer {
+            Some(Ok(v)) => add(pages::text(&v["company_name"]), pages::text(&v["social_id"]), how),
+            // Nothing with that domain or social_id: the API says so with a 400.
+            Some(Err(f)) if f.status == StatusCode::BAD_REQUEST => {}
+            Some(Err(f)) => failures.push(f),
+            None => {}
+        }
+    }
+    match by_name {
+        Ok(v) => {
+            for c in v["data"].as_array().into_iter().flatten() {
+                add(pages::text(&c["company_name"]), pages::text(&c["social_id"]), "name");
+            }
+        }
+        Err(f) if f.status == StatusCode::BAD_REQUEST && !found.is_empty() => {}
+        Err(f) => failures.push(f),
+    }
+    if let Some(f) = failures.iter().find(|f| f.status == StatusCode::UNAUTHORIZED) {
+        return refused("Sign in", f);
+    }
+    fragment(StatusCode::OK, pages::search(&text, &found, &failures))
+}
+
+/// The operations of a scorecard, for an underwriter (any company) or a monitor key
+/// (its own).
+pub(crate) async fn scorecard(api: &Api, who: Audience, social_id: &str) -> Result<pages::Scorecard, Failure> {
+    let sid = [("social_id", social_id)];
+    let (id, ops): (&[(&str, &str)], [&str; 7]) = match who {
+        Audience::Underwriter => (
+            &sid,
+            [
+                "/underwriter-getcompanyscores",
+                "/underwriter-getcompanyscore-history",
+                "/underwriter-getcompanysubscores",
+                "/underwriter-getcompanyapplicationsassets",
+                "/underwriter-getcompanyinfrastructureassets",
+                "/underwriter-getcompanysbomcve",
+                "/underwriter-getcompany-history",
+            ],
+        ),
+        Audience::Monitor => (
+            &[],
+            [
+                "/monitor-getcompanyscores",
+                "/monitor-getcompanyscore-history",
+                "/monitor-listsubsidiaries",
+                "/monitor-getcompanyapplicationsassets",
+                "/monitor-getcompanyinfrastructureassets",
+                "/monitor-getcompanysbomcve",
+                "/monitor-getcompany-history",
+            ],
+        ),
+    };
+    // The scores first: a company not rated yet (or not the caller's) stops here.
+    let scores = api.get(ops[0], id).await?;
+    let (history, subsidiaries, applications, infrastructure, sbom, incidents) = tokio::join!(
+        api.get(ops[1], id),
+        api.get(ops[2], id),
+        api.get(ops[3], id),
+        api.get(ops[4], id),
+        api.get(ops[5], id),
+        api.get(ops[6], id),
+    );
+    Ok(pages::Scorecard { scores, history, subsidiaries, applications, infrastructure, sbom, incidents })
+}
+
+async fn company(Caller(api): Caller, Query(q): Params) -> Response {
+    let social_id = param(&q, "social_id");
+    match scorecard(&api, Audience::Underwriter, social_id).await {
+        Ok(card) => fragment(StatusCode::OK, pages::scorecard(Audience::Underwriter, &card)),
+        Err(f) => refused(&format!("Company {social_id}"), &f),
+    }
+}
+
+async fn monitor(Caller(api): Caller) -> Response {
+    match scorecard(&api, Audience::Monitor, "").await {
+        Ok(card) => fragment(StatusCode::OK, pages::scorecard(Audience::Monitor, &card)),
+        Err(f) => refused("Your company", &f),
+    }
+}
+
+async fn incident(Caller(api): Caller, Query(q): Params) -> Response {
+    match api.get("/underwriter-getincidentdetail-by-id", &[("incident_id", param(&q, "incident_id"))]).await {
+        Ok(v) => fragment(StatusCode::OK, pages::incident(&v)),
+        Err(f) => refused("Incident", &f),
+    }
+}
+
+async fn predictions(Caller(api): Caller, Query(q): Params) -> Response {
+    let period: u32 = param(&q, "period").parse().ok().filter(|p| (1..=60).contains(p)).unwrap_or(12);
+    let p = period.to_string();
+    let at = [("period", p.as_str())];
+    let (incident, loss, tail) = tokio::join!(
+        api.get("/monitor-get-incident-prediction", &at),
+        api.get("/monitor-get-data-loss-prediction", &at),
+        api.get("/monitor-get-tail-risk-estimation", &at),
+    );
+    if let Err(f) = &incident
+        && f.status == StatusCode::UNAUTHORIZED
+    {
+        return refused("Sign in", f);
+    }
+    fragment(StatusCode::OK, pages::predictions(period, &incident, &loss, &tail))
+}
+
+/// The report of a company (an underwriter's `social_id`, or the monitor key's own), as
+/// a file to keep.
+async fn report_download(Caller(api): Caller, Query(q): Params) -> Response {
+    let social_id = param(&q, "social_id");
+    let who = if social_id.is_empty() { Audience::Monitor } else { Audience::Underwriter };
+    match report::document(&api, who, social_id).await {
+        Ok(html) => {
+            let name = format!("attachment; filename=\"rampart-report-{}.html\"", report::file_stem(social_id));
+            let disposition = HeaderValue::from_str(&name).unwrap_or(HeaderValue::from_static("attachment"));
+            (
+                [
+                    (header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")),
+                    (header::CONTENT_DISPOSITION, disposition),
+                ],
+                html,
+            )
+                .into_response()
+        }
+        Err(f) => refused("Report", &f),
+    }
+}
+
+/// The fields of a posted form (the page posts `application/x-www-form-urlencoded`).
+fn form(body: &Bytes) -> HashMap<String, String> {
+    form_urlencoded::parse(body).take(32).map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
+}
+
+fn answered(result: Result<Value, Failure>) -> Response {
+    match result {
+        Ok(v) => fragment(StatusCode::OK, pages::message(true, v["message"].as_str().unwrap_or("Done"))),
+        Err(f) => fragment(f.status, pages::message(false, &f.to_string())),
+    }
+}
+
+async fn rescan(Caller(api): Caller, body: Bytes) -> Response {
+    let f = form(&body);
+    let q = [("risk_vector_id", param(&f, "risk_vector_id")), ("subdomain", param(&f, "subdomain"))];
+    answered(api.call(Method::PUT, "/monitor-rescan-subdomain-by-vectorid", &q, None).await)
+}
+
+async fn add_subsidiary(Caller(api): Caller, body: Bytes) -> Response {
+    let f = form(&body);
+    let mut sub = json!({
+        "name": param(&f, "name"),
+        "website": param(&f, "website"),
+        "social_id": param(&f, "social_id"),
+        "parent_social_id": param(&f, "parent_social_id"),
+    });
+    if !param(&f, "industry").is_empty() {
+        sub["industry"] = json!(param(&f, "industry"));
+    }
+    match param(&f, "employees") {
+        "" => {}
+        n => match n.parse::<u64>() {
+            Ok(n) => sub["employees"] = json!(n),
+            Err(_) => {
+                return fragment(StatusCode::BAD_REQUEST, pages::message(false, "Employees must be a whole number"));
+            }
+        },
+    }
+    answered(api.call(Method::POST, "/monitor-add-subsidiary", &[], Some(&sub)).await)
+}
+
+async fn remove_subsidiary(Caller(api): Caller, body: Bytes) -> Response {
+    let f = form(&body);
+    answered(
+        api.call(Method::DELETE, "/monitor-delete-subsidiary", &[("subsidiary_id", param(&f, "subsidiary_id"))], None)
+            .await,
+    )
+}
