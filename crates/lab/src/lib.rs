@@ -173,6 +173,11 @@ pub const BUILTIN: &str = include_str!("../lab.json");
 /// the file is made: `crates/lab/data/README.md`.
 pub const NVD_RECORDS: &[u8] = include_bytes!("../data/nvd-lab.json.gz");
 
+/// The endoflife.date lifecycles of the lab's software (data/README.md): what
+/// `rampart import eol` reads, for the sbom component's findings on a machine without
+/// ../shared/data.
+pub const EOL_PRODUCTS: &str = include_str!("../data/eol-lab.json");
+
 /// Fictional incident history of lab companies in VERIS format (file name, text): dates,
 /// actions, data totals and references to the companies' lab sites. `rampart demo`
 /// imports them (`intel::link::import_veris_texts`); each is linked by the victim's name.
@@ -185,7 +190,8 @@ pub const INCIDENTS: &[(&str, &str)] = &[
 ];
 
 /// The lab company the demo's Monitor key is bound to: it has a subsidiary
-/// (kestrel-coldchain), findings in most components, SBOM CVEs and an incident.
+/// (kestrel-coldchain), findings in all twelve components (with [`EOL_PRODUCTS`]
+/// imported), SBOM CVEs and an incident.
 pub const DEMO_MONITOR_COMPANY: &str = "kestrel-logistics";
 
 impl LabFile {

@@ -1456,6 +1456,8 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     // lab's companies, scanned, and the real NVD records of the lab's software (a fresh
     // machine has no NVD feeds).
     vulndb::import::nvd_bytes(&*store, "the lab's NVD records", lab::NVD_RECORDS).await?;
+    let eol = scanner::software::Eol::rows(lab::EOL_PRODUCTS, "lab").context("the lab's end-of-life data")?;
+    store.save_eol_products(&eol).await?;
 
     // The lab: a simulated internet of fictional companies on 127.0.0.0/8.
     let file = if lab_octet == 78 { lab::LabFile::builtin()? } else { lab::LabFile::builtin_at(lab_octet)? };

@@ -230,6 +230,25 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     let (s, v) = get(&format!("{base}/monitor-getcompany-history"), Some(mkey)).await;
     assert_eq!(s, 200, "{v}");
     assert!(v.to_string().contains("LAB-INC-2024-0005"), "{v}");
+    // Findings in every one of the twelve components (the lab's end-of-life data gives
+    // the sbom ones), and SBOM CVEs.
+    let (s, v) = get(&format!("{base}/monitor-getcompanyscores"), Some(mkey)).await;
+    assert_eq!(s, 200, "{v}");
+    let components = v["score"].as_object().unwrap();
+    assert_eq!(components.len(), 12);
+    for (name, c) in components {
+        assert!(c["findings_count"].as_u64().unwrap() > 0, "no {name} finding: {c}");
+    }
+    let (s, v) = get(&format!("{base}/monitor-getcompanysbomcve"), Some(mkey)).await;
+    assert_eq!(s, 200, "{v}");
+    assert!(v.to_string().contains("CVE-2021-23017"), "{v}");
+    // The web app is served beside the API, and its views answer with the key.
+    let page = reqwest::get(format!("{base}/")).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("/assets/app.js"));
+    let view = reqwest::Client::new().get(format!("{base}/ui/monitor")).header("apikey", mkey).send().await.unwrap();
+    assert!(view.headers().get("x-rampart-refused").is_none());
+    assert!(view.text().await.unwrap().contains("Kestrel Freight Logistics"));
     let (s, v) = get(&format!("{base}/underwriter-getcompanyscores?social_id=acme-robotics"), Some(&key)).await;
     assert_eq!(s, 400, "no sample company in the demo: {v}");
     for curl in curls {

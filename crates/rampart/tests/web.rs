@@ -94,6 +94,7 @@ async fn the_scorecard_in_a_browser() {
     let db = format!("sqlite://{}", dir.path().join("web.db").display());
     let store = store::open(&db).await.unwrap();
     vulndb::import::nvd_bytes(&*store, "lab NVD", lab::NVD_RECORDS).await.unwrap();
+    store.save_eol_products(&scanner::software::Eol::rows(lab::EOL_PRODUCTS, "lab").unwrap()).await.unwrap();
 
     // The lab's companies (parents first), three of them scanned, and their incidents.
     let mut file = lab::LabFile::builtin_at(OCTET).unwrap();
