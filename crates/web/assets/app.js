@@ -59,7 +59,9 @@
     view.innerHTML = html;
     const h1 = view.querySelector('h1');
     document.title = (h1 ? h1.textContent + ' — ' : '') + 'Rampart';
-    view.focus();
+    // A new view starts at its top; keyboard focus moves to it (screen readers read on).
+    view.focus({ preventScroll: true });
+    window.scrollTo(0, 0);
   }
 
   async function post(form) {

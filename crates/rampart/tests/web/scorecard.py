@@ -95,6 +95,7 @@ def browse(page, a, shot, sign_in):
     assert page.locator("ul.cves li").count() >= 1, "SBOM CVEs"
     assert page.locator("form.rescan").count() == 0, "an underwriter cannot rescan"
     shot("scorecard")
+    shot("scorecard-top", full=False)
 
     # Open a finding: its evidence and remediation show.
     page.locator("details.findings > summary").first.click()
@@ -127,8 +128,23 @@ def browse(page, a, shot, sign_in):
     page.get_by_role("link", name="Open your scorecard").click()
     expect(page.get_by_role("heading", name=a.company, level=1)).to_be_visible()
     assert page.locator("form.rescan").count() >= 1, "a rescan per finding"
-    expect(page.get_by_text("Add a subsidiary")).to_be_visible()
     shot("monitor")
+
+    # Add a subsidiary through the form, see it in the tree, remove it again.
+    page.get_by_text("Add a subsidiary").click()
+    page.fill("#sub-name", "Kestrel Fuel Cards")
+    page.fill("#sub-website", "https://www.kestrelfuel.test")
+    page.fill("#sub-sid", "kestrel-fuel-cards")
+    page.fill("#sub-industry", "Financial Transactions Processing")
+    page.fill("#sub-employees", "40")
+    page.click("form.stack button")
+    expect(page.locator("#status")).to_contain_text("Kestrel Fuel Cards")
+    tree = page.locator("ul.tree")
+    expect(tree).to_contain_text("Kestrel Fuel Cards")
+    shot("subsidiary-added")
+    page.get_by_role("button", name="Remove Kestrel Fuel Cards").click()
+    expect(page.locator("#status")).to_contain_text("deleted")
+    expect(tree).not_to_contain_text("Kestrel Fuel Cards")
 
     # Keyboard: a component's findings open with Enter on their focused summary.
     summary = page.locator("details.findings > summary").first
