@@ -63,6 +63,7 @@ pub fn router(api: Router) -> Router {
         .route("/ui/search", get(search))
         .route("/ui/company", get(company))
         .route("/ui/incident", get(incident))
+        .route("/ui/assets", get(assets))
         .route("/ui/monitor", get(monitor))
         .route("/ui/predictions", get(predictions))
         .route("/ui/report", get(report_download))
@@ -264,6 +265,28 @@ async fn monitor(Caller(api): Caller) -> Response {
     match scorecard(&api, Audience::Monitor, "").await {
         Ok(card) => fragment(StatusCode::OK, pages::scorecard(Audience::Monitor, &card)),
         Err(f) => refused("Your company", &f),
+    }
+}
+
+/// One page of a company's applications, infrastructure or SBOM: an underwriter's
+/// `social_id`, or the monitor key's own company without one.
+async fn assets(Caller(api): Caller, Query(q): Params) -> Response {
+    let Some(kind) = pages::AssetKind::parse(param(&q, "kind")) else {
+        return refused(
+            "List",
+            &Failure::new(StatusCode::BAD_REQUEST, "kind must be applications, infrastructure or sbom"),
+        );
+    };
+    let social_id = param(&q, "social_id");
+    let who = if social_id.is_empty() { Audience::Monitor } else { Audience::Underwriter };
+    let page = param(&q, "page");
+    let mut at = vec![("page", if page.is_empty() { "1" } else { page })];
+    if who == Audience::Underwriter {
+        at.push(("social_id", social_id));
+    }
+    match api.get(kind.operation(who), &at).await {
+        Ok(v) => fragment(StatusCode::OK, pages::asset_list(who, kind, social_id, &v)),
+        Err(f) => refused(kind.as_str(), &f),
     }
 }
 

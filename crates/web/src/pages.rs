@@ -305,15 +305,15 @@ pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
             }
             section {
                 h2 { "Applications" }
-                (section("Applications", &card.applications, applications))
+                (section("Applications", &card.applications, |v| applications(v, &list_link(who, sid, AssetKind::Applications, 1))))
             }
             section {
                 h2 { "Infrastructure" }
-                (section("Infrastructure", &card.infrastructure, infrastructure))
+                (section("Infrastructure", &card.infrastructure, |v| infrastructure(v, &list_link(who, sid, AssetKind::Infrastructure, 1))))
             }
             section {
                 h2 { "Software (SBOM) with CVEs" }
-                (section("SBOM", &card.sbom, sbom))
+                (section("SBOM", &card.sbom, |v| sbom(v, &list_link(who, sid, AssetKind::Sbom, 1))))
             }
             section {
                 h2 { "Incident history" }
@@ -490,12 +490,95 @@ fn subsidiaries(who: Audience, parent: &Value, v: &Value) -> Markup {
     }
 }
 
-fn paging_note(v: &Value, shown: usize) -> Markup {
-    let total = v["pagination"]["total_items"].as_u64().unwrap_or(shown as u64);
-    html! { @if total > shown as u64 { p.muted { "The first " (shown) " of " (total) " (the API pages the rest)." } } }
+/// The lists a scorecard shows the first page of, each with a page of its own.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AssetKind {
+    Applications,
+    Infrastructure,
+    Sbom,
 }
 
-fn applications(v: &Value) -> Markup {
+impl AssetKind {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "applications" => Some(Self::Applications),
+            "infrastructure" => Some(Self::Infrastructure),
+            "sbom" => Some(Self::Sbom),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Applications => "applications",
+            Self::Infrastructure => "infrastructure",
+            Self::Sbom => "sbom",
+        }
+    }
+    fn title(self) -> &'static str {
+        match self {
+            Self::Applications => "Applications",
+            Self::Infrastructure => "Infrastructure",
+            Self::Sbom => "Software (SBOM) with CVEs",
+        }
+    }
+    /// The operation that lists it, for an underwriter or a monitor key.
+    pub fn operation(self, who: Audience) -> &'static str {
+        match (who, self) {
+            (Audience::Underwriter, Self::Applications) => "/underwriter-getcompanyapplicationsassets",
+            (Audience::Underwriter, Self::Infrastructure) => "/underwriter-getcompanyinfrastructureassets",
+            (Audience::Underwriter, Self::Sbom) => "/underwriter-getcompanysbomcve",
+            (Audience::Monitor, Self::Applications) => "/monitor-getcompanyapplicationsassets",
+            (Audience::Monitor, Self::Infrastructure) => "/monitor-getcompanyinfrastructureassets",
+            (Audience::Monitor, Self::Sbom) => "/monitor-getcompanysbomcve",
+        }
+    }
+}
+
+/// The page of one list (an underwriter's names the company; a monitor key's is its own).
+fn list_link(who: Audience, social_id: &str, kind: AssetKind, page: u64) -> String {
+    let page = page.to_string();
+    match who {
+        Audience::Underwriter => {
+            format!("/app/assets?{}", query(&[("kind", kind.as_str()), ("social_id", social_id), ("page", &page)]))
+        }
+        Audience::Monitor => format!("/app/assets?{}", query(&[("kind", kind.as_str()), ("page", &page)])),
+    }
+}
+
+fn paging_note(v: &Value, shown: usize, all: &str) -> Markup {
+    let total = v["pagination"]["total_items"].as_u64().unwrap_or(shown as u64);
+    html! { @if total > shown as u64 { p { "The first " (shown) " of " (total) ". " a href=(all) { "All " (total) " →" } } } }
+}
+
+/// One page of a list, with the links to the others.
+pub fn asset_list(who: Audience, kind: AssetKind, social_id: &str, v: &Value) -> Markup {
+    let p = &v["pagination"];
+    let (current, pages) = (p["current_page"].as_u64().unwrap_or(1), p["total_pages"].as_u64().unwrap_or(1));
+    let name = [v["company_name"].as_str().unwrap_or(""), social_id]
+        .into_iter()
+        .find(|n| !n.is_empty())
+        .unwrap_or("the scorecard");
+    let back = match who {
+        Audience::Underwriter => format!("/app/company?{}", query(&[("social_id", social_id)])),
+        Audience::Monitor => "/app/monitor".to_owned(),
+    };
+    let none = String::new();
+    html! {
+        h1 { (kind.title()) }
+        p { a href=(back) { "← " (name) } " · page " (current) " of " (pages.max(1)) " · " (p["total_items"].as_u64().unwrap_or(0)) " in all" }
+        @match kind {
+            AssetKind::Applications => (applications(v, &none)),
+            AssetKind::Infrastructure => (infrastructure(v, &none)),
+            AssetKind::Sbom => (sbom(v, &none)),
+        }
+        nav.pager aria-label="Pages" {
+            @if current > 1 { a href=(list_link(who, social_id, kind, current - 1)) rel="prev" { "← Previous" } }
+            @if current < pages { a href=(list_link(who, social_id, kind, current + 1)) rel="next" { "Next →" } }
+        }
+    }
+}
+
+fn applications(v: &Value, all: &str) -> Markup {
     let rows = items(&v["applications"]);
     html! {
         @if rows.is_empty() { p { "No applications detected." } } @else {
@@ -509,12 +592,12 @@ fn applications(v: &Value) -> Markup {
                     td { (text(&a["evidence"])) @if let Some(c) = a["confidence"].as_u64() { span.muted { " (confidence " (c) " %)" } } }
                 } } }
             } }
-            (paging_note(v, rows.len()))
+            @if !all.is_empty() { (paging_note(v, rows.len(), all)) }
         }
     }
 }
 
-fn infrastructure(v: &Value) -> Markup {
+fn infrastructure(v: &Value, all: &str) -> Markup {
     let rows = items(&v["network_endpoints"]);
     html! {
         @if rows.is_empty() { p { "No network endpoints found." } } @else {
@@ -527,12 +610,12 @@ fn infrastructure(v: &Value) -> Markup {
                     td { strong { (text(&e["attribution"]["source"])) } ": " (text(&e["attribution"]["evidence"])) }
                 } } }
             } }
-            (paging_note(v, rows.len()))
+            @if !all.is_empty() { (paging_note(v, rows.len(), all)) }
         }
     }
 }
 
-fn sbom(v: &Value) -> Markup {
+fn sbom(v: &Value, all: &str) -> Markup {
     let rows = items(&v["data"]);
     html! {
         @if let Some(m) = v["message"].as_str() { p.muted { (m) } }
@@ -552,7 +635,7 @@ fn sbom(v: &Value) -> Markup {
                     } } } }
                 } } }
             } }
-            (paging_note(v, rows.len()))
+            @if !all.is_empty() { (paging_note(v, rows.len(), all)) }
         }
     }
 }
@@ -783,6 +866,25 @@ mod tests {
         assert!(html.contains(r#"data-finding-id="7""#));
         assert!(html.contains("/ui/monitor/subsidiary/remove") && html.contains("Add a subsidiary"));
         assert!(html.contains("/app/predictions"));
+    }
+
+    #[test]
+    fn a_long_list_links_to_its_pages() {
+        let page = |n: u64| {
+            json!({"company_name": "Acme", "applications": [{"name": "nginx", "host": "a.test"}],
+            "pagination": {"current_page": n, "page_size": 1, "total_pages": 3, "total_items": 3}})
+        };
+        // On the scorecard: the first page, and a link to all of them.
+        let html =
+            applications(&page(1), &list_link(Audience::Underwriter, "acme", AssetKind::Applications, 1)).into_string();
+        assert!(html.contains(r#"href="/app/assets?kind=applications&amp;social_id=acme&amp;page=1""#), "{html}");
+        // A middle page links both ways; a monitor key's pages name no company.
+        let html = asset_list(Audience::Monitor, AssetKind::Applications, "", &page(2)).into_string();
+        assert!(html.contains(r#"href="/app/assets?kind=applications&amp;page=1" rel="prev""#), "{html}");
+        assert!(html.contains(r#"href="/app/assets?kind=applications&amp;page=3" rel="next""#), "{html}");
+        assert!(html.contains("page 2 of 3") && html.contains(r#"href="/app/monitor""#));
+        let last = asset_list(Audience::Underwriter, AssetKind::Applications, "acme", &page(3)).into_string();
+        assert!(!last.contains("rel=\"next\"") && last.contains("rel=\"prev\""));
     }
 
     #[test]
