@@ -5,7 +5,7 @@ use std::time::Duration;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use utoipa::ToSchema;
+use utoipa::{IntoResponses, ToSchema};
 
 pub const INTERNAL: &str = "Something went wrong, please contact support";
 pub const INVALID_REQUEST: &str = "Invalid request";
@@ -147,4 +147,25 @@ mod busy_tests {
         let other = ApiError::from(store::StoreError::Corrupt("x".into())).into_response();
         assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
     }
+}
+
+/// The error statuses every operation may answer with.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub enum CommonErrors {
+    /// Missing or invalid parameter, unknown company, company not processed yet.
+    #[response(status = 400)]
+    BadRequest(ErrorBody),
+    /// Missing, invalid or deactivated API key.
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// The key may not call this operation or see this company.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// Per-minute limit or monthly quota reached; see the Retry-After header.
+    #[response(status = 429)]
+    TooManyRequests(ErrorBody),
+    /// Unexpected failure.
+    #[response(status = 500)]
+    Internal(ErrorBody),
 }

@@ -3,63 +3,13 @@
 
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
-use utoipa::{IntoResponses, Modify, OpenApi, ToSchema};
+use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::error::{ErrorBody, RouteNotFound};
 use crate::routes::{general, monitor, underwriter, vulnerability};
-
-/// The error statuses every operation may answer with.
-#[derive(IntoResponses)]
-#[allow(dead_code)]
-pub enum CommonErrors {
-    /// Missing or invalid parameter, unknown company, company not processed yet.
-    #[response(status = 400)]
-    BadRequest(ErrorBody),
-    /// Missing, invalid or deactivated API key.
-    #[response(status = 401)]
-    Unauthorized(ErrorBody),
-    /// The key may not call this operation or see this company.
-    #[response(status = 403)]
-    Forbidden(ErrorBody),
-    /// Per-minute limit or monthly quota reached; see the Retry-After header.
-    #[response(status = 429)]
-    TooManyRequests(ErrorBody),
-    /// Unexpected failure.
-    #[response(status = 500)]
-    Internal(ErrorBody),
-}
-
-/// The body of POST /monitor-add-subsidiary.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct AddSubsidiaryBody {
-    name: String,
-    /// http(s) URL or host name of the subsidiary's website.
-    website: String,
-    employees: Option<u64>,
-    followers: Option<u64>,
-    industry: Option<String>,
-    sub_industry: Option<String>,
-    social_id: String,
-    parent_company_name: Option<String>,
-    /// Must be the company of the calling key.
-    parent_social_id: String,
-    /// Extension: the DKIM selectors the subsidiary signs with (at most 16; each one
-    /// to three dot-separated labels of letters, digits, `-` and `_`). Its scans try them first,
-    /// and no key at them is a finding; without them, no key at the curated selectors
-    /// leaves DKIM not assessable.
-    #[schema(max_items = 16)]
-    dkim_selectors: Option<Vec<DkimSelector>>,
-}
-
-/// A DKIM selector: one to three dot-separated labels of letters, digits, `-` and `_`.
-#[derive(ToSchema)]
-#[schema(value_type = String, pattern = r"^[A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63}){0,2}$")]
-#[allow(dead_code)]
-pub struct DkimSelector(String);
 
 struct KeyAuth;
 

@@ -805,11 +805,28 @@ pub struct IncidentData {
     pub data_breach: Value,
     #[schema(value_type = Object)]
     pub ransomware: Value,
-    #[schema(value_type = Vec<Object>)]
-    pub references: Value,
+    /// Where the incident was reported: URLs, or the names of sources.
+    pub references: Vec<String>,
     pub investigation_status: String,
     pub stakeholder_advisories: String,
     pub customer_advisories: String,
+}
+
+/// An incident's references as the strings the document promises: a string as it is,
+/// an object by its `url` (or `href`), anything else as its JSON text.
+fn reference_texts(v: &Value) -> Vec<String> {
+    let one = |r: &Value| match r {
+        Value::String(s) => s.clone(),
+        Value::Object(o) => {
+            o.get("url").or_else(|| o.get("href")).and_then(Value::as_str).map_or_else(|| r.to_string(), str::to_owned)
+        }
+        other => other.to_string(),
+    };
+    match v {
+        Value::Array(items) => items.iter().filter(|r| !r.is_null()).map(one).collect(),
+        Value::Null => Vec::new(),
+        other => vec![one(other)],
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -836,7 +853,7 @@ impl From<Incident> for IncidentDetail {
                 response: i.response,
                 data_breach: i.data_breach,
                 ransomware: i.ransomware,
-                references: i.references,
+                references: reference_texts(&i.references),
                 investigation_status: i.investigation_status,
                 stakeholder_advisories: i.stakeholder_advisories,
                 customer_advisories: i.customer_advisories,
@@ -866,13 +883,136 @@ pub struct SubdomainFindings {
     pub pagination: PaginationOut,
 }
 
+// --- Predictions (docs/PREDICTIONS.md) ------------------------------------------------------
+
+/// The factors of the annual event rate (each multiplies `base`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RateFactors {
+    pub base: f64,
+    pub size: f64,
+    pub industry: f64,
+    pub score: f64,
+    pub history: f64,
+}
+
+/// What a prediction was computed from.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PredictionInputs {
+    pub score: Option<f64>,
+    pub naics_code: Option<u32>,
+    pub revenue_usd: f64,
+    /// How `revenue_usd` was obtained (the employee band, or the size assumed).
+    pub revenue_basis: String,
+    pub public_incidents: usize,
+    pub annual_event_rate: f64,
+    pub rate_factors: RateFactors,
+}
+
+impl PredictionInputs {
+    pub fn new(p: &rating::predict::Profile, f: &rating::predict::Frequency) -> Self {
+        Self {
+            score: p.score,
+            naics_code: p.naics,
+            revenue_usd: p.revenue_usd,
+            revenue_basis: p.revenue_basis.clone(),
+            public_incidents: p.incident_ages_months.len(),
+            annual_event_rate: f.lambda,
+            rate_factors: RateFactors {
+                base: f.base,
+                size: f.size_factor,
+                industry: f.industry_factor,
+                score: f.score_factor,
+                history: f.history_factor,
+            },
+        }
+    }
+}
+
+/// The probability of at least one incident within `horizon_months`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Prediction {
+pub struct IncidentMonthOut {
+    pub month: u32,
+    pub horizon_months: u32,
+    pub probability: f64,
+    pub expected_incidents: f64,
+    pub units: &'static str,
+    pub inputs: PredictionInputs,
+    pub methodology: &'static str,
+}
+
+/// The probability of at least one data breach within `horizon_months`, and the records
+/// expected lost.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DataLossMonthOut {
+    pub month: u32,
+    pub horizon_months: u32,
+    pub breach_probability: f64,
+    pub expected_records: f64,
+    pub units: &'static str,
+    pub inputs: PredictionInputs,
+    pub methodology: &'static str,
+}
+
+/// One point of the loss exceedance curve.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ExceedanceOut {
+    pub threshold_usd: f64,
+    pub probability: f64,
+}
+
+/// The aggregate loss over `horizon_months`, from a seeded Monte Carlo.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TailRiskOut {
+    pub horizon_months: u32,
+    pub probability_of_loss: f64,
+    pub expected_loss_usd: f64,
+    pub var95_usd: f64,
+    pub var99_usd: f64,
+    pub tvar95_usd: f64,
+    pub loss_given_event_p50_usd: f64,
+    pub loss_given_event_p95_usd: f64,
+    pub exceedance: Vec<ExceedanceOut>,
+    pub cap_per_event_usd: f64,
+    pub paths: u32,
+    pub seed: u64,
+    pub units: &'static str,
+    pub inputs: PredictionInputs,
+    pub methodology: &'static str,
+}
+
+/// The units each prediction states.
+pub const INCIDENT_UNITS: &str = "probability of at least one security incident within horizon_months; expected count";
+pub const DATA_LOSS_UNITS: &str =
+    "probability of at least one data breach within horizon_months; expected records lost";
+pub const TAIL_RISK_UNITS: &str = "US dollars of aggregate loss over horizon_months (nominal)";
+
+/// An incident prediction: one item per month of the period.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IncidentPrediction {
     pub social_id: String,
     pub period: u32,
-    #[schema(value_type = Vec<Object>)]
-    pub data: Vec<Value>,
+    pub data: Vec<IncidentMonthOut>,
     /// A notice when no prediction is available yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// A data-loss prediction: one item per month of the period.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DataLossPrediction {
+    pub social_id: String,
+    pub period: u32,
+    pub data: Vec<DataLossMonthOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// A tail-risk estimation: one item, at the horizon.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TailRiskPrediction {
+    pub social_id: String,
+    pub period: u32,
+    pub data: Vec<TailRiskOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -1103,4 +1243,21 @@ pub struct Vendors {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SearchResults {
     pub results: Vec<CveOut>,
+}
+
+#[cfg(test)]
+mod reference_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn incident_references_are_strings_whatever_was_stored() {
+        let stored = json!(["https://a.example/x", {"url": "https://b.example/y"}, {"source": "press"}, 7, null]);
+        assert_eq!(
+            reference_texts(&stored),
+            ["https://a.example/x", "https://b.example/y", r#"{"source":"press"}"#, "7"]
+        );
+        assert!(reference_texts(&Value::Null).is_empty());
+        assert_eq!(reference_texts(&json!("https://c.example")), ["https://c.example"]);
+    }
 }

@@ -65,6 +65,27 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// What the model knows of a company on `today`: revenue from its employee band (a
+    /// 50-employee firm when it has none), its NAICS code, its global score and the ages
+    /// of its public incidents (those with a detection date).
+    pub fn of_company(c: &model::Company, incidents: &[model::Incident], today: time::Date) -> Profile {
+        let incident_ages_months = incidents
+            .iter()
+            .filter_map(|i| i.date_detected.map(|d| (today - d.0).whole_days().max(0) as f64 / 30.44))
+            .collect();
+        let (revenue_usd, revenue_basis) = match Profile::from_employees(&c.employees_number) {
+            Some(e) => (e * REVENUE_PER_EMPLOYEE, format!("{} employees × $250,000", e.round())),
+            None => (50.0 * REVENUE_PER_EMPLOYEE, "size unknown: a 50-employee firm assumed".to_owned()),
+        };
+        Profile {
+            revenue_usd,
+            revenue_basis,
+            naics: c.naics_code.and_then(|n| u32::try_from(n).ok()),
+            score: c.score.map(|s| s.as_f64()),
+            incident_ages_months,
+        }
+    }
+
     /// A profile from an employee-count band such as "51-200 employees" or "10,001+".
     pub fn from_employees(band: &str) -> Option<f64> {
         let digits: Vec<f64> = band
@@ -467,6 +488,39 @@ impl Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_company_profile_takes_its_size_industry_and_score() {
+        let mut c = model::Company {
+            id: 1,
+            social_id: model::SocialId::parse("acme").unwrap(),
+            company_name: "Acme".into(),
+            website: String::new(),
+            domain: None,
+            industry: String::new(),
+            description: String::new(),
+            company_id: String::new(),
+            funding_id: String::new(),
+            employees_number: "51-200 employees".into(),
+            followers_number: 0,
+            naics_code: Some(484121),
+            searched_by: 0,
+            last_scanned_at: None,
+            score: Some(model::Score::from_f64(71.5).unwrap()),
+            grade: None,
+        };
+        let today = time::macros::date!(2026 - 11 - 28);
+        let p = Profile::of_company(&c, &[], today);
+        // The geometric mean of the band's ends: √(51·200) ≈ 101 employees.
+        assert_eq!(p.revenue_basis, "101 employees × $250,000");
+        assert!((p.revenue_usd - (51.0f64 * 200.0).sqrt() * REVENUE_PER_EMPLOYEE).abs() < 1e-6);
+        assert_eq!((p.naics, p.score), (Some(484121), Some(71.5)));
+        assert!(p.incident_ages_months.is_empty());
+        c.employees_number = String::new();
+        let p = Profile::of_company(&c, &[], today);
+        assert_eq!(p.revenue_usd, 50.0 * REVENUE_PER_EMPLOYEE);
+        assert!(p.revenue_basis.contains("assumed"));
+    }
 
     fn firm(revenue: f64, score: Option<f64>) -> Profile {
         Profile {

@@ -4,8 +4,9 @@ use axum::Json;
 use axum::extract::{Extension, State};
 use axum::response::{IntoResponse, Response};
 
+use super::Named;
+use crate::error::CommonErrors;
 use crate::error::{self, ApiError};
-use crate::openapi::CommonErrors;
 use crate::params::Params;
 use crate::responses::{DomainBySocialId, NameAndSocialId, SocialIdByDomain, SocialIdsByName};
 use crate::{AppState, Caller};
@@ -14,12 +15,7 @@ use crate::{AppState, Caller};
 #[utoipa::path(get, path = "/general-getdomain-by-socialid", operation_id = "general-getdomain-by-socialid", tag = "General",
     params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id")),
     responses((status = 200, description = "The company's domain", body = DomainBySocialId), CommonErrors))]
-pub async fn get_domain_by_social_id(
-    State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
-) -> Result<Json<DomainBySocialId>, ApiError> {
-    let c = super::looked_up(&app, &caller, &p).await?;
+pub async fn get_domain_by_social_id(Named { company: c, .. }: Named) -> Result<Json<DomainBySocialId>, ApiError> {
     Ok(Json(DomainBySocialId {
         social_id: c.social_id.to_string(),
         company_name: c.company_name,

@@ -196,6 +196,70 @@ pub(crate) async fn looked_up(
     Ok(company)
 }
 
+/// Who an answer is for, where an Underwriter and a Monitor answer differ.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Audience {
+    Underwriter,
+    Monitor,
+}
+
+/// The caller the key authentication put on the request.
+fn caller_of(parts: &axum::http::request::Parts) -> Result<Caller, ApiError> {
+    parts.extensions.get::<Caller>().cloned().ok_or(ApiError::Unauthorized(error::KEY_REQUIRED))
+}
+
+/// The rated company a request's `social_id` names, as the calling key may see it,
+/// counted as one lookup (the Underwriter operations); with the request's parameters.
+pub(crate) struct Named {
+    pub company: Company,
+    pub params: crate::params::Params,
+}
+
+impl axum::extract::FromRequestParts<AppState> for Named {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, app: &AppState) -> Result<Self, ApiError> {
+        let caller = caller_of(parts)?;
+        let params =
+            <crate::params::Params as axum::extract::FromRequestParts<AppState>>::from_request_parts(parts, app)
+                .await?;
+        let company = looked_up(app, &caller, &params).await?;
+        Ok(Self { company, params })
+    }
+}
+
+/// The company of a monitor key, rated (the Monitor reads).
+pub(crate) struct Own {
+    pub company: Company,
+    pub caller: Caller,
+}
+
+impl axum::extract::FromRequestParts<AppState> for Own {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, app: &AppState) -> Result<Self, ApiError> {
+        let caller = caller_of(parts)?;
+        let company = own_company(app, &caller).await?;
+        Ok(Self { company, caller })
+    }
+}
+
+/// The company of a monitor key, rated or not (the Monitor writes and events).
+pub(crate) struct OwnUnrated {
+    pub company: Company,
+    pub caller: Caller,
+}
+
+impl axum::extract::FromRequestParts<AppState> for OwnUnrated {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, app: &AppState) -> Result<Self, ApiError> {
+        let caller = caller_of(parts)?;
+        let company = own_company_unrated(app, &caller).await?;
+        Ok(Self { company, caller })
+    }
+}
+
 /// The company of a monitor key, which must have been rated.
 pub(crate) async fn own_company(app: &AppState, caller: &Caller) -> Result<Company, ApiError> {
     rated(app, own_company_unrated(app, caller).await?).await

@@ -7,8 +7,9 @@ use axum::extract::{Extension, State};
 use axum::response::{IntoResponse, Response};
 use model::{Company, Domain, Page, Severity};
 
+use super::{Audience, Named};
+use crate::error::CommonErrors;
 use crate::error::{self, ApiError};
-use crate::openapi::CommonErrors;
 use crate::params::Params;
 use crate::responses::*;
 use crate::{AppState, Caller};
@@ -124,11 +125,11 @@ pub(crate) async fn infrastructure(app: &AppState, c: Company, page: Page) -> Re
     })
 }
 
-pub(crate) async fn sbom(app: &AppState, c: &Company, page: Page, success_message: bool) -> Result<SbomPage, ApiError> {
+pub(crate) async fn sbom(app: &AppState, c: &Company, page: Page, who: Audience) -> Result<SbomPage, ApiError> {
     let items = app.store().sbom(c.id, page, false).await?;
     let message = if items.total == 0 {
         Some("No SBOM component has been detected for this company".to_owned())
-    } else if success_message {
+    } else if who == Audience::Monitor {
         Some("SBOM retrieved successfully".to_owned())
     } else {
         None
@@ -140,12 +141,7 @@ pub(crate) async fn sbom(app: &AppState, c: &Company, page: Page, success_messag
     })
 }
 
-pub(crate) async fn sbom_cve(
-    app: &AppState,
-    c: &Company,
-    page: Page,
-    success_message: bool,
-) -> Result<SbomPage, ApiError> {
+pub(crate) async fn sbom_cve(app: &AppState, c: &Company, page: Page, who: Audience) -> Result<SbomPage, ApiError> {
     let items = app.store().sbom(c.id, page, true).await?;
     let mut data = Vec::with_capacity(items.items.len());
     for comp in items.items {
@@ -165,7 +161,7 @@ pub(crate) async fn sbom_cve(
     }
     let message = if items.total == 0 {
         Some("No SBOM vulnerability found".to_owned())
-    } else if success_message {
+    } else if who == Audience::Monitor {
         Some("SBOM vulnerabilities retrieved successfully".to_owned())
     } else {
         None
@@ -178,12 +174,12 @@ pub(crate) async fn sbom_domain(
     c: &Company,
     domain: Domain,
     page: Page,
-    success_message: bool,
+    who: Audience,
 ) -> Result<SbomByDomain, ApiError> {
     let hosts = app.store().sbom_by_domain(c.id, &domain, page).await?;
     let message = if hosts.total == 0 {
         Some(format!("No SBOM component has been detected on {domain}"))
-    } else if success_message {
+    } else if who == Audience::Monitor {
         Some("SBOM retrieved successfully".to_owned())
     } else {
         None
@@ -336,10 +332,8 @@ pub(crate) async fn history(app: &AppState, c: &Company) -> Result<CompanyHistor
     responses((status = 200, description = "Company information", body = CompanyInfo), CommonErrors))]
 pub async fn get_company_info(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, .. }: Named,
 ) -> Result<Json<CompanyInfo>, ApiError> {
-    let c = super::looked_up(&app, &caller, &p).await?;
     Ok(Json(company_info(&app, &c, true).await?))
 }
 
@@ -350,11 +344,9 @@ pub async fn get_company_info(
     responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
 pub async fn get_company_applications_assets(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, params: p, .. }: Named,
 ) -> Result<Response, ApiError> {
     let page = p.page()?;
-    let c = super::looked_up(&app, &caller, &p).await?;
     super::company_answer(
         app.clone(),
         c.id,
@@ -372,11 +364,9 @@ pub async fn get_company_applications_assets(
     responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
 pub async fn get_company_infrastructure_assets(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, params: p, .. }: Named,
 ) -> Result<Response, ApiError> {
     let page = p.page()?;
-    let c = super::looked_up(&app, &caller, &p).await?;
     super::company_answer(
         app.clone(),
         c.id,
@@ -394,13 +384,11 @@ pub async fn get_company_infrastructure_assets(
     responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
 pub async fn get_company_sbom(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, params: p, .. }: Named,
 ) -> Result<Response, ApiError> {
     let page = p.page()?;
-    let c = super::looked_up(&app, &caller, &p).await?;
     super::company_answer(app.clone(), c.id, "underwriter::get_company_sbom", p.cache_key(), async move || {
-        sbom(&app, &c, page, false).await
+        sbom(&app, &c, page, Audience::Underwriter).await
     })
     .await
 }
@@ -412,13 +400,11 @@ pub async fn get_company_sbom(
     responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
 pub async fn get_company_sbom_cve(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, params: p, .. }: Named,
 ) -> Result<Response, ApiError> {
     let page = p.page()?;
-    let c = super::looked_up(&app, &caller, &p).await?;
     super::company_answer(app.clone(), c.id, "underwriter::get_company_sbom_cve", p.cache_key(), async move || {
-        sbom_cve(&app, &c, page, false).await
+        sbom_cve(&app, &c, page, Audience::Underwriter).await
     })
     .await
 }
@@ -431,14 +417,12 @@ pub async fn get_company_sbom_cve(
     responses((status = 200, description = "SBOM by subdomain", body = SbomByDomain), CommonErrors))]
 pub async fn get_company_sbom_domain(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, params: p, .. }: Named,
 ) -> Result<Response, ApiError> {
     let domain = p.domain("domain")?;
     let page = p.page()?;
-    let c = super::looked_up(&app, &caller, &p).await?;
     super::company_answer(app.clone(), c.id, "underwriter::get_company_sbom_domain", p.cache_key(), async move || {
-        sbom_domain(&app, &c, domain, page, false).await
+        sbom_domain(&app, &c, domain, page, Audience::Underwriter).await
     })
     .await
 }
@@ -449,10 +433,8 @@ pub async fn get_company_sbom_domain(
     responses((status = 200, description = "Scores", body = CompanyScores), CommonErrors))]
 pub async fn get_company_scores(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, .. }: Named,
 ) -> Result<Response, ApiError> {
-    let c = super::looked_up(&app, &caller, &p).await?;
     scores_json(&app, c).await
 }
 
@@ -464,11 +446,9 @@ pub async fn get_company_scores(
     responses((status = 200, description = "Score history (extension)", body = ScoreHistory), CommonErrors))]
 pub async fn get_company_score_history(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, params: p, .. }: Named,
 ) -> Result<Response, ApiError> {
     let page = p.page()?;
-    let c = super::looked_up(&app, &caller, &p).await?;
     super::company_answer(app.clone(), c.id, "underwriter::get_company_score_history", p.cache_key(), async move || {
         score_history(&app, c, page).await
     })
@@ -532,11 +512,9 @@ const HISTORY_LIMIT: u32 = 10_000;
     responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
 pub async fn get_company_stats(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, params: p, .. }: Named,
 ) -> Result<Response, ApiError> {
     let page = p.page()?;
-    let c = super::looked_up(&app, &caller, &p).await?;
     super::company_answer(app.clone(), c.id, "underwriter::get_company_stats", p.cache_key(), async move || {
         stats(&app, &c, page).await
     })
@@ -550,11 +528,9 @@ pub async fn get_company_stats(
     responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
 pub async fn get_company_subscores(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, params: p, .. }: Named,
 ) -> Result<Response, ApiError> {
     let page = p.page()?;
-    let c = super::looked_up(&app, &caller, &p).await?;
     super::company_answer(app.clone(), c.id, "underwriter::get_company_subscores", p.cache_key(), async move || {
         subscores(&app, &c, page).await
     })
@@ -644,10 +620,8 @@ async fn last_scanned(app: &AppState, caller: &Caller, page: model::Page) -> Res
     responses((status = 200, description = "Incident history", body = CompanyHistory), CommonErrors))]
 pub async fn get_company_history(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
+    Named { company: c, params: p, .. }: Named,
 ) -> Result<Response, ApiError> {
-    let c = super::looked_up(&app, &caller, &p).await?;
     super::company_answer(app.clone(), c.id, "underwriter::get_company_history", p.cache_key(), async move || {
         history(&app, &c).await
     })
