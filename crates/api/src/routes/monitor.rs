@@ -508,9 +508,9 @@ struct NewSubsidiary {
 
 /// The optional `dkim_selectors` extension: an array of selectors
 /// (`model::dkim_selectors`).
-fn selectors_field(body: &serde_json::Map<String, Value>) -> Result<Option<Vec<String>>, ApiError> {
+fn selectors_field(v: Option<&Value>) -> Result<Option<Vec<String>>, ApiError> {
     let invalid = || ApiError::not_valid("dkim_selectors");
-    match body.get("dkim_selectors") {
+    match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Array(items)) if items.len() <= model::MAX_DKIM_SELECTORS => {
             let texts: Vec<&str> = items.iter().map(|v| v.as_str().ok_or_else(invalid)).collect::<Result<_, _>>()?;
@@ -520,8 +520,8 @@ fn selectors_field(body: &serde_json::Map<String, Value>) -> Result<Option<Vec<S
     }
 }
 
-fn text(body: &serde_json::Map<String, Value>, field: &str, required: bool) -> Result<Option<String>, ApiError> {
-    match body.get(field) {
+fn text(v: Option<&Value>, field: &str, required: bool) -> Result<Option<String>, ApiError> {
+    match v {
         None | Some(Value::Null) if required => Err(ApiError::required(field)),
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() && required => Err(ApiError::required(field)),
@@ -530,34 +530,54 @@ fn text(body: &serde_json::Map<String, Value>, field: &str, required: bool) -> R
     }
 }
 
-fn count_field(body: &serde_json::Map<String, Value>, field: &str) -> Result<Option<u64>, ApiError> {
-    match body.get(field) {
+fn count_field(v: Option<&Value>, field: &str) -> Result<Option<u64>, ApiError> {
+    match v {
         None | Some(Value::Null) => Ok(None),
         Some(v) => v.as_u64().map(Some).ok_or_else(|| ApiError::not_valid(field)),
     }
 }
 
+// Read as sent (each field's JSON value), then checked field by field with the spec's
+// messages (`AddSubsidiaryBody::parse`); the schema documents what is accepted.
 /// The body of POST /monitor-add-subsidiary.
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(serde::Deserialize, ToSchema)]
 pub struct AddSubsidiaryBody {
-    name: String,
+    #[schema(value_type = String, required = true)]
+    #[serde(default)]
+    name: Option<Value>,
     /// http(s) URL or host name of the subsidiary's website.
-    website: String,
-    employees: Option<u64>,
-    followers: Option<u64>,
-    industry: Option<String>,
-    sub_industry: Option<String>,
-    social_id: String,
-    parent_company_name: Option<String>,
+    #[schema(value_type = String, required = true)]
+    #[serde(default)]
+    website: Option<Value>,
+    #[schema(value_type = Option<u64>)]
+    #[serde(default)]
+    employees: Option<Value>,
+    #[schema(value_type = Option<u64>)]
+    #[serde(default)]
+    followers: Option<Value>,
+    #[schema(value_type = Option<String>)]
+    #[serde(default)]
+    industry: Option<Value>,
+    #[schema(value_type = Option<String>)]
+    #[serde(default)]
+    sub_industry: Option<Value>,
+    #[schema(value_type = String, required = true)]
+    #[serde(default)]
+    social_id: Option<Value>,
+    #[schema(value_type = Option<String>)]
+    #[serde(default)]
+    parent_company_name: Option<Value>,
     /// Must be the company of the calling key.
-    parent_social_id: String,
+    #[schema(value_type = String, required = true)]
+    #[serde(default)]
+    parent_social_id: Option<Value>,
     /// Extension: the DKIM selectors the subsidiary signs with (at most 16; each one
     /// to three dot-separated labels of letters, digits, `-` and `_`). Its scans try them first,
     /// and no key at them is a finding; without them, no key at the curated selectors
     /// leaves DKIM not assessable.
-    #[schema(max_items = 16)]
-    dkim_selectors: Option<Vec<DkimSelector>>,
+    #[schema(value_type = Option<Vec<DkimSelector>>, max_items = 16)]
+    #[serde(default)]
+    dkim_selectors: Option<Value>,
 }
 
 /// A DKIM selector: one to three dot-separated labels of letters, digits, `-` and `_`.
@@ -566,35 +586,43 @@ pub struct AddSubsidiaryBody {
 #[allow(dead_code)]
 pub struct DkimSelector(String);
 
-fn parse_new_subsidiary(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
-    let Ok(Value::Object(body)) = serde_json::from_slice::<Value>(raw) else {
-        return Err(ApiError::bad(crate::error::INVALID_REQUEST));
-    };
-    let name = text(&body, "name", true)?.unwrap_or_default();
-    let website = text(&body, "website", true)?.unwrap_or_default();
-    let domain = Domain::from_website(&website).map_err(|_| ApiError::not_valid("website"))?;
-    let employees = count_field(&body, "employees")?;
-    let followers = count_field(&body, "followers")?;
-    let industry = text(&body, "industry", false)?.unwrap_or_default();
-    let sub_industry = text(&body, "sub_industry", false)?.unwrap_or_default();
-    let social_id = SocialId::parse(&text(&body, "social_id", true)?.unwrap_or_default())
-        .map_err(|_| ApiError::not_valid("social_id"))?;
-    text(&body, "parent_company_name", false)?;
-    let parent_social_id = SocialId::parse(&text(&body, "parent_social_id", true)?.unwrap_or_default())
-        .map_err(|_| ApiError::not_valid("parent_social_id"))?;
-    let dkim_selectors = selectors_field(&body)?;
-    Ok(NewSubsidiary {
-        name,
-        website,
-        domain,
-        employees,
-        followers,
-        // The subsidiary's own industry; `sub_industry` refines it when `industry` is absent.
-        industry: if industry.is_empty() { sub_industry } else { industry },
-        social_id,
-        parent_social_id,
-        dkim_selectors,
-    })
+impl AddSubsidiaryBody {
+    /// The new subsidiary a body describes, or the first field that is missing or not valid.
+    fn parse(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
+        // Anything but one JSON object (of any fields) is not a request (serde would read
+        // an array as the fields in order).
+        let invalid = || ApiError::bad(crate::error::INVALID_REQUEST);
+        let object @ Value::Object(_) = serde_json::from_slice::<Value>(raw).map_err(|_| invalid())? else {
+            return Err(invalid());
+        };
+        let body: AddSubsidiaryBody = serde_json::from_value(object).map_err(|_| invalid())?;
+        let name = text(body.name.as_ref(), "name", true)?.unwrap_or_default();
+        let website = text(body.website.as_ref(), "website", true)?.unwrap_or_default();
+        let domain = Domain::from_website(&website).map_err(|_| ApiError::not_valid("website"))?;
+        let employees = count_field(body.employees.as_ref(), "employees")?;
+        let followers = count_field(body.followers.as_ref(), "followers")?;
+        let industry = text(body.industry.as_ref(), "industry", false)?.unwrap_or_default();
+        let sub_industry = text(body.sub_industry.as_ref(), "sub_industry", false)?.unwrap_or_default();
+        let social_id = SocialId::parse(&text(body.social_id.as_ref(), "social_id", true)?.unwrap_or_default())
+            .map_err(|_| ApiError::not_valid("social_id"))?;
+        text(body.parent_company_name.as_ref(), "parent_company_name", false)?;
+        let parent_social_id =
+            SocialId::parse(&text(body.parent_social_id.as_ref(), "parent_social_id", true)?.unwrap_or_default())
+                .map_err(|_| ApiError::not_valid("parent_social_id"))?;
+        let dkim_selectors = selectors_field(body.dkim_selectors.as_ref())?;
+        Ok(NewSubsidiary {
+            name,
+            website,
+            domain,
+            employees,
+            followers,
+            // The subsidiary's own industry; `sub_industry` refines it when `industry` is absent.
+            industry: if industry.is_empty() { sub_industry } else { industry },
+            social_id,
+            parent_social_id,
+            dkim_selectors,
+        })
+    }
 }
 
 /// Adds a subsidiary to the caller's company; a new company is queued for its first scan.
@@ -606,7 +634,7 @@ pub async fn add_subsidiary(
     OwnUnrated { company: parent, caller }: OwnUnrated,
     body: Bytes,
 ) -> Result<Json<MessageOut>, ApiError> {
-    let new = parse_new_subsidiary(&body)?;
+    let new = AddSubsidiaryBody::parse(&body)?;
     if new.parent_social_id != parent.social_id {
         return Err(ApiError::bad("parent_social_id is not the company of this API key"));
     }
