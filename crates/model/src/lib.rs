@@ -9,6 +9,7 @@ pub mod company;
 pub mod cpe;
 pub mod event;
 pub mod ids;
+pub mod naics;
 pub mod observatory;
 pub mod page;
 pub mod risk;

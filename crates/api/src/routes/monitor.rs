@@ -685,6 +685,9 @@ pub async fn add_subsidiary(
                 company_name: new.name.clone(),
                 website: new.website,
                 domain: Some(new.domain),
+                // Its NAICS code from the industry text (none when no title matches), so
+                // that its predictions take the industry factor.
+                naics_code: model::naics::code_for_industry(&new.industry).map(|n| i64::from(n.code)),
                 industry: new.industry,
                 employees_number: new.employees.map(|n| format!("{n} employees")).unwrap_or_default(),
                 followers_number: i64::try_from(new.followers.unwrap_or(0)).unwrap_or(i64::MAX),

@@ -309,7 +309,7 @@ async fn monitor_reads() {
 async fn monitor_writes_are_durable() {
     let app = TestApp::spawn().await;
     let k = &app.monitor;
-    let body = r#"{"name":"Acme Drones","website":"https://www.acme-drones.example/","employees":40,"followers":900,"industry":"Aviation","sub_industry":"Drones","social_id":"acme-drones","parent_company_name":"Acme Robotics","parent_social_id":"acme-robotics"}"#;
+    let body = r#"{"name":"Acme Drones","website":"https://www.acme-drones.example/","employees":40,"followers":900,"industry":"Air Transportation","sub_industry":"Drones","social_id":"acme-drones","parent_company_name":"Acme Robotics","parent_social_id":"acme-robotics"}"#;
     let (s, v, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(body)).await;
     assert_eq!(s, StatusCode::OK, "{v}");
     assert!(v["message"].as_str().unwrap().contains("was added"));
@@ -320,6 +320,8 @@ async fn monitor_writes_are_durable() {
         app.store.company_by_social_id(&model::SocialId::parse("acme-drones").unwrap()).await.unwrap().unwrap();
     assert_eq!(drones.domain.unwrap().as_str(), "acme-drones.example", "www. is not part of the web domain");
     assert_eq!(drones.employees_number, "40 employees");
+    // Its NAICS code from its industry text (the predictions' industry factor uses it).
+    assert_eq!(drones.naics_code, Some(481));
     let subs = app.ok("/monitor-getcompanysubsidiaries", k).await;
     assert_eq!(subs.as_array().unwrap().len(), 3);
     let jobs = store::testkit::pending_jobs(&*app.store).await.unwrap();
