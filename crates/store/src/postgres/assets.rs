@@ -24,7 +24,8 @@ impl crate::Assets for PgStore {
         let row = sqlx::query(
             "SELECT (SELECT count(*) FROM applications WHERE company_id = $1) AS apps, \
              (SELECT count(*) FROM network_endpoints WHERE company_id = $1) AS eps, \
-             (SELECT count(DISTINCT ip) FROM network_endpoints WHERE company_id = $1) AS ips, \
+             (SELECT count(*) FROM (SELECT ip FROM network_endpoints WHERE company_id = $1 UNION \
+                SELECT unnest(string_to_array(addresses, ',')) COLLATE \"C\" FROM hosts WHERE company_id = $1 AND addresses <> '') a) AS ips, \
              (SELECT count(*) FROM sbom_components WHERE company_id = $1) AS sbom",
         )
         .bind(company)

@@ -24,7 +24,9 @@ impl crate::Assets for SqliteStore {
         let row = sqlx::query(
             "SELECT (SELECT count(*) FROM applications WHERE company_id = ?1) AS apps, \
              (SELECT count(*) FROM network_endpoints WHERE company_id = ?1) AS eps, \
-             (SELECT count(DISTINCT ip) FROM network_endpoints WHERE company_id = ?1) AS ips, \
+             (SELECT count(*) FROM (SELECT ip FROM network_endpoints WHERE company_id = ?1 UNION \
+                SELECT j.value FROM hosts h, json_each('[\"' || replace(h.addresses, ',', '\",\"') || '\"]') j \
+                WHERE h.company_id = ?1 AND h.addresses <> '')) AS ips, \
              (SELECT count(*) FROM sbom_components WHERE company_id = ?1) AS sbom",
         )
         .bind(company)

@@ -460,6 +460,9 @@ pub async fn discovery(store: &dyn Store) {
     assert_eq!(e.attribution.as_ref(), Some(&www));
     assert_eq!((e.first_seen, e.last_seen), (at("2026-03-01T00:00:00Z"), at("2026-04-01T00:00:00Z")));
     assert!(store.owns_host(c.id, &dom("shop.discovered.example")).await.unwrap());
+    // IP addresses: every address the hosts resolve to (192.0.2.8 and .9, no open port
+    // needed) and every endpoint's (192.0.2.7, where www was before), once each.
+    assert_eq!(store.counts(c.id).await.unwrap().ip_addresses, 3);
 }
 
 async fn open_findings(store: &dyn Store, company: i64) -> Vec<Finding> {
