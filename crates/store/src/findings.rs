@@ -79,4 +79,8 @@ pub trait Findings: Send + Sync + 'static {
     async fn latest_score(&self, company: i64) -> Result<Option<ScoreSnapshot>>;
 
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>>;
+
+    /// One page of the company's ratings, newest first, with how many it has: only the
+    /// ratings of the page are read (with their components).
+    async fn score_history_page(&self, company: i64, page: model::Page) -> Result<crate::Paged<ScoreSnapshot>>;
 }

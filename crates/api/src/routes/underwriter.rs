@@ -457,19 +457,12 @@ pub async fn get_company_score_history(
 
 /// One page of a company's ratings, newest first.
 pub(super) async fn score_history(app: &AppState, c: Company, page: model::Page) -> Result<ScoreHistory, ApiError> {
-    let all = app.store().score_history(c.id, HISTORY_LIMIT).await?;
-    let total = all.len() as u64;
-    let data = all
-        .iter()
-        .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
-        .take(usize::try_from(page.limit()).unwrap_or(0))
-        .map(RatingOut::from)
-        .collect();
+    let ratings = app.store().score_history_page(c.id, page).await?;
     Ok(ScoreHistory {
         social_id: c.social_id.to_string(),
         company_name: c.company_name,
-        data,
-        pagination: page.pagination(total).into(),
+        data: ratings.items.iter().map(RatingOut::from).collect(),
+        pagination: page.pagination(ratings.total).into(),
     })
 }
 
@@ -501,9 +494,6 @@ pub(crate) async fn events(app: &AppState, c: &Company, companies: &[i64], page:
         pagination: page.pagination(found.total).into(),
     })
 }
-
-/// The most ratings of one company a history answer looks at.
-const HISTORY_LIMIT: u32 = 10_000;
 
 /// Statistics of each subsidiary.
 #[utoipa::path(get, path = "/underwriter-getcompanystats", operation_id = "underwriter-getcompanystats", tag = "Underwriter",

@@ -164,4 +164,21 @@ impl crate::Findings for PgStore {
         .await?;
         self.load_scores(rows).await
     }
+
+    async fn score_history_page(&self, company: i64, page: model::Page) -> Result<crate::Paged<ScoreSnapshot>> {
+        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM scores WHERE company_id = $1")
+            .bind(company)
+            .fetch_one(&self.pool)
+            .await?;
+        let rows = sqlx::query(
+            "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = $1 \
+             ORDER BY scanned_at DESC, id DESC LIMIT $2 OFFSET $3",
+        )
+        .bind(company)
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(crate::Paged { items: self.load_scores(rows).await?, total: u64::try_from(total).unwrap_or(0) })
+    }
 }

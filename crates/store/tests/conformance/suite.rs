@@ -647,6 +647,11 @@ pub async fn companies(store: &dyn Store) {
         (Some(Score::from_f64(64.5).unwrap()), Some(at("2026-03-01T00:00:00Z").0))
     );
     assert_eq!(store.score_history(c.id, 10).await.unwrap().len(), 3);
+    // Paged in the store: the page's ratings only, newest first, and the total.
+    let first = store.score_history_page(c.id, Page::FIRST).await.unwrap();
+    assert_eq!((first.items, first.total), (store.score_history(c.id, 10).await.unwrap(), 3));
+    let beyond = store.score_history_page(c.id, Page::parse(Some("2")).unwrap()).await.unwrap();
+    assert_eq!((beyond.items.len(), beyond.total), (0, 3));
     // Recomputed under another methodology: replaced in place, components included.
     let mut again = rated.clone();
     again.score = Score::from_f64(61.25).unwrap();
