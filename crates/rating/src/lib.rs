@@ -341,6 +341,23 @@ pub fn snapshot(rating: &Rating, scanned_at: OffsetDateTimeText) -> Option<Score
 mod tests {
     use super::*;
 
+    /// docs/METHODOLOGY.md and this code say the same: findings are normalised by the
+    /// assets assessed (`N = 1 + ln(A) / 2`), not by company size, and its worked
+    /// examples are what `component_score` computes.
+    #[test]
+    fn the_methodology_document_says_what_the_code_does() {
+        let doc = include_str!("../../../docs/METHODOLOGY.md");
+        let flat = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("score = 100 · exp(−(P / 50) / N), N = 1 + ln(A) / 2"), "the formula");
+        assert!(flat.contains("it does not normalise by the company's size"), "no size normalisation claimed");
+        assert!(!flat.contains("normalises it by company size"));
+        for (points, assets, shown) in [(20.0, 2, "74.3"), (11.0, 2, "84.9"), (60.0, 1, "30.1"), (60.0, 50, "66.6")] {
+            let computed = format!("{:.1}", component_score(points, assets));
+            assert_eq!(computed, shown, "{points} points on {assets} assets");
+            assert!(flat.contains(shown), "the document shows {shown}");
+        }
+    }
+
     fn finding(v: RiskVector, severity: Severity, code: &str, asset: &str) -> Finding {
         Finding {
             id: 0,
