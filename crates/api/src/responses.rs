@@ -79,7 +79,8 @@ pub struct CompanyInfo {
     pub company_id: String,
     pub funding_id: String,
     pub employees_number: String,
-    pub followers_number: i64,
+    /// Null when no source gave the count.
+    pub followers_number: Option<i64>,
     pub score: Option<f64>,
     pub naics_code: Option<i64>,
     pub searched_by: i64,
@@ -122,7 +123,8 @@ pub struct ListedSubsidiary {
     pub company_id: String,
     pub funding_id: String,
     pub employees_number: String,
-    pub followers_number: i64,
+    /// Null when no source gave the count.
+    pub followers_number: Option<i64>,
     pub score: Option<f64>,
     pub naics_code: Option<i64>,
     pub serched_by: i64,

@@ -52,8 +52,9 @@ pub struct CompanyRecord {
     pub funding_id: String,
     #[serde(default)]
     pub employees_number: String,
+    /// Absent (or null) when the source has no count: stored as unknown, not 0.
     #[serde(default)]
-    pub followers_number: i64,
+    pub followers_number: Option<i64>,
     #[serde(default)]
     pub naics_code: Option<i64>,
     /// Links this company below a parent imported before it (or already stored).

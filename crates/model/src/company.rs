@@ -25,7 +25,8 @@ pub struct Company {
     pub company_id: String,
     pub funding_id: String,
     pub employees_number: String,
-    pub followers_number: i64,
+    /// Followers on the networking site, when a source gave the count.
+    pub followers_number: Option<i64>,
     pub naics_code: Option<i64>,
     pub searched_by: i64,
     pub last_scanned_at: Option<OffsetDateTime>,
@@ -46,7 +47,8 @@ pub struct CompanyProfile {
     pub company_id: Option<String>,
     pub funding_id: String,
     pub employees_number: String,
-    pub followers_number: i64,
+    /// Followers on the networking site, when a source gave the count.
+    pub followers_number: Option<i64>,
     pub naics_code: Option<i64>,
 }
 

@@ -502,7 +502,7 @@ mod tests {
             company_id: String::new(),
             funding_id: String::new(),
             employees_number: "51-200 employees".into(),
-            followers_number: 0,
+            followers_number: None,
             naics_code: Some(484121),
             searched_by: 0,
             last_scanned_at: None,

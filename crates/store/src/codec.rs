@@ -100,7 +100,7 @@ pub(crate) fn count(n: i64) -> u64 {
 }
 
 pub(crate) const COMPANY_SELECT: &str = "SELECT c.id, c.social_id, c.company_name, c.website, c.domain, c.industry, \
-     c.description, c.company_id, c.funding_id, c.employees_number, c.followers_number, c.naics_code, \
+     c.description, c.company_id, c.funding_id, c.employees_number, c.followers AS followers_number, c.naics_code, \
      c.searched_by, c.last_scanned_at, s.score AS score, s.grade AS grade \
      FROM companies c LEFT JOIN scores s ON s.id = \
      (SELECT id FROM scores WHERE company_id = c.id ORDER BY scanned_at DESC LIMIT 1)";

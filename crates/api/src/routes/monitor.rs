@@ -690,7 +690,7 @@ pub async fn add_subsidiary(
                 naics_code: model::naics::code_for_industry(&new.industry).map(|n| i64::from(n.code)),
                 industry: new.industry,
                 employees_number: new.employees.map(|n| format!("{n} employees")).unwrap_or_default(),
-                followers_number: i64::try_from(new.followers.unwrap_or(0)).unwrap_or(i64::MAX),
+                followers_number: new.followers.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
                 ..Default::default()
             };
             let created = app.store().save_company(&CompanySnapshot { profile, ..Default::default() }).await?;

@@ -77,7 +77,7 @@ pub fn company_record(v: &Value, searched_key: &str, rated: bool) {
             ("company_id", T::Str),
             ("funding_id", T::Str),
             ("employees_number", T::Str),
-            ("followers_number", T::Int),
+            ("followers_number", T::IntOrNull),
             ("score", score),
             ("naics_code", if rated { T::Int } else { T::IntOrNull }),
             (searched_key, T::Int),

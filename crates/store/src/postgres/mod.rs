@@ -51,6 +51,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (4, "rescan_schedule", include_str!("../../migrations/postgres/0004_rescan_schedule.sql")),
     (5, "feed_rematch", include_str!("../../migrations/postgres/0005_feed_rematch.sql")),
     (6, "events", include_str!("../../migrations/postgres/0006_events.sql")),
+    (7, "followers", include_str!("../../migrations/postgres/0007_followers.sql")),
 ]);
 
 /// The channel a queued job is announced on.
@@ -467,14 +468,14 @@ async fn upsert_profile(tx: &mut Transaction<'_, Postgres>, p: &CompanyProfile, 
     let pending_id = format!("pending:{social_id}");
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO companies (social_id, company_name, name_lc, website, domain, industry, description, \
-         company_id, funding_id, employees_number, followers_number, naics_code, created_at, updated_at, name_norm) \
+         company_id, funding_id, employees_number, followers, naics_code, created_at, updated_at, name_norm) \
          VALUES ($1, $2, lower($2), $3, $4, $5, $6, coalesce($7, $8), $9, $10, $11, $12, $13, $13, $14) \
          ON CONFLICT (social_id) DO UPDATE SET company_name = excluded.company_name, name_lc = excluded.name_lc, \
          name_norm = excluded.name_norm, \
          website = excluded.website, domain = excluded.domain, industry = excluded.industry, \
          description = excluded.description, company_id = coalesce($7, companies.company_id), \
          funding_id = excluded.funding_id, employees_number = excluded.employees_number, \
-         followers_number = excluded.followers_number, naics_code = excluded.naics_code, \
+         followers = excluded.followers, naics_code = excluded.naics_code, \
          updated_at = excluded.updated_at RETURNING id",
     )
     .bind(social_id.as_str())

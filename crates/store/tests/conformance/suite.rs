@@ -49,7 +49,7 @@ fn profile(social_id: &str, name: &str, domain: &str) -> CompanyProfile {
         description: format!("{name} makes things"),
         funding_id: format!("https://funding.example/{social_id}"),
         employees_number: "51-200 employees".into(),
-        followers_number: 1200,
+        followers_number: Some(1200),
         naics_code: Some(541511),
         ..Default::default()
     }
@@ -463,6 +463,18 @@ pub async fn discovery(store: &dyn Store) {
     // IP addresses: every address the hosts resolve to (192.0.2.8 and .9, no open port
     // needed) and every endpoint's (192.0.2.7, where www was before), once each.
     assert_eq!(store.counts(c.id).await.unwrap().ip_addresses, 3);
+
+    // A follower count no source gave is kept as unknown, a real 0 as 0, and a count
+    // read back as it was written.
+    for (social_id, followers) in [("nofollow", None), ("zerofollow", Some(0)), ("somefollow", Some(1200))] {
+        let p = CompanyProfile {
+            followers_number: followers,
+            ..profile(social_id, social_id, &format!("{social_id}.example"))
+        };
+        store.save_company(&CompanySnapshot { profile: p, ..Default::default() }).await.unwrap();
+        let read = store.company_by_social_id(&sid(social_id)).await.unwrap().unwrap();
+        assert_eq!(read.followers_number, followers, "{social_id}");
+    }
 }
 
 async fn open_findings(store: &dyn Store, company: i64) -> Vec<Finding> {
