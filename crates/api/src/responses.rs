@@ -895,6 +895,38 @@ pub struct RateFactors {
     pub industry: f64,
     pub score: f64,
     pub history: f64,
+    /// The exposure factors applied, composed (their product up to 3, then bending
+    /// towards 8: docs/PREDICTIONS.md).
+    pub exposure: f64,
+}
+
+/// An exposure factor applied to the event rate, with the findings that triggered it
+/// (docs/PREDICTIONS.md, "Exposure factors").
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ExposureFactorOut {
+    pub code: &'static str,
+    pub label: &'static str,
+    pub multiplier: f64,
+    /// The published figure it rests on, as published.
+    pub figure: &'static str,
+    pub source: &'static str,
+    /// True when no published figure sets the multiplier: the model's assumption.
+    pub assumption: bool,
+    /// The ids of the open findings that trigger it.
+    pub findings: Vec<i64>,
+}
+
+/// The prediction with one triggering finding fixed.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct WhatIfOut {
+    pub finding_id: i64,
+    pub code: String,
+    pub asset: String,
+    /// The annual event rate with this finding fixed.
+    pub annual_event_rate: f64,
+    /// The prediction's figure at the end of the period with this finding fixed: the
+    /// probability of an incident, of a breach, or the expected loss in US dollars.
+    pub at_period: f64,
 }
 
 /// What a prediction was computed from.
@@ -908,6 +940,8 @@ pub struct PredictionInputs {
     pub public_incidents: usize,
     pub annual_event_rate: f64,
     pub rate_factors: RateFactors,
+    /// The exposure factors the company's open findings trigger.
+    pub exposure_factors: Vec<ExposureFactorOut>,
 }
 
 impl PredictionInputs {
@@ -925,7 +959,21 @@ impl PredictionInputs {
                 industry: f.industry_factor,
                 score: f.score_factor,
                 history: f.history_factor,
+                exposure: f.exposure_factor,
             },
+            exposure_factors: f
+                .exposure
+                .iter()
+                .map(|a| ExposureFactorOut {
+                    code: a.factor.code,
+                    label: a.factor.label,
+                    multiplier: a.factor.multiplier,
+                    figure: a.factor.figure,
+                    source: a.factor.source,
+                    assumption: a.factor.assumption,
+                    findings: a.findings.clone(),
+                })
+                .collect(),
         }
     }
 }
@@ -995,6 +1043,8 @@ pub struct IncidentPrediction {
     pub period: u32,
     pub data: Vec<IncidentMonthOut>,
     /// A notice when no prediction is available yet.
+    /// The prediction with each finding that triggers an exposure factor fixed.
+    pub what_if: Vec<WhatIfOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -1005,6 +1055,8 @@ pub struct DataLossPrediction {
     pub social_id: String,
     pub period: u32,
     pub data: Vec<DataLossMonthOut>,
+    /// The prediction with each finding that triggers an exposure factor fixed.
+    pub what_if: Vec<WhatIfOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -1015,6 +1067,8 @@ pub struct TailRiskPrediction {
     pub social_id: String,
     pub period: u32,
     pub data: Vec<TailRiskOut>,
+    /// The prediction with each finding that triggers an exposure factor fixed.
+    pub what_if: Vec<WhatIfOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }

@@ -17,6 +17,7 @@ fn firm(revenue: f64, naics: Option<u32>) -> Profile {
         naics,
         score: None,
         incident_ages_months: Vec::new(),
+        exposures: Vec::new(),
     }
 }
 

@@ -21,6 +21,7 @@ fn main() {
             naics: Some(52),
             score: Some(score),
             incident_ages_months: vec![6.0],
+            exposures: Vec::new(),
         };
         let mut times = Vec::with_capacity(rounds);
         for r in 0..rounds {

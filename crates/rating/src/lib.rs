@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod exposure;
 pub mod predict;
 
 use std::collections::{BTreeMap, BTreeSet};

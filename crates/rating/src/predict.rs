@@ -62,13 +62,20 @@ pub struct Profile {
     pub score: Option<f64>,
     /// Ages of the company's public incidents, in months before now.
     pub incident_ages_months: Vec<f64>,
+    /// The open findings the exposure factors read (`crate::exposure`).
+    pub exposures: Vec<crate::exposure::Exposed>,
 }
 
 impl Profile {
     /// What the model knows of a company on `today`: revenue from its employee band (a
     /// 50-employee firm when it has none), its NAICS code, its global score and the ages
     /// of its public incidents (those with a detection date).
-    pub fn of_company(c: &model::Company, incidents: &[model::Incident], today: time::Date) -> Profile {
+    pub fn of_company(
+        c: &model::Company,
+        incidents: &[model::Incident],
+        exposures: Vec<crate::exposure::Exposed>,
+        today: time::Date,
+    ) -> Profile {
         let incident_ages_months = incidents
             .iter()
             .filter_map(|i| i.date_detected.map(|d| (today - d.0).whole_days().max(0) as f64 / 30.44))
@@ -83,6 +90,15 @@ impl Profile {
             naics: c.naics_code.and_then(|n| u32::try_from(n).ok()),
             score: c.score.map(|s| s.as_f64()),
             incident_ages_months,
+            exposures,
+        }
+    }
+
+    /// The same company with one finding fixed (the "what if" of a prediction).
+    pub fn without_finding(&self, finding_id: i64) -> Profile {
+        Profile {
+            exposures: self.exposures.iter().filter(|e| e.finding_id != finding_id).cloned().collect(),
+            ..self.clone()
         }
     }
 
@@ -108,6 +124,10 @@ pub struct Frequency {
     pub industry_factor: f64,
     pub score_factor: f64,
     pub history_factor: f64,
+    /// The product of the exposure factors applied (capped).
+    pub exposure_factor: f64,
+    /// The exposure factors applied, with the findings that triggered them.
+    pub exposure: Vec<crate::exposure::Applied>,
     /// Loss events per year.
     pub lambda: f64,
 }
@@ -199,13 +219,17 @@ pub fn frequency(p: &Profile) -> Frequency {
     let industry = industry_factor(p.naics);
     let score = score_factor(p.score);
     let history = history_factor(&p.incident_ages_months);
+    let exposure = crate::exposure::applied(&p.exposures);
+    let exposure_factor = crate::exposure::combined(&exposure);
     Frequency {
         base: LAMBDA_0,
         size_factor,
         industry_factor: industry,
         score_factor: score,
         history_factor: history,
-        lambda: LAMBDA_0 * size_factor * industry * score * history,
+        exposure_factor,
+        exposure,
+        lambda: LAMBDA_0 * size_factor * industry * score * history * exposure_factor,
     }
 }
 
@@ -248,6 +272,7 @@ pub fn fortune_cohort(ranks: &[u32]) -> Vec<(Profile, f64)> {
                     naics: None,
                     score: Some(score),
                     incident_ages_months: Vec::new(),
+                    exposures: Vec::new(),
                 };
                 (p, w / n)
             })
@@ -510,16 +535,47 @@ mod tests {
             grade: None,
         };
         let today = time::macros::date!(2026 - 11 - 28);
-        let p = Profile::of_company(&c, &[], today);
+        let p = Profile::of_company(&c, &[], Vec::new(), today);
         // The geometric mean of the band's ends: √(51·200) ≈ 101 employees.
         assert_eq!(p.revenue_basis, "101 employees × $250,000");
         assert!((p.revenue_usd - (51.0f64 * 200.0).sqrt() * REVENUE_PER_EMPLOYEE).abs() < 1e-6);
         assert_eq!((p.naics, p.score), (Some(484121), Some(71.5)));
         assert!(p.incident_ages_months.is_empty());
         c.employees_number = String::new();
-        let p = Profile::of_company(&c, &[], today);
+        let p = Profile::of_company(&c, &[], Vec::new(), today);
         assert_eq!(p.revenue_usd, 50.0 * REVENUE_PER_EMPLOYEE);
         assert!(p.revenue_basis.contains("assumed"));
+    }
+
+    fn exposed(id: i64, code: &str, critical: bool) -> crate::exposure::Exposed {
+        crate::exposure::Exposed { finding_id: id, code: code.into(), asset: "rdp.example".into(), critical }
+    }
+
+    #[test]
+    fn an_exposed_rdp_port_multiplies_the_event_rate_by_its_factor_and_fixing_it_restores_it() {
+        use crate::exposure::FACTORS;
+        let factor = |code: &str| FACTORS.iter().find(|f| f.code == code).unwrap().multiplier;
+        let base = firm(50e6, Some(80.0));
+        let mut rdp = base.clone();
+        rdp.exposures.push(exposed(7, "open_ports.rdp_exposed", false));
+        let (f0, f1) = (frequency(&base), frequency(&rdp));
+        assert!((f1.lambda / f0.lambda - factor("rdp_exposed")).abs() < 1e-12);
+        assert_eq!(f1.exposure.len(), 1);
+        assert_eq!(f1.exposure[0].findings, [7]);
+        // The incident probability follows the rate: the negative binomial at the new mean.
+        let p1 = incident_prediction(&rdp, 12).last().unwrap().probability;
+        let expected = 1.0 - (1.0 + f1.lambda / OVERDISPERSION_K).powf(-OVERDISPERSION_K);
+        assert!((p1 - expected).abs() < 1e-12 && p1 > incident_prediction(&base, 12).last().unwrap().probability);
+        // Fixed: the baseline again.
+        assert_eq!(frequency(&rdp.without_finding(7)), f0);
+        // Factors compose by multiplying (under the cap); a second RDP host adds nothing.
+        rdp.exposures.push(exposed(8, "open_ports.rdp_exposed", false));
+        rdp.exposures.push(exposed(9, "vulnerabilities.cve", true));
+        let both = frequency(&rdp);
+        let product = crate::exposure::compose([factor("rdp_exposed"), factor("critical_vulnerability")]);
+        assert!((both.lambda / f0.lambda - product).abs() < 1e-12);
+        // Fixing one of the two RDP hosts leaves the factor in place.
+        assert!((frequency(&rdp.without_finding(7)).lambda - both.lambda).abs() < 1e-12);
     }
 
     fn firm(revenue: f64, score: Option<f64>) -> Profile {
@@ -529,6 +585,7 @@ mod tests {
             naics: None,
             score,
             incident_ages_months: Vec::new(),
+            exposures: Vec::new(),
         }
     }
 

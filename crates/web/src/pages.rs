@@ -714,6 +714,7 @@ pub fn predictions(
                 html! {
                     @if let Some(msg) = v["message"].as_str() { p.notice { (msg) } }
                     (chart::bars("Probability of at least one incident within each horizon (months)", &bars, top, chart::percent))
+                    (what_if(v, rows.last().and_then(|m| number(&m["probability"])).unwrap_or(f64::NAN), "probability of an incident", chart::percent))
                     table { thead { tr { th { "Within months" } th.num { "Probability" } th.num { "Expected incidents" } } }
                         tbody { @for m in rows { tr { td { (m["month"].as_u64().unwrap_or(0)) } td.num { (chart::percent(number(&m["probability"]).unwrap_or(f64::NAN))) } td.num { (format!("{:.3}", number(&m["expected_incidents"]).unwrap_or(0.0))) } } } } }
                     @if let Some(first) = rows.first() { (inputs(first)) }
@@ -738,6 +739,7 @@ pub fn predictions(
                         dt { "Loss per event, median / 95th percentile" } dd { (chart::usd(money("loss_given_event_p50_usd"))) " / " (chart::usd(money("loss_given_event_p95_usd"))) }
                         dt { "Simulated paths" } dd { (t["paths"].as_u64().unwrap_or(0)) " (seed " (t["seed"].as_u64().unwrap_or(0)) ")" }
                     }
+                    (what_if(v, money("expected_loss_usd"), "expected loss", chart::usd))
                     @if t.is_object() { (inputs(t)) }
                 }
             }))
@@ -751,12 +753,31 @@ pub fn predictions(
                 html! {
                     @if let Some(msg) = v["message"].as_str() { p.notice { (msg) } }
                     (chart::bars("Probability of at least one data breach within each horizon (months)", &bars, top, chart::percent))
+                    (what_if(v, rows.last().and_then(|m| number(&m["breach_probability"])).unwrap_or(f64::NAN), "probability of a breach", chart::percent))
                     table { thead { tr { th { "Within months" } th.num { "Breach probability" } th.num { "Expected records lost" } } }
                         tbody { @for m in rows { tr { td { (m["month"].as_u64().unwrap_or(0)) } td.num { (chart::percent(number(&m["breach_probability"]).unwrap_or(f64::NAN))) } td.num { (format!("{:.0}", number(&m["expected_records"]).unwrap_or(0.0))) } } } } }
                     @if let Some(first) = rows.first() { (inputs(first)) }
                 }
             }))
         }
+        }
+    }
+}
+
+/// The prediction with each triggering finding fixed (the answer's `what_if`).
+fn what_if(v: &Value, now: f64, label: &str, fmt: impl Fn(f64) -> String) -> Markup {
+    let rows = items(&v["what_if"]);
+    html! {
+        @if !rows.is_empty() {
+            table.what-if {
+                caption { "What fixing each finding would do (" (label) " now: " (fmt(now)) ")" }
+                thead { tr { th { "Finding" } th { "Asset" } th.num { "With it fixed" } } }
+                tbody { @for w in rows { tr {
+                    td { code { (text(&w["code"])) } }
+                    td { (text(&w["asset"])) }
+                    td.num { (fmt(number(&w["at_period"]).unwrap_or(f64::NAN))) }
+                } } }
+            }
         }
     }
 }
@@ -902,5 +923,19 @@ mod tests {
         assert_eq!(html.matches("<svg").count(), 3, "{html}");
         assert!(html.contains("VaR 95") && html.contains("TVaR 95") && html.contains("rate factors"));
         assert!(html.contains("$300k"));
+        assert!(!html.contains("What fixing"), "no what-if without triggering findings");
+        let with = json!({"data": [item("probability")], "what_if": [{"finding_id": 9, "code": "open_ports.rdp_exposed", "asset": "remote.acme.test:3389", "at_period": 0.05}]});
+        let html = predictions(
+            12,
+            &Ok(with),
+            &Err(Failure::new(axum::http::StatusCode::FORBIDDEN, "no")),
+            &Err(Failure::new(axum::http::StatusCode::FORBIDDEN, "no")),
+        )
+        .into_string();
+        assert!(
+            html.contains("What fixing each finding would do")
+                && html.contains("open_ports.rdp_exposed")
+                && html.contains("5.0 %")
+        );
     }
 }

@@ -345,13 +345,58 @@ async fn profile(
     let period = p.period()?;
     let c = super::own_company(app, caller).await?;
     let incidents = app.store().incidents_for_company(c.id).await?;
+    let exposures = exposures(app, c.id).await?;
     let today = time::OffsetDateTime::now_utc().date();
-    let profile = rating::predict::Profile::of_company(&c, &incidents, today);
+    let profile = rating::predict::Profile::of_company(&c, &incidents, exposures, today);
     Ok((c, profile, period))
+}
+
+/// The company's open findings that an exposure factor reads.
+async fn exposures(app: &AppState, company: i64) -> Result<Vec<rating::exposure::Exposed>, ApiError> {
+    Ok(app
+        .store()
+        .open_findings(company)
+        .await?
+        .into_iter()
+        .map(|f| rating::exposure::Exposed {
+            finding_id: f.id,
+            critical: f.severity == model::Severity::Critical,
+            code: f.code,
+            asset: f.asset,
+        })
+        .filter(|e| rating::exposure::factor_of(e).is_some())
+        .collect())
 }
 
 fn inputs(profile: &rating::predict::Profile) -> PredictionInputs {
     PredictionInputs::new(profile, &rating::predict::frequency(profile))
+}
+
+/// The most findings a tail-risk answer works out a "what if" for (each is a simulation).
+const TAIL_WHAT_IFS: usize = 10;
+
+/// For each finding that triggers an exposure factor, the prediction's figure at the end
+/// of the period with that finding fixed (`at_period` computes it from a profile).
+fn what_if(
+    profile: &rating::predict::Profile,
+    limit: usize,
+    at_period: impl Fn(&rating::predict::Profile) -> f64,
+) -> Vec<WhatIfOut> {
+    profile
+        .exposures
+        .iter()
+        .take(limit)
+        .map(|e| {
+            let fixed = profile.without_finding(e.finding_id);
+            WhatIfOut {
+                finding_id: e.finding_id,
+                code: e.code.clone(),
+                asset: e.asset.clone(),
+                annual_event_rate: rating::predict::frequency(&fixed).lambda,
+                at_period: at_period(&fixed),
+            }
+        })
+        .collect()
 }
 
 const METHOD: &str = rating::predict::PREDICTION_METHODOLOGY;
@@ -371,7 +416,10 @@ async fn incident_prediction(app: &AppState, caller: &Caller, p: &Params) -> Res
             methodology: METHOD,
         })
         .collect();
-    Ok(IncidentPrediction { social_id: c.social_id.to_string(), period, data, message: None })
+    let what_if = what_if(&profile, usize::MAX, |p| {
+        rating::predict::incident_prediction(p, period).last().map_or(0.0, |m| m.probability)
+    });
+    Ok(IncidentPrediction { social_id: c.social_id.to_string(), period, data, what_if, message: None })
 }
 
 async fn data_loss_prediction(app: &AppState, caller: &Caller, p: &Params) -> Result<DataLossPrediction, ApiError> {
@@ -389,13 +437,17 @@ async fn data_loss_prediction(app: &AppState, caller: &Caller, p: &Params) -> Re
             methodology: METHOD,
         })
         .collect();
-    Ok(DataLossPrediction { social_id: c.social_id.to_string(), period, data, message: None })
+    let what_if = what_if(&profile, usize::MAX, |p| {
+        rating::predict::data_loss_prediction(p, period).last().map_or(0.0, |m| m.breach_probability)
+    });
+    Ok(DataLossPrediction { social_id: c.social_id.to_string(), period, data, what_if, message: None })
 }
 
 async fn tail_risk_prediction(app: &AppState, caller: &Caller, p: &Params) -> Result<TailRiskPrediction, ApiError> {
     let (c, profile, period) = profile(app, caller, p).await?;
     // Seeded by the company: the same inputs give the same answer.
-    let t = rating::predict::tail_risk(&profile, period, 100_000, u64::try_from(c.id).unwrap_or(0));
+    let seed = u64::try_from(c.id).unwrap_or(0);
+    let t = rating::predict::tail_risk(&profile, period, 100_000, seed);
     let data = vec![TailRiskOut {
         horizon_months: t.months,
         probability_of_loss: t.probability_of_loss,
@@ -417,7 +469,10 @@ async fn tail_risk_prediction(app: &AppState, caller: &Caller, p: &Params) -> Re
         inputs: inputs(&profile),
         methodology: METHOD,
     }];
-    Ok(TailRiskPrediction { social_id: c.social_id.to_string(), period, data, message: None })
+    // The same paths (seed) with each finding fixed: the difference is the finding's.
+    let what_if =
+        what_if(&profile, TAIL_WHAT_IFS, |p| rating::predict::tail_risk(p, period, 100_000, seed).expected_loss_usd);
+    Ok(TailRiskPrediction { social_id: c.social_id.to_string(), period, data, what_if, message: None })
 }
 
 /// Tail-risk (large-loss) estimation over `period` months.

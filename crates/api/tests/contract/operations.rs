@@ -305,6 +305,66 @@ async fn monitor_reads() {
     assert_eq!(app.ok("/monitor-get-data-loss-prediction", k).await["period"], 6, "period defaults to 6");
 }
 
+/// An exposed RDP port raises the incident prediction by its documented factor (the
+/// answer names the factor, its source and the finding); the "what if" of that finding
+/// is the baseline, and closing the finding restores it.
+#[tokio::test]
+async fn an_exposed_rdp_port_moves_the_predictions_by_its_factor() {
+    let app = TestApp::spawn().await;
+    let k = &app.monitor;
+    let rate = |v: &Value| v["data"][0]["inputs"]["annual_event_rate"].as_f64().unwrap();
+    let before = app.ok("/monitor-get-incident-prediction?period=12", k).await;
+    let acme =
+        app.store.company_by_social_id(&model::SocialId::parse("acme-robotics").unwrap()).await.unwrap().unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    let rdp = model::Finding {
+        id: 0,
+        risk_vector: model::RiskVector::OpenPorts,
+        asset: "remote.acme-robotics.example:3389".into(),
+        severity: model::Severity::High,
+        code: "open_ports.rdp_exposed".into(),
+        title: "RDP exposed".into(),
+        evidence: "X.224 connection confirm".into(),
+        remediation: "Put RDP behind a VPN".into(),
+        references: Vec::new(),
+        cve: None,
+        component: None,
+        first_seen: model::OffsetDateTimeText(now),
+        last_seen: model::OffsetDateTimeText(now),
+    };
+    let scope = |close_missing| store::ScanScope {
+        risk_vectors: &[model::RiskVector::OpenPorts],
+        asset: Some("remote.acme-robotics.example"),
+        below: true,
+        close_missing,
+    };
+    // (The test server keeps no read cache: the next answer reads the store.)
+    app.store.record_scan(acme.id, scope(false), std::slice::from_ref(&rdp), now).await.unwrap();
+    let with = app.ok("/monitor-get-incident-prediction?period=12", k).await;
+    let factors = with["data"][0]["inputs"]["exposure_factors"].as_array().unwrap().clone();
+    let applied = factors.iter().find(|f| f["code"] == "rdp_exposed").expect("the RDP factor");
+    assert_eq!(applied["multiplier"], 2.5);
+    assert_eq!(applied["assumption"], false);
+    assert!(applied["source"].as_str().unwrap().contains("Coalition"));
+    let id = applied["findings"][0].as_i64().unwrap();
+    // Other factors may already apply: the rate moves by the documented composition of
+    // the factors with RDP against those without (exactly 2.5 when RDP is alone).
+    let m = |f: &Value| f["multiplier"].as_f64().unwrap();
+    let others: Vec<f64> = factors.iter().filter(|f| f["code"] != "rdp_exposed").map(m).collect();
+    let all: Vec<f64> = factors.iter().map(m).collect();
+    let expected = rating::exposure::compose(all) / rating::exposure::compose(others);
+    assert!((rate(&with) / rate(&before) - expected).abs() < 1e-9, "{} -> {}", rate(&before), rate(&with));
+    let fixed = with["what_if"].as_array().unwrap().iter().find(|w| w["finding_id"] == id).expect("its what-if");
+    assert!((fixed["annual_event_rate"].as_f64().unwrap() - rate(&before)).abs() < 1e-12);
+    let p12 = |v: &Value| v["data"][11]["probability"].as_f64().unwrap();
+    assert!((fixed["at_period"].as_f64().unwrap() - p12(&before)).abs() < 1e-12);
+    assert!(p12(&with) > p12(&before));
+    // Closed by a rescan that no longer sees it: the baseline again.
+    app.store.record_scan(acme.id, scope(true), &[], now).await.unwrap();
+    let after = app.ok("/monitor-get-incident-prediction?period=12", k).await;
+    assert_eq!(rate(&after), rate(&before));
+}
+
 #[tokio::test]
 async fn monitor_writes_are_durable() {
     let app = TestApp::spawn().await;
