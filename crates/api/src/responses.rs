@@ -942,6 +942,9 @@ pub struct PredictionInputs {
     pub rate_factors: RateFactors,
     /// The exposure factors the company's open findings trigger.
     pub exposure_factors: Vec<ExposureFactorOut>,
+    /// The share of loss events that are data breaches (the event mix), and why.
+    pub breach_share: f64,
+    pub breach_share_basis: &'static str,
 }
 
 impl PredictionInputs {
@@ -974,6 +977,8 @@ impl PredictionInputs {
                     findings: a.findings.clone(),
                 })
                 .collect(),
+            breach_share: f.breach_share.share,
+            breach_share_basis: f.breach_share.basis,
         }
     }
 }

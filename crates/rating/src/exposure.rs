@@ -85,6 +85,38 @@ pub struct Applied {
     pub findings: Vec<i64>,
 }
 
+/// The share of loss events that are data breaches (π_b) when no exposure moves it: the
+/// middle of the published 35–55 % (MODEL-NOTES row 12: Verizon DBIR 2024 and 2025).
+pub const BREACH_SHARE: f64 = 0.45;
+
+/// The event mix: the share of loss events that are data breaches, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BreachShare {
+    pub share: f64,
+    pub basis: &'static str,
+}
+
+/// The breach share the exposures give (an assumption within the published range): an
+/// exposed database or cache makes an event a breach as often as the top of the range
+/// (55 %, DBIR 2025); spoofable mail tilts the mix towards business email compromise and
+/// funds-transfer fraud — 56 % of 2023 claims (Coalition), losses of money rather than
+/// records — down to the bottom (35 %, DBIR 2024). Both, or neither: the middle.
+pub fn breach_share(applied: &[Applied]) -> BreachShare {
+    let has = |code: &str| applied.iter().any(|a| a.factor.code == code);
+    match (has("database_exposed"), has("email_spoofable")) {
+        (true, false) => BreachShare {
+            share: 0.55,
+            basis: "a database answers the internet: the top of the published 35–55 % (DBIR 2025); an assumption",
+        },
+        (false, true) => BreachShare {
+            share: 0.35,
+            basis: "spoofable mail: more events are email fraud (BEC and FTF, 56 % of 2023 claims, Coalition), \
+                    which loses money, not records: the bottom of 35–55 % (DBIR 2024); an assumption",
+        },
+        _ => BreachShare { share: BREACH_SHARE, basis: "the middle of the published 35–55 % (DBIR 2024, 2025)" },
+    }
+}
+
 /// The factor a finding triggers, if any.
 pub fn factor_of(e: &Exposed) -> Option<&'static Factor> {
     let code = if e.critical && e.code == "vulnerabilities.cve" {
@@ -223,6 +255,19 @@ mod tests {
             let without: Vec<f64> = all.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, m)| *m).collect();
             assert!(compose(without) < compose(all.clone()), "factor {i}");
         }
+    }
+
+    #[test]
+    fn exposures_move_the_breach_share_within_the_published_range() {
+        let share = |codes: &[&str]| {
+            let exposed: Vec<Exposed> = codes.iter().enumerate().map(|(i, c)| found(i as i64, c, false)).collect();
+            breach_share(&applied(&exposed)).share
+        };
+        assert_eq!(share(&[]), BREACH_SHARE);
+        assert_eq!(share(&["open_ports.rdp_exposed"]), BREACH_SHARE);
+        assert_eq!(share(&["open_ports.redis_exposed"]), 0.55);
+        assert_eq!(share(&["dmarc.policy_none"]), 0.35);
+        assert_eq!(share(&["open_ports.redis_exposed", "dmarc.policy_none"]), BREACH_SHARE);
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub const COHORT_SD: f64 = 12.0;
 /// decade" of the same study (IRIS 20/20; a Poisson count would give 86 %).
 pub const OVERDISPERSION_K: f64 = 0.4;
 /// P(a data breach | an incident) (row 12: 35–55 %).
-pub const P_BREACH: f64 = 0.45;
+pub const P_BREACH: f64 = crate::exposure::BREACH_SHARE;
 /// Records per breach: ln R ~ N(μ, σ) with log10 mean 3.5 and log10 sd 1.2 (row 11).
 pub const RECORDS_MU: f64 = 3.5 * std::f64::consts::LN_10;
 pub const RECORDS_SIGMA: f64 = 1.2 * std::f64::consts::LN_10;
@@ -128,6 +128,8 @@ pub struct Frequency {
     pub exposure_factor: f64,
     /// The exposure factors applied, with the findings that triggered them.
     pub exposure: Vec<crate::exposure::Applied>,
+    /// The share of events that are data breaches (π_b), as the exposures move it.
+    pub breach_share: crate::exposure::BreachShare,
     /// Loss events per year.
     pub lambda: f64,
 }
@@ -221,6 +223,7 @@ pub fn frequency(p: &Profile) -> Frequency {
     let history = history_factor(&p.incident_ages_months);
     let exposure = crate::exposure::applied(&p.exposures);
     let exposure_factor = crate::exposure::combined(&exposure);
+    let breach_share = crate::exposure::breach_share(&exposure);
     Frequency {
         base: LAMBDA_0,
         size_factor,
@@ -229,6 +232,7 @@ pub fn frequency(p: &Profile) -> Frequency {
         history_factor: history,
         exposure_factor,
         exposure,
+        breach_share,
         lambda: LAMBDA_0 * size_factor * industry * score * history * exposure_factor,
     }
 }
@@ -332,7 +336,7 @@ pub fn data_loss_prediction(p: &Profile, period: u32) -> Vec<DataLossMonth> {
     (1..=period)
         .map(|m| {
             // Breaches are the events thinned by π_b: negative binomial with the same κ.
-            let breaches = f.lambda * P_BREACH * f64::from(m) / 12.0;
+            let breaches = f.lambda * f.breach_share.share * f64::from(m) / 12.0;
             DataLossMonth {
                 month: m,
                 breach_probability: 1.0 - (1.0 + breaches / OVERDISPERSION_K).powf(-OVERDISPERSION_K),
@@ -388,7 +392,7 @@ pub fn tail_risk(p: &Profile, months: u32, paths: u32, seed: u64) -> TailRisk {
         let n = counts.sample(rng.uniform());
         let mut total = 0.0;
         for _ in 0..n {
-            let ln_x = if rng.uniform() < P_BREACH {
+            let ln_x = if rng.uniform() < f.breach_share.share {
                 // Records R, truncated at what the firm holds (row 11).
                 let r = (RECORDS_MU + RECORDS_SIGMA * rng.normal()).exp().min(held).max(1.0);
                 ln_m + BREACH_RECORDS_ELASTICITY * (r.ln() - RECORDS_MU) + residual * rng.normal()
@@ -576,6 +580,18 @@ mod tests {
         assert!((both.lambda / f0.lambda - product).abs() < 1e-12);
         // Fixing one of the two RDP hosts leaves the factor in place.
         assert!((frequency(&rdp.without_finding(7)).lambda - both.lambda).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_exposed_database_shifts_the_event_mix_towards_breaches() {
+        let base = firm(50e6, Some(80.0));
+        let mut db = base.clone();
+        db.exposures.push(exposed(3, "open_ports.mongodb_exposed", false));
+        let (f0, f1) = (frequency(&base), frequency(&db));
+        assert_eq!((f0.breach_share.share, f1.breach_share.share), (P_BREACH, 0.55));
+        let records = |p: &Profile| data_loss_prediction(p, 12).last().unwrap().expected_records;
+        let expected = (f1.lambda * 0.55) / (f0.lambda * P_BREACH);
+        assert!((records(&db) / records(&base) - expected).abs() < 1e-9);
     }
 
     fn firm(revenue: f64, score: Option<f64>) -> Profile {
