@@ -298,7 +298,10 @@ async fn incident(Caller(api): Caller, Query(q): Params) -> Response {
 }
 
 async fn predictions(Caller(api): Caller, Query(q): Params) -> Response {
-    let period: u32 = param(&q, "period").parse().ok().filter(|p| (1..=60).contains(p)).unwrap_or(12);
+    let asked = param(&q, "period");
+    let valid: Option<u32> = asked.parse().ok().filter(|p| (1..=60).contains(p));
+    let period = valid.unwrap_or(12);
+    let notice = (!asked.is_empty() && valid.is_none()).then_some("The horizon is 1 to 60 months: showing 12.");
     let p = period.to_string();
     let at = [("period", p.as_str())];
     let (incident, loss, tail) = tokio::join!(
@@ -311,7 +314,7 @@ async fn predictions(Caller(api): Caller, Query(q): Params) -> Response {
     {
         return refused("Sign in", f);
     }
-    fragment(StatusCode::OK, pages::predictions(period, &incident, &loss, &tail))
+    fragment(StatusCode::OK, pages::predictions(period, notice, &incident, &loss, &tail))
 }
 
 /// The report of a company (an underwriter's `social_id`, or the monitor key's own), as

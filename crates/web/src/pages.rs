@@ -693,6 +693,7 @@ fn value(v: &Value, depth: u8) -> Markup {
 /// The three predictions of the key's company, with their inputs.
 pub fn predictions(
     period: u32,
+    notice: Option<&str>,
     incident: &Result<Value, Failure>,
     loss: &Result<Value, Failure>,
     tail: &Result<Value, Failure>,
@@ -700,6 +701,7 @@ pub fn predictions(
     html! {
         article.predictions {
         h1 { "Predictions" }
+        @if let Some(n) = notice { p.notice { (n) } }
         form.inline data-nav action="/app/predictions" {
             label for="period" { "Horizon in months" }
             input #period name="period" type="number" min="1" max="60" value=(period);
@@ -803,6 +805,69 @@ pub fn message(ok: bool, text: &str) -> Markup {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Any JSON value, nested a few levels.
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            any::<i64>().prop_map(|i| Value::Number(i.into())),
+            ".{0,40}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+                proptest::collection::btree_map(
+                    prop_oneof![
+                        Just("score".to_owned()),
+                        Just("findings".to_owned()),
+                        Just("data".to_owned()),
+                        Just("grade".to_owned()),
+                        Just("global_score".to_owned()),
+                        Just("what_if".to_owned()),
+                        Just("pagination".to_owned()),
+                        Just("exceedance".to_owned()),
+                        "[a-z_]{1,12}",
+                    ],
+                    inner,
+                    0..8,
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever an answer holds, every view renders (no panic) and escapes it.
+        #[test]
+        fn any_answer_renders(v in any_json(), w in any_json()) {
+            let card = Scorecard {
+                scores: v.clone(),
+                history: Ok(w.clone()),
+                subsidiaries: Ok(w.clone()),
+                applications: Ok(v.clone()),
+                infrastructure: Ok(w.clone()),
+                sbom: Ok(v.clone()),
+                incidents: Ok(w.clone()),
+            };
+            for who in [Audience::Underwriter, Audience::Monitor] {
+                let html = scorecard(who, &card).into_string();
+                proptest::prop_assert!(!html.contains("<script"));
+            }
+            let _ = predictions(12, None, &Ok(v.clone()), &Ok(w.clone()), &Ok(v.clone())).into_string();
+            let _ = incident(&v).into_string();
+            let _ = asset_list(Audience::Underwriter, AssetKind::Sbom, "x", &w).into_string();
+            let _ = crate::report::render(&v, &Ok(w), "now").into_string();
+        }
+
+        /// The host of an asset is always a part of it.
+        #[test]
+        fn an_asset_host_is_part_of_the_asset(asset in ".{0,80}") {
+            proptest::prop_assert!(asset.contains(asset_host(&asset)));
+        }
+    }
 
     #[test]
     fn the_host_of_an_asset() {
@@ -915,6 +980,7 @@ mod tests {
             "var95_usd": 50000.0, "var99_usd": 400000.0, "tvar95_usd": 300000.0, "probability_of_loss": 0.2, "inputs": {"score": 71.5}}]});
         let html = predictions(
             12,
+            None,
             &Ok(json!({"data": [item("probability")]})),
             &Ok(json!({"data": [item("breach_probability")]})),
             &Ok(tail),
@@ -927,13 +993,15 @@ mod tests {
         let with = json!({"data": [item("probability")], "what_if": [{"finding_id": 9, "code": "open_ports.rdp_exposed", "asset": "remote.acme.test:3389", "at_period": 0.05}]});
         let html = predictions(
             12,
+            Some("The horizon is 1 to 60 months: showing 12."),
             &Ok(with),
             &Err(Failure::new(axum::http::StatusCode::FORBIDDEN, "no")),
             &Err(Failure::new(axum::http::StatusCode::FORBIDDEN, "no")),
         )
         .into_string();
         assert!(
-            html.contains("What fixing each finding would do")
+            html.contains("showing 12")
+                && html.contains("What fixing each finding would do")
                 && html.contains("open_ports.rdp_exposed")
                 && html.contains("5.0 %")
         );
