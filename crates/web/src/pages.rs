@@ -709,19 +709,11 @@ pub fn predictions(
         }
         section {
             h2 { "Incident probability by month" }
-            (section("Incident prediction", incident, |v| {
-                let rows = items(&v["data"]);
-                let bars: Vec<(String, f64)> = rows.iter().filter_map(|m| Some((m["month"].as_u64()?.to_string(), number(&m["probability"])?))).collect();
-                let top = bars.iter().map(|b| b.1).fold(0.0_f64, f64::max).max(0.01);
-                html! {
-                    @if let Some(msg) = v["message"].as_str() { p.notice { (msg) } }
-                    (chart::bars("Probability of at least one incident within each horizon (months)", &bars, top, chart::percent))
-                    (what_if(v, rows.last().and_then(|m| number(&m["probability"])).unwrap_or(f64::NAN), "probability of an incident", chart::percent))
-                    table { thead { tr { th { "Within months" } th.num { "Probability" } th.num { "Expected incidents" } } }
-                        tbody { @for m in rows { tr { td { (m["month"].as_u64().unwrap_or(0)) } td.num { (chart::percent(number(&m["probability"]).unwrap_or(f64::NAN))) } td.num { (format!("{:.3}", number(&m["expected_incidents"]).unwrap_or(0.0))) } } } } }
-                    @if let Some(first) = rows.first() { (inputs(first)) }
-                }
-            }))
+            (section("Incident prediction", incident, |v| by_month(v, &MonthFigures {
+                probability: ("probability", "Probability", "probability of an incident"),
+                chart: "Probability of at least one incident within each horizon (months)",
+                count: ("expected_incidents", "Expected incidents", 3),
+            })))
         }
         section {
             h2 { "Loss exceedance" }
@@ -748,21 +740,47 @@ pub fn predictions(
         }
         section {
             h2 { "Data-loss estimate" }
-            (section("Data-loss prediction", loss, |v| {
-                let rows = items(&v["data"]);
-                let bars: Vec<(String, f64)> = rows.iter().filter_map(|m| Some((m["month"].as_u64()?.to_string(), number(&m["breach_probability"])?))).collect();
-                let top = bars.iter().map(|b| b.1).fold(0.0_f64, f64::max).max(0.01);
-                html! {
-                    @if let Some(msg) = v["message"].as_str() { p.notice { (msg) } }
-                    (chart::bars("Probability of at least one data breach within each horizon (months)", &bars, top, chart::percent))
-                    (what_if(v, rows.last().and_then(|m| number(&m["breach_probability"])).unwrap_or(f64::NAN), "probability of a breach", chart::percent))
-                    table { thead { tr { th { "Within months" } th.num { "Breach probability" } th.num { "Expected records lost" } } }
-                        tbody { @for m in rows { tr { td { (m["month"].as_u64().unwrap_or(0)) } td.num { (chart::percent(number(&m["breach_probability"]).unwrap_or(f64::NAN))) } td.num { (format!("{:.0}", number(&m["expected_records"]).unwrap_or(0.0))) } } } } }
-                    @if let Some(first) = rows.first() { (inputs(first)) }
-                }
-            }))
+            (section("Data-loss prediction", loss, |v| by_month(v, &MonthFigures {
+                probability: ("breach_probability", "Breach probability", "probability of a breach"),
+                chart: "Probability of at least one data breach within each horizon (months)",
+                count: ("expected_records", "Expected records lost", 0),
+            })))
         }
         }
+    }
+}
+
+/// What a by-month prediction shows: its probability (field, column, what-if label), its
+/// chart's title, and its expected count (field, column, decimals).
+struct MonthFigures {
+    probability: (&'static str, &'static str, &'static str),
+    chart: &'static str,
+    count: (&'static str, &'static str, usize),
+}
+
+/// A prediction with one item per month (incidents, data loss): bars of the probability,
+/// the what-if of each finding, the table, the inputs.
+fn by_month(v: &Value, f: &MonthFigures) -> Markup {
+    let rows = items(&v["data"]);
+    let (key, column, what) = f.probability;
+    let (count_key, count_column, decimals) = f.count;
+    let bars: Vec<(String, f64)> =
+        rows.iter().filter_map(|m| Some((m["month"].as_u64()?.to_string(), number(&m[key])?))).collect();
+    let top = bars.iter().map(|b| b.1).fold(0.0_f64, f64::max).max(0.01);
+    let now = rows.last().and_then(|m| number(&m[key])).unwrap_or(f64::NAN);
+    html! {
+        @if let Some(msg) = v["message"].as_str() { p.notice { (msg) } }
+        (chart::bars(f.chart, &bars, top, chart::percent))
+        (what_if(v, now, what, chart::percent))
+        table {
+            thead { tr { th { "Within months" } th.num { (column) } th.num { (count_column) } } }
+            tbody { @for m in rows { tr {
+                td { (m["month"].as_u64().unwrap_or(0)) }
+                td.num { (chart::percent(number(&m[key]).unwrap_or(f64::NAN))) }
+                td.num { (format!("{:.*}", decimals, number(&m[count_key]).unwrap_or(0.0))) }
+            } } }
+        }
+        @if let Some(first) = rows.first() { (inputs(first)) }
     }
 }
 

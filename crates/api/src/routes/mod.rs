@@ -231,7 +231,6 @@ impl axum::extract::FromRequestParts<AppState> for Named {
 /// The company of a monitor key, rated (the Monitor reads).
 pub(crate) struct Own {
     pub company: Company,
-    pub caller: Caller,
 }
 
 impl axum::extract::FromRequestParts<AppState> for Own {
@@ -240,7 +239,7 @@ impl axum::extract::FromRequestParts<AppState> for Own {
     async fn from_request_parts(parts: &mut axum::http::request::Parts, app: &AppState) -> Result<Self, ApiError> {
         let caller = caller_of(parts)?;
         let company = own_company(app, &caller).await?;
-        Ok(Self { company, caller })
+        Ok(Self { company })
     }
 }
 

@@ -280,7 +280,7 @@ pub async fn get_all_vulnerability_detection(
 
 async fn subdomain_findings(
     app: &AppState,
-    caller: &Caller,
+    c: Company,
     p: &Params,
     by_vector: bool,
 ) -> Result<SubdomainFindings, ApiError> {
@@ -290,7 +290,6 @@ async fn subdomain_findings(
     };
     let risk_vector = if by_vector { Some(p.risk_vector("risk_vector_type")?) } else { None };
     let page = p.page()?;
-    let c = super::own_company(app, caller).await?;
     let filter = FindingFilter { asset: subdomain.as_ref().map(Domain::as_str), risk_vector };
     let found = app.store().findings(c.id, filter, page).await?;
     let domain_name = subdomain.or(c.domain).map(|d| d.to_string()).unwrap_or_default();
@@ -308,11 +307,11 @@ async fn subdomain_findings(
 pub async fn get_all_subdomain_findings(
     State(app): State<AppState>,
     p: Params,
-    Own { company: c, caller }: Own,
+    Own { company: c, .. }: Own,
 ) -> Result<Response, ApiError> {
     let key = p.cache_key();
     super::company_answer(app.clone(), c.id, "monitor::get_all_subdomain_findings", key, async move || {
-        subdomain_findings(&app, &caller, &p, false).await
+        subdomain_findings(&app, c, &p, false).await
     })
     .await
 }
@@ -326,24 +325,18 @@ pub async fn get_all_subdomain_findings(
 pub async fn get_subdomain_findings(
     State(app): State<AppState>,
     p: Params,
-    Own { company: c, caller }: Own,
+    Own { company: c, .. }: Own,
 ) -> Result<Response, ApiError> {
     let key = p.cache_key();
     super::company_answer(app.clone(), c.id, "monitor::get_subdomain_findings", key, async move || {
-        subdomain_findings(&app, &caller, &p, true).await
+        subdomain_findings(&app, c, &p, true).await
     })
     .await
 }
 
-/// The company of a monitor key, what the model knows of it (docs/PREDICTIONS.md) and
-/// the period asked for.
-async fn profile(
-    app: &AppState,
-    caller: &Caller,
-    p: &Params,
-) -> Result<(Company, rating::predict::Profile, u32), ApiError> {
+/// What the model knows of the company (docs/PREDICTIONS.md) and the period asked for.
+async fn profile(app: &AppState, c: Company, p: &Params) -> Result<(Company, rating::predict::Profile, u32), ApiError> {
     let period = p.period()?;
-    let c = super::own_company(app, caller).await?;
     let incidents = app.store().incidents_for_company(c.id).await?;
     let exposures = exposures(app, c.id).await?;
     let today = time::OffsetDateTime::now_utc().date();
@@ -401,8 +394,8 @@ fn what_if(
 
 const METHOD: &str = rating::predict::PREDICTION_METHODOLOGY;
 
-async fn incident_prediction(app: &AppState, caller: &Caller, p: &Params) -> Result<IncidentPrediction, ApiError> {
-    let (c, profile, period) = profile(app, caller, p).await?;
+async fn incident_prediction(app: &AppState, c: Company, p: &Params) -> Result<IncidentPrediction, ApiError> {
+    let (c, profile, period) = profile(app, c, p).await?;
     let inputs = inputs(&profile);
     let data = rating::predict::incident_prediction(&profile, period)
         .into_iter()
@@ -422,8 +415,8 @@ async fn incident_prediction(app: &AppState, caller: &Caller, p: &Params) -> Res
     Ok(IncidentPrediction { social_id: c.social_id.to_string(), period, data, what_if, message: None })
 }
 
-async fn data_loss_prediction(app: &AppState, caller: &Caller, p: &Params) -> Result<DataLossPrediction, ApiError> {
-    let (c, profile, period) = profile(app, caller, p).await?;
+async fn data_loss_prediction(app: &AppState, c: Company, p: &Params) -> Result<DataLossPrediction, ApiError> {
+    let (c, profile, period) = profile(app, c, p).await?;
     let inputs = inputs(&profile);
     let data = rating::predict::data_loss_prediction(&profile, period)
         .into_iter()
@@ -443,8 +436,8 @@ async fn data_loss_prediction(app: &AppState, caller: &Caller, p: &Params) -> Re
     Ok(DataLossPrediction { social_id: c.social_id.to_string(), period, data, what_if, message: None })
 }
 
-async fn tail_risk_prediction(app: &AppState, caller: &Caller, p: &Params) -> Result<TailRiskPrediction, ApiError> {
-    let (c, profile, period) = profile(app, caller, p).await?;
+async fn tail_risk_prediction(app: &AppState, c: Company, p: &Params) -> Result<TailRiskPrediction, ApiError> {
+    let (c, profile, period) = profile(app, c, p).await?;
     // Seeded by the company: the same inputs give the same answer.
     let seed = u64::try_from(c.id).unwrap_or(0);
     let t = rating::predict::tail_risk(&profile, period, 100_000, seed);
@@ -482,11 +475,11 @@ async fn tail_risk_prediction(app: &AppState, caller: &Caller, p: &Params) -> Re
 pub async fn get_tail_risk_estimation(
     State(app): State<AppState>,
     p: Params,
-    Own { company: c, caller }: Own,
+    Own { company: c, .. }: Own,
 ) -> Result<Response, ApiError> {
     let key = p.cache_key();
     super::company_answer(app.clone(), c.id, "monitor::get_tail_risk_estimation", key, async move || {
-        tail_risk_prediction(&app, &caller, &p).await
+        tail_risk_prediction(&app, c, &p).await
     })
     .await
 }
@@ -498,11 +491,11 @@ pub async fn get_tail_risk_estimation(
 pub async fn get_data_loss_prediction(
     State(app): State<AppState>,
     p: Params,
-    Own { company: c, caller }: Own,
+    Own { company: c, .. }: Own,
 ) -> Result<Response, ApiError> {
     let key = p.cache_key();
     super::company_answer(app.clone(), c.id, "monitor::get_data_loss_prediction", key, async move || {
-        data_loss_prediction(&app, &caller, &p).await
+        data_loss_prediction(&app, c, &p).await
     })
     .await
 }
@@ -514,11 +507,11 @@ pub async fn get_data_loss_prediction(
 pub async fn get_incident_prediction(
     State(app): State<AppState>,
     p: Params,
-    Own { company: c, caller }: Own,
+    Own { company: c, .. }: Own,
 ) -> Result<Response, ApiError> {
     let key = p.cache_key();
     super::company_answer(app.clone(), c.id, "monitor::get_incident_prediction", key, async move || {
-        incident_prediction(&app, &caller, &p).await
+        incident_prediction(&app, c, &p).await
     })
     .await
 }
