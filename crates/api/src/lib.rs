@@ -73,6 +73,9 @@ pub struct Config {
     /// Whether `/metrics` is served on the API's address (false when it has an address
     /// of its own: `--metrics-listen`).
     pub metrics_on_api: bool,
+    /// Lab mode: `/monitor-add-asset` accepts loopback, private and the other special
+    /// addresses (the scanner's guard admits them in lab mode only). Off by default.
+    pub lab_addresses: bool,
 }
 
 impl Default for Config {
@@ -89,6 +92,7 @@ impl Default for Config {
             trusted_proxies: Vec::new(),
             metrics: None,
             metrics_on_api: true,
+            lab_addresses: false,
         }
     }
 }
@@ -182,6 +186,8 @@ struct Inner {
     answers: cache::TtlCache<(i64, &'static str, String), axum::body::Bytes>,
     by_domain: cache::TtlCache<model::Domain, model::Company>,
     scores: cache::TtlCache<i64, axum::body::Bytes>,
+    /// Every rated company's latest score, sector and size band (peer benchmarks).
+    population: cache::TtlCache<(), Arc<Vec<rating::peers::Member>>>,
     /// A company's subsidiaries (the rows of one page, or all), by (company, page offset).
     subsidiaries: cache::TtlCache<(i64, Option<i64>), Arc<store::Paged<model::Company>>>,
     /// Whether a host name is an asset of a company (`Store::owns_host`), by both.
@@ -201,7 +207,7 @@ struct Inner {
     /// One rebuild of a company's scores at a time (sharded by company).
     /// Held while a kept value is loaded: the others asking for it wait and take it
     /// from the cache instead of loading it again (per cache, striped by the key).
-    filling: [[tokio::sync::Mutex<()>; 16]; 7],
+    filling: [[tokio::sync::Mutex<()>; 16]; 8],
     config: Config,
 }
 
@@ -224,6 +230,7 @@ impl AppState {
             answers: cache::TtlCache::new(ttl, ANSWERS, e.clone()),
             by_domain: cache::TtlCache::new(ttl, 100_000, e.clone()),
             scores: cache::TtlCache::new(ttl, 10_000, e.clone()),
+            population: cache::TtlCache::new(ttl, 1, e.clone()),
             subsidiaries: cache::TtlCache::new(ttl, 10_000, e.clone()),
             owned_hosts: cache::TtlCache::new(ttl, 100_000, e.clone()),
             enqueuing: cache::Coalesce::default(),
@@ -299,6 +306,9 @@ impl AppState {
     pub(crate) fn scores_cache(&self) -> &cache::TtlCache<i64, axum::body::Bytes> {
         &self.0.scores
     }
+    pub(crate) fn population_cache(&self) -> &cache::TtlCache<(), Arc<Vec<rating::peers::Member>>> {
+        &self.0.population
+    }
     /// The lock a load of `key` into the cache `fill` takes. Each cache has locks of its
     /// own: a load may read through another cache (an answer needs the company), never
     /// the other way round, so locks are taken in one order and cannot deadlock.
@@ -367,6 +377,7 @@ pub(crate) enum Fill {
     Company = 4,
     Subsidiaries = 5,
     OwnedHost = 6,
+    Population = 7,
 }
 
 /// CVE search answers kept; with answers of at most [`CVE_ANSWER_MAX`] bytes this

@@ -9,7 +9,7 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::error::{ErrorBody, RouteNotFound};
-use crate::routes::{general, monitor, underwriter, vulnerability};
+use crate::routes::{disputes, general, monitor, underwriter, vulnerability};
 
 struct KeyAuth;
 
@@ -90,6 +90,10 @@ pub fn operations() -> OpenApiRouter<AppState> {
         .routes(routes!(monitor::rescan_subdomain_by_vector_id))
         .routes(routes!(monitor::add_subsidiary))
         .routes(routes!(monitor::delete_subsidiary))
+        .routes(routes!(disputes::dispute_finding))
+        .routes(routes!(disputes::get_disputes))
+        .routes(routes!(disputes::add_asset))
+        .routes(routes!(disputes::remove_asset))
 }
 
 /// The OpenAPI document as JSON.

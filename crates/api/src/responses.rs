@@ -179,6 +179,14 @@ pub struct FindingOut {
     pub component: Option<String>,
     pub first_seen: String,
     pub last_seen: String,
+    /// Extension: present (true) while an open dispute names the finding
+    /// (`/monitor-getdisputes`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disputed: bool,
+    /// Extension: present (true) when an operator accepted a compensating control: the
+    /// finding is shown and weighs nothing in the rating.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub compensating_control: bool,
 }
 
 impl From<&Finding> for FindingOut {
@@ -197,6 +205,8 @@ impl From<&Finding> for FindingOut {
             component: f.component.clone(),
             first_seen: rfc3339(f.first_seen.0),
             last_seen: rfc3339(f.last_seen.0),
+            disputed: f.disputed,
+            compensating_control: f.no_weight,
         }
     }
 }
@@ -226,6 +236,10 @@ pub struct ComponentOut {
     /// assessable first). Absent for an imported rating.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checks: Option<ChecksOut>,
+    /// Extension: present (true) while an open dispute names one of the component's
+    /// findings.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disputed: bool,
 }
 
 /// The checks of one component (extension).
@@ -294,7 +308,7 @@ impl ScoreComponents {
     /// Builds the twelve members from a rating and the top findings of each vector.
     /// A component the rating could not assess (or lacks) has a null score and grade,
     /// weight 0 and the reason.
-    pub fn new(snap: &ScoreSnapshot, top: &[Finding]) -> Self {
+    pub fn new(snap: &ScoreSnapshot, top: &[Finding], disputed: &[RiskVector]) -> Self {
         let mut by_vector: BTreeMap<RiskVector, Vec<FindingOut>> = BTreeMap::new();
         for f in top {
             by_vector.entry(f.risk_vector).or_default().push(f.into());
@@ -313,6 +327,7 @@ impl ScoreComponents {
                     methodology: methodology.clone(),
                     findings,
                     checks: c.checks.as_ref().map(ChecksOut::from),
+                    disputed: disputed.contains(&rv),
                 },
                 Some(c) => ComponentOut {
                     score: None,
@@ -324,6 +339,7 @@ impl ScoreComponents {
                     methodology: methodology.clone(),
                     findings,
                     checks: c.checks.as_ref().map(ChecksOut::from),
+                    disputed: disputed.contains(&rv),
                 },
                 None => ComponentOut {
                     score: None,
@@ -335,6 +351,7 @@ impl ScoreComponents {
                     methodology: methodology.clone(),
                     findings,
                     checks: None,
+                    disputed: disputed.contains(&rv),
                 },
             }
         };
@@ -381,6 +398,106 @@ pub struct CompanyScores {
     /// reached, names refused, domains that do not exist); absent when nothing did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scan_notes: Vec<String>,
+    /// Extension: where the global score stands among rated companies of the same NAICS
+    /// sector and size band, and among all (absent without a rating).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer_benchmarks: Option<PeerBenchmarks>,
+}
+
+/// The company's percentile among its peers (extension; docs/METHODOLOGY.md, "Peer
+/// benchmarks").
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PeerBenchmarks {
+    /// Rated companies of the same NAICS sector and employee band.
+    pub sector_and_size: BenchmarkOut,
+    /// All rated companies.
+    pub overall: BenchmarkOut,
+}
+
+/// The company's standing in one peer group.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BenchmarkOut {
+    /// The group, e.g. `NAICS 52 Finance and Insurance, 250-999 employees`.
+    pub group: String,
+    /// Rated companies in the group besides this one.
+    pub peers: u64,
+    /// Percentile rank of the global score among the peers, 0-100: the share scoring
+    /// lower (ties count half). Null under 10 peers or when the group is unknown.
+    pub percentile: Option<f64>,
+    /// Why there is no percentile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl From<rating::peers::Benchmark> for BenchmarkOut {
+    fn from(b: rating::peers::Benchmark) -> Self {
+        BenchmarkOut { group: b.group, peers: b.peers as u64, percentile: b.percentile, note: b.note }
+    }
+}
+
+// --- Disputes (extension) -------------------------------------------------------------------
+
+/// A dispute of a finding, or (reason `not_ours`, no finding) the asked removal of an asset.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DisputeOut {
+    pub id: i64,
+    pub social_id: String,
+    /// Null for the removal of an asset.
+    pub finding_id: Option<i64>,
+    pub asset: String,
+    pub risk_vector: Option<String>,
+    pub code: Option<String>,
+    pub title: Option<String>,
+    /// `fixed`, `compensating_control`, `not_ours` or `incorrect`.
+    pub reason: String,
+    pub explanation: String,
+    /// `open`, `accepted` or `rejected`.
+    pub state: String,
+    pub opened_at: String,
+    /// The key that opened it (`key N`).
+    pub opened_by: String,
+    pub decided_at: Option<String>,
+    /// The operator, or `rescan`.
+    pub decided_by: Option<String>,
+    /// Why it was decided so (a rejected `fixed`: what the rescan still saw).
+    pub note: Option<String>,
+}
+
+impl From<&model::Dispute> for DisputeOut {
+    fn from(d: &model::Dispute) -> Self {
+        DisputeOut {
+            id: d.id,
+            social_id: d.company.to_string(),
+            finding_id: d.finding_id,
+            asset: d.asset.clone(),
+            risk_vector: d.risk_vector.map(|v| v.as_str().to_owned()),
+            code: d.code.clone(),
+            title: d.title.clone(),
+            reason: d.reason.as_str().to_owned(),
+            explanation: d.explanation.clone(),
+            state: d.state.as_str().to_owned(),
+            opened_at: rfc3339(d.opened_at.0),
+            opened_by: d.opened_by.clone(),
+            decided_at: d.decided_at.map(|t| rfc3339(t.0)),
+            decided_by: d.decided_by.clone(),
+            note: d.note.clone(),
+        }
+    }
+}
+
+/// The answer to a dispute or a removal: what happens next, and the dispute.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DisputeAnswer {
+    pub message: String,
+    pub dispute: DisputeOut,
+}
+
+/// The disputes of a monitor key's company and subsidiaries (extension).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DisputesOut {
+    pub social_id: String,
+    pub disputes: Vec<DisputeOut>,
+    pub pagination: PaginationOut,
 }
 
 // --- Assets -------------------------------------------------------------------------------

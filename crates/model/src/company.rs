@@ -178,6 +178,13 @@ pub struct Finding {
     pub component: Option<String>,
     pub first_seen: OffsetDateTimeText,
     pub last_seen: OffsetDateTimeText,
+    /// An open dispute names it (a stored finding; a scan's are never disputed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disputed: bool,
+    /// An operator accepted a compensating control: the finding stays visible and
+    /// weighs nothing in the rating.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_weight: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@
 pub mod check;
 pub mod company;
 pub mod cpe;
+pub mod dispute;
 pub mod event;
 pub mod ids;
 pub mod naics;
@@ -21,6 +22,7 @@ pub mod version;
 pub use check::{Check, CheckOutcome, ComponentChecks};
 pub use company::*;
 pub use cpe::{Cpe, CpeError};
+pub use dispute::{Dispute, DisputeReason, DisputeState, FootprintAsset, FootprintChange};
 pub use event::{Delivery, Event, EventKind, EventLink, NewEvent, NewWebhook, SCORE_MOVE, Webhook};
 pub use ids::{CveId, Domain, IdError, MAX_DKIM_SELECTORS, SocialId, dkim_selectors};
 pub use observatory::observatory_penalty;

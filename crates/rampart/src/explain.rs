@@ -46,6 +46,15 @@ pub async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> 
     });
     let basis = worker::rate::basis_of(&last);
     worker::rate::explain(&mut rating, &basis.reasons);
+    let population: Vec<rating::peers::Member> = store
+        .rated_population()
+        .await?
+        .into_iter()
+        .map(|r| rating::peers::Member::new(r.id, r.naics_code, &r.employees, r.score as f64 / 100.0))
+        .collect();
+    let me = rating::peers::Member::new(company.id, company.naics_code, &company.employees_number, last.score.as_f64());
+    let (peer, overall) = rating::peers::benchmarks(&me, &population);
+    let weightless: Vec<&model::Finding> = findings.iter().filter(|f| f.no_weight).collect();
     match format {
         ExplainFormat::Json => {
             let out = serde_json::json!({
@@ -54,15 +63,37 @@ pub async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> 
                 "rated_at": model::timefmt::rfc3339(last.scanned_at.0),
                 "rating": rating,
                 "checks": basis.checks,
+                "peer_benchmarks": { "sector_and_size": peer, "overall": overall },
+                "compensating_controls": weightless,
             });
             say!("{}", serde_json::to_string_pretty(&out)?);
         }
         ExplainFormat::Text => {
             print_text(&company, &last, &rating);
+            for f in &weightless {
+                say!("  {} on {}: an accepted compensating control; shown, weighs nothing", f.code, f.asset);
+            }
+            print_peers(&[("sector and size", &peer), ("overall", &overall)]);
             print_checks(&basis.checks);
         }
     }
     Ok(())
+}
+
+/// Where the score stands among peers (rating::peers).
+fn print_peers(groups: &[(&str, &rating::peers::Benchmark)]) {
+    say!("Peer benchmarks (percentile rank of the global score among rated peers; ties count half):");
+    for (name, b) in groups {
+        match b.percentile {
+            Some(p) => say!("  {name}: {p:.1}th percentile of {} peers ({})", b.peers, b.group),
+            None => say!(
+                "  {name}: no percentile, {} ({} peers; {})",
+                b.note.as_deref().unwrap_or("unknown"),
+                b.peers,
+                b.group
+            ),
+        }
+    }
 }
 
 fn print_text(company: &model::Company, last: &model::ScoreSnapshot, r: &rating::Rating) {

@@ -225,6 +225,12 @@ enum Command {
         #[command(subcommand)]
         action: JobsAction,
     },
+    /// Disputes of findings and removals of assets that companies asked for: list them,
+    /// accept or reject them (the company is re-rated with the reason).
+    Disputes {
+        #[command(subcommand)]
+        action: DisputesAction,
+    },
     /// Subsidiary links that keys asked for and an operator must approve.
     Subsidiaries {
         #[command(subcommand)]
@@ -571,6 +577,127 @@ async fn companies(action: CompaniesAction) -> Result<()> {
             Ok(())
         }
     }
+}
+
+#[derive(Subcommand)]
+enum DisputesAction {
+    /// Open disputes, newest first (with --all: every dispute, decided or not).
+    List {
+        #[command(flatten)]
+        db: DbArg,
+        #[arg(long)]
+        all: bool,
+        /// Only this company's.
+        #[arg(long)]
+        company: Option<String>,
+    },
+    /// Accept an open dispute: compensating_control gives the finding no weight,
+    /// incorrect closes it as a false positive of its check, not_ours removes the asset
+    /// from the company and its future scans, fixed closes the finding.
+    Accept {
+        #[command(flatten)]
+        db: DbArg,
+        id: i64,
+        /// Why (kept with the dispute, shown to the company and in the score history).
+        #[arg(long)]
+        note: String,
+        /// Who decides (kept with the dispute).
+        #[arg(long, default_value = "operator")]
+        by: String,
+    },
+    /// Reject an open dispute: the finding stays as it was.
+    Reject {
+        #[command(flatten)]
+        db: DbArg,
+        id: i64,
+        #[arg(long)]
+        note: String,
+        #[arg(long, default_value = "operator")]
+        by: String,
+    },
+}
+
+async fn disputes(action: DisputesAction) -> Result<()> {
+    match action {
+        DisputesAction::List { db, all, company } => {
+            let store = open(&db.db).await?;
+            let ids = match &company {
+                Some(sid) => {
+                    let sid = SocialId::parse(sid).map_err(|e| anyhow::anyhow!("--company: {e}"))?;
+                    let c =
+                        store.company_by_social_id(&sid).await?.with_context(|| format!("company {sid}: not found"))?;
+                    Some(vec![c.id])
+                }
+                None => None,
+            };
+            let state = if all { None } else { Some(model::DisputeState::Open) };
+            let mut shown = 0u64;
+            say!(
+                "{:<6} {:<9} {:<21} {:<24} {:<32} {:<20} EXPLANATION / NOTE",
+                "ID",
+                "STATE",
+                "REASON",
+                "COMPANY",
+                "FINDING",
+                "OPENED"
+            );
+            for n in 1..=1000u64 {
+                let page = model::Page::parse(Some(&n.to_string())).map_err(|e| anyhow::anyhow!("{e}"))?;
+                let got = store.disputes(ids.as_deref(), state, page).await?;
+                for d in &got.items {
+                    let finding = match (&d.code, d.finding_id) {
+                        (Some(code), Some(id)) => format!("#{id} {code} on {}", d.asset),
+                        _ => format!("asset {}", d.asset),
+                    };
+                    let note = d.note.as_deref().map(|n| format!(" / {n}")).unwrap_or_default();
+                    say!(
+                        "{:<6} {:<9} {:<21} {:<24} {:<32} {:<20} {}{note}",
+                        d.id,
+                        d.state.as_str(),
+                        d.reason.as_str(),
+                        d.company.as_str(),
+                        finding,
+                        model::timefmt::rfc3339(d.opened_at.0),
+                        d.explanation.replace('\n', " ")
+                    );
+                }
+                shown += got.items.len() as u64;
+                if got.items.is_empty() || shown >= got.total {
+                    break;
+                }
+            }
+            if shown == 0 {
+                eprintln!("no disputes");
+            }
+            Ok(())
+        }
+        DisputesAction::Accept { db, id, note, by } => decide_dispute(&db.db, id, true, &note, &by).await,
+        DisputesAction::Reject { db, id, note, by } => decide_dispute(&db.db, id, false, &note, &by).await,
+    }
+}
+
+async fn decide_dispute(db: &str, id: i64, accept: bool, note: &str, by: &str) -> Result<()> {
+    let note = model::dispute::explanation(note).map_err(|e| anyhow::anyhow!("--note: {e}"))?;
+    let by = model::dispute::explanation(by).map_err(|e| anyhow::anyhow!("--by: {e}"))?;
+    let store = open(db).await?;
+    let now = time::OffsetDateTime::now_utc();
+    let decision = store::Decision { accept, note: &note, by: &by, at: now };
+    let d = match store.decide_dispute(id, &decision).await {
+        Ok(Some(d)) => d,
+        Ok(None) => bail!("no dispute {id} (`rampart disputes list --all` lists them)"),
+        Err(store::StoreError::Invalid(why)) => bail!("{why}"),
+        Err(e) => return Err(e.into()),
+    };
+    say!("dispute {id} {} ({} of {} on {})", d.state.as_str(), d.reason.as_str(), d.company, d.asset);
+    let company = store.company_by_social_id(&d.company).await?.with_context(|| format!("company {}", d.company))?;
+    match worker::disputes::rerate_after(&*store, &company, &d, now).await? {
+        Some(r) => say!("{} re-rated: {} ({})", d.company, r.score.as_f64(), r.grade.as_str()),
+        None => say!("{} has no computed rating: nothing to re-rate", d.company),
+    }
+    if accept && d.reason == model::DisputeReason::NotOurs {
+        say!("{} left the footprint of {}; its scans no longer include it", d.asset, d.company);
+    }
+    Ok(())
 }
 
 #[derive(Subcommand)]
@@ -1046,6 +1173,7 @@ async fn main() -> Result<()> {
                 version_poll: std::time::Duration::from_millis(version_poll_ms),
                 auth_failures_per_minute,
                 trusted_proxies,
+                lab_addresses: net.lab_mode(),
                 ..Default::default()
             };
             let mut running = None;
@@ -1068,6 +1196,7 @@ async fn main() -> Result<()> {
         }
         Command::Jobs { action } => jobs(action).await,
         Command::Subsidiaries { action } => subsidiaries(action).await,
+        Command::Disputes { action } => disputes(action).await,
         Command::Companies { action } => companies(action).await,
         Command::Webhooks { action } => webhooks(action).await,
         Command::Status { db } => {
@@ -1567,7 +1696,8 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     // Workers keep running beside the API: rescans and new companies are scanned in the lab.
     let config = worker::Config { concurrency: 2, ..Default::default() };
     let workers = tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal()));
-    let state = api::AppState::with_store(store, api::Config::default());
+    // The lab's companies live on 127.0.0.0/8: their own addresses may be added.
+    let state = api::AppState::with_store(store, api::Config { lab_addresses: true, ..Default::default() });
     api::serve_app(listener, state.clone(), with_web_app(&state), shutdown_signal()).await?;
     let _ = workers.await;
     running.down().await;

@@ -38,6 +38,13 @@ pub struct ScanOpts {
     pub dkim_selectors: Vec<String>,
 }
 
+impl NetOpts {
+    /// Lab mode (`--allow-private` or `--lab`): the guard admits special addresses.
+    pub fn lab_mode(&self) -> bool {
+        self.allow_private || self.lab.is_some()
+    }
+}
+
 impl ScanOpts {
     fn context(&self) -> Result<Context> {
         let mut ctx = self.net.context()?;

@@ -126,6 +126,17 @@ pub async fn report(store: &dyn Store, now: OffsetDateTime) -> Result<String> {
         writeln!(out, "  #{:<6} {:<30} {error}", j.id, j.spec.to_string())?;
     }
 
+    let open = store.disputes(None, Some(model::DisputeState::Open), model::Page::FIRST).await?.total;
+    writeln!(out, "Disputes: {open} open (rampart disputes list)")?;
+    let wrong = store.false_positives().await?;
+    writeln!(out, "False positives by check (findings closed by an accepted `incorrect` dispute):")?;
+    if wrong.is_empty() {
+        writeln!(out, "  none")?;
+    }
+    for (code, n) in &wrong {
+        writeln!(out, "  {code:<40} {n:>6}")?;
+    }
+
     writeln!(out, "Feeds (last synchronised):")?;
     let feeds = store.feed_ages().await?;
     if feeds.is_empty() {

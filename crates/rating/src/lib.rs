@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod exposure;
+pub mod peers;
 pub mod predict;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -229,7 +230,8 @@ fn caps_of(input: &Input<'_>) -> Vec<Cap> {
 /// Rates the input.
 pub fn rate(input: &Input<'_>) -> Rating {
     let mut by_vector: BTreeMap<RiskVector, Vec<&Finding>> = BTreeMap::new();
-    for f in input.findings {
+    // A finding with an accepted compensating control is shown and weighs nothing.
+    for f in input.findings.iter().filter(|f| !f.no_weight) {
         by_vector.entry(f.risk_vector).or_default().push(f);
     }
     let mut components: Vec<ComponentRating> = RiskVector::ALL
@@ -374,6 +376,8 @@ mod tests {
             component: None,
             first_seen: OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
             last_seen: OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
+            disputed: false,
+            no_weight: false,
         }
     }
 

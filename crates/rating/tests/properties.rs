@@ -34,6 +34,8 @@ fn finding() -> impl Strategy<Value = Finding> {
             component: None,
             first_seen: OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
             last_seen: OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
+            disputed: false,
+            no_weight: false,
         })
 }
 

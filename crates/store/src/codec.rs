@@ -236,6 +236,8 @@ macro_rules! row_decoders {
                 component: row.try_get("component")?,
                 first_seen: ts_text(row.try_get("first_seen")?)?,
                 last_seen: ts_text(row.try_get("last_seen")?)?,
+                disputed: row.try_get("disputed")?,
+                no_weight: row.try_get("no_weight")?,
             })
         }
 

@@ -21,6 +21,8 @@ const TABLES: &[&str] = &[
     "sbom_hosts",
     "sbom_cves",
     "findings",
+    "disputes",
+    "footprint",
     "scores",
     "component_scores",
     "incidents",

@@ -17,6 +17,7 @@ mod codec;
 mod companies;
 pub mod copy;
 pub mod cve;
+pub mod disputes;
 mod events;
 mod findings;
 mod incidents;
@@ -35,6 +36,7 @@ pub use alloc::tune_allocator;
 pub use assets::{Assets, CompanyCounts, HostComponents};
 pub use companies::{Companies, CompanySnapshot, DataVersions, SubsidiaryRequest, SubsidiaryState};
 pub use cve::Intel;
+pub use disputes::{Decision, Disputes, NewDispute, Opened, RatedCompany, StoredFinding};
 pub use events::Events;
 pub use findings::{FindingFilter, Findings, ScanOutcome, ScanScope, finding_subject};
 pub use incidents::Incidents;
@@ -48,13 +50,16 @@ pub use sqlite::SqliteStore;
 
 /// The role traits, for calling a store's methods: `use store::prelude::*`.
 pub mod prelude {
-    pub use crate::{Assets, Companies, Events, Findings, Incidents, Intel, Keys, Queue, Schedule, Store};
+    pub use crate::{Assets, Companies, Disputes, Events, Findings, Incidents, Intel, Keys, Queue, Schedule, Store};
 }
 
 /// Everything persisted: every role, from one backend.
-pub trait Store: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule + Events {}
+pub trait Store:
+    Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule + Events + Disputes
+{
+}
 
-impl<T: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule + Events> Store for T {}
+impl<T: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule + Events + Disputes> Store for T {}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -324,6 +324,8 @@ mod tests {
             component: None,
             first_seen: OffsetDateTimeText(OffsetDateTime::UNIX_EPOCH),
             last_seen: OffsetDateTimeText(OffsetDateTime::UNIX_EPOCH),
+            disputed: false,
+            no_weight: false,
         }
     }
 

@@ -10,6 +10,7 @@
 //! of pages and services → applications and SBOM components (sbom findings from the
 //! lifecycle data), matched against the vulnerability database (vulnerabilities).
 
+pub mod disputes;
 pub mod events;
 pub mod feeds;
 pub mod metrics;
@@ -519,6 +520,14 @@ pub async fn process_leased(
     let website_in = |domain: &str| website_host.as_deref().filter(|h| under(h, domain));
     // The DKIM selectors the company names: tried first, and no key at them is a finding.
     let named = store.dkim_selectors(company.id).await?;
+    // What the company added to its footprint and what accepted disputes removed.
+    let footprint = disputes::footprint_of(&store.footprint(company.id).await?);
+    domains.retain(|d| !disputes::excluded(&footprint, d));
+    // Its addresses belong to no domain: the scan of the first domain takes them.
+    let names_only = scanner::probes::Footprint {
+        claimed: footprint.claimed.iter().filter(|(a, _)| a.kind() == "name").cloned().collect(),
+        excluded: footprint.excluded.clone(),
+    };
     let before = events::Before::read(store, company.id).await?;
     match spec {
         JobSpec::Deliver { .. } => Err(JobError::Payload(format!("{spec}: not a scan"))),
@@ -529,9 +538,11 @@ pub async fn process_leased(
             let mut truncated = false;
             let mut absent = Vec::new();
             let mut notes = Vec::new();
-            for domain in &domains {
+            for (i, domain) in domains.iter().enumerate() {
+                let within = if i == 0 { &footprint } else { &names_only };
                 let scanned =
-                    scanner::probes::scan_domain_with(ctx, domain, website_in(domain), &ctx.wordlist, &named).await;
+                    scanner::probes::scan_domain_within(ctx, domain, website_in(domain), &ctx.wordlist, &named, within)
+                        .await;
                 let scan = match scanned {
                     Ok(scan) => scan,
                     // A domain that does not exist is left out (its findings would all
@@ -550,7 +561,7 @@ pub async fn process_leased(
                 }
                 truncated |= scan.truncated();
                 assessed.add_scan(&scan);
-                found.extend(scan.findings);
+                found.extend(scan.findings.into_iter().filter(|f| !disputes::excluded(&footprint, &f.asset)));
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
                 hosts.extend(h);
                 endpoints.extend(e);
@@ -596,8 +607,9 @@ pub async fn process_leased(
         JobSpec::Rescan { subdomain, risk_vector, .. } => {
             let subdomain = subdomain.as_str().to_owned();
             let vector = *risk_vector;
-            if !VECTORS.contains(&vector) {
-                // Not probed yet by this worker: nothing to re-run, nothing to close.
+            if !VECTORS.contains(&vector) || disputes::excluded(&footprint, &subdomain) {
+                // Not probed yet by this worker, or no longer the company's: nothing to
+                // re-run, nothing to close.
                 return Ok(ScanOutcome::default());
             }
             // The company domain the subdomain lies in (the longest, for nested ones).
@@ -606,8 +618,15 @@ pub async fn process_leased(
             };
             let mut complete = true;
             let mut found = if *domain == subdomain {
-                let scan =
-                    scanner::probes::scan_domain_with(ctx, domain, website_in(domain), &ctx.wordlist, &named).await?;
+                let scan = scanner::probes::scan_domain_within(
+                    ctx,
+                    domain,
+                    website_in(domain),
+                    &ctx.wordlist,
+                    &named,
+                    if domains.first() == Some(domain) { &footprint } else { &names_only },
+                )
+                .await?;
                 report_budget(&social_id, &scan);
                 complete = !scan.truncated();
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
@@ -628,9 +647,17 @@ pub async fn process_leased(
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
             // The score moves with the fix: re-rated over the assets of the last
             // computed rating (an imported rating is left alone).
+            // The `fixed` disputes this rescan covers are decided by what it saw.
+            hold(store, lease).await?;
+            let settled = disputes::settle_fixed(store, company.id, vector, &subdomain, now).await?;
             if let Some(last) = store.latest_score(company.id).await?.filter(|s| s.methodology.is_some()) {
                 hold(store, lease).await?;
-                let basis = rate::Basis { reason: Some(model::RATED_BY_RESCAN.to_owned()), ..rate::basis_of(&last) };
+                let reason = if settled.is_empty() {
+                    model::RATED_BY_RESCAN.to_owned()
+                } else {
+                    format!("{}: {}", model::RATED_BY_RESCAN, settled.join("; "))
+                };
+                let basis = rate::Basis { reason: Some(reason), ..rate::basis_of(&last) };
                 rate::rate(store, company.id, website_host.as_deref(), &basis, now).await?;
             }
             events::after(store, &company, before, now, None).await?;
@@ -726,6 +753,8 @@ pub fn to_findings(found: Vec<ScanFinding>, now: OffsetDateTime) -> Vec<Finding>
             component: f.component,
             first_seen: OffsetDateTimeText(now),
             last_seen: OffsetDateTimeText(now),
+            disputed: false,
+            no_weight: false,
         })
         .collect()
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::error::{self, ApiError};
 use crate::{AppState, Caller};
 
+pub mod disputes;
 pub mod general;
 pub mod monitor;
 pub mod underwriter;
@@ -300,4 +301,32 @@ pub(crate) fn paginate<T>(all: Vec<T>, page: model::Page) -> store::Paged<T> {
     let total = all.len() as u64;
     let start = usize::try_from(page.offset()).unwrap_or(usize::MAX);
     store::Paged { items: all.into_iter().skip(start).take(model::PAGE_SIZE as usize).collect(), total }
+}
+
+/// The company's peer benchmarks (rating::peers) among every rated company, read once
+/// per change of the company data (the population is kept with the other answers).
+pub(crate) async fn peers(
+    app: &AppState,
+    c: &Company,
+    score: f64,
+) -> Result<crate::responses::PeerBenchmarks, ApiError> {
+    let population = app
+        .population_cache()
+        .get_or_load(
+            &(),
+            app.fill_lock(crate::Fill::Population, &()),
+            |_| true,
+            async || {
+                let rows = app.store().rated_population().await?;
+                Ok::<_, ApiError>(std::sync::Arc::new(
+                    rows.into_iter()
+                        .map(|r| rating::peers::Member::new(r.id, r.naics_code, &r.employees, r.score as f64 / 100.0))
+                        .collect::<Vec<_>>(),
+                ))
+            },
+        )
+        .await?;
+    let me = rating::peers::Member::new(c.id, c.naics_code, &c.employees_number, score);
+    let (peer, overall) = rating::peers::benchmarks(&me, &population);
+    Ok(crate::responses::PeerBenchmarks { sector_and_size: peer.into(), overall: overall.into() })
 }

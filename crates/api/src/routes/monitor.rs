@@ -344,13 +344,15 @@ async fn profile(app: &AppState, c: Company, p: &Params) -> Result<(Company, rat
     Ok((c, profile, period))
 }
 
-/// The company's open findings that an exposure factor reads.
+/// The company's open findings that an exposure factor reads (not those an accepted
+/// compensating control leaves without weight).
 async fn exposures(app: &AppState, company: i64) -> Result<Vec<rating::exposure::Exposed>, ApiError> {
     Ok(app
         .store()
         .open_findings(company)
         .await?
         .into_iter()
+        .filter(|f| !f.no_weight)
         .map(|f| rating::exposure::Exposed {
             finding_id: f.id,
             critical: f.severity == model::Severity::Critical,

@@ -225,14 +225,17 @@ pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, 
     let subsidiaries_number = app.store().subsidiaries(c.id, Some(Page::FIRST)).await?.total;
     let latest = app.store().latest_score(c.id).await?;
     let scan_notes = latest.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
+    let mut peer_benchmarks = None;
     let (global_score, grade, scanned_at, score, message) = match latest {
         Some(snap) => {
             let top = app.store().top_findings(c.id, TOP_FINDINGS).await?;
+            let disputed = app.store().disputed_vectors(c.id).await?;
+            peer_benchmarks = Some(super::peers(app, &c, snap.score.as_f64()).await?);
             (
                 Some(snap.score.as_f64()),
                 Some(snap.grade.as_str().to_owned()),
                 Some(model::timefmt::rfc3339(snap.scanned_at.0)),
-                Some(ScoreComponents::new(&snap, &top)),
+                Some(ScoreComponents::new(&snap, &top, &disputed)),
                 None,
             )
         }
@@ -252,6 +255,7 @@ pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, 
         score,
         message,
         scan_notes,
+        peer_benchmarks,
     })
 }
 

@@ -95,6 +95,7 @@ impl TestApp {
             trusted_proxies: Vec::new(),
             metrics: Some(std::sync::Arc::new(api::metrics::Metrics::new(Default::default()))),
             metrics_on_api: true,
+            lab_addresses: true,
         })
         .await
     }
@@ -158,6 +159,7 @@ impl TestApp {
             trusted_proxies: Vec::new(),
             metrics: Some(std::sync::Arc::new(api::metrics::Metrics::new(Default::default()))),
             metrics_on_api: true,
+            lab_addresses: true,
         };
         let state = api::AppState::with_store(store.clone(), config);
         tokio::spawn(api::serve(listener, state, async move {
@@ -260,6 +262,15 @@ pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
         (Method::GET, "/monitor-getcompanyscore-history", true, None),
         (Method::GET, "/underwriter-getevents?social_id=acme-robotics", false, None),
         (Method::GET, "/monitor-getevents", true, None),
+        (
+            Method::POST,
+            "/monitor-dispute-finding",
+            true,
+            Some(r#"{"finding_id":1,"reason":"fixed","explanation":"x"}"#),
+        ),
+        (Method::GET, "/monitor-getdisputes", true, None),
+        (Method::POST, "/monitor-add-asset", true, Some(r#"{"asset":"shop.acme-robotics.example","reason":"x"}"#)),
+        (Method::POST, "/monitor-remove-asset", true, Some(r#"{"asset":"old.acme-robotics.example","reason":"x"}"#)),
     ]
 }
 

@@ -27,6 +27,7 @@ async fn spawn_mock() -> TestApp {
         trusted_proxies: Vec::new(),
         metrics: Some(std::sync::Arc::new(api::metrics::Metrics::new(Default::default()))),
         metrics_on_api: true,
+        lab_addresses: false,
     })
     .await
 }

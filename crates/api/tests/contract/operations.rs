@@ -331,6 +331,8 @@ async fn an_exposed_rdp_port_moves_the_predictions_by_its_factor() {
         component: None,
         first_seen: model::OffsetDateTimeText(now),
         last_seen: model::OffsetDateTimeText(now),
+        disputed: false,
+        no_weight: false,
     };
     let scope = |close_missing| store::ScanScope {
         risk_vectors: &[model::RiskVector::OpenPorts],

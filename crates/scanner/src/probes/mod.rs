@@ -260,6 +260,8 @@ struct Budget {
     /// When the current stage started, and the end of its time.
     started: tokio::time::Instant,
     until: tokio::time::Instant,
+    /// Assets removed from the company's footprint: never admitted as hosts.
+    excluded: Vec<model::FootprintAsset>,
 }
 
 impl Budget {
@@ -278,6 +280,7 @@ impl Budget {
             stages: Vec::new(),
             started: now,
             until: now + limits.time,
+            excluded: Vec::new(),
         }
     }
 
@@ -302,14 +305,32 @@ impl Budget {
     ) -> Vec<crate::discovery::Skipped> {
         self.names += resolved.looked_up + resolved.over_budget;
         self.names_dropped += resolved.over_budget;
-        let room = self.limits.hosts.saturating_sub(assets.len());
+        let mut skipped = resolved.skipped;
         let mut new = resolved.assets;
+        if !self.excluded.is_empty() {
+            let (out, kept): (Vec<_>, Vec<_>) = new.into_iter().partition(|a| self.is_excluded(a));
+            new = kept;
+            skipped.extend(out.into_iter().map(|a| crate::discovery::Skipped {
+                reason: "removed from the company's footprint (an accepted dispute): not scanned".to_owned(),
+                name: a.name,
+                source: a.source,
+                evidence: a.evidence,
+            }));
+        }
+        let room = self.limits.hosts.saturating_sub(assets.len());
         if new.len() > room {
             self.hosts_dropped += new.len() - room;
             new.truncate(room);
         }
         assets.extend(new);
-        resolved.skipped
+        skipped
+    }
+
+    /// Is the host removed from the footprint: its name, or every one of its addresses?
+    fn is_excluded(&self, a: &crate::discovery::Asset) -> bool {
+        self.excluded.iter().any(|x| {
+            x.covers(&a.name) || (!a.addresses.is_empty() && a.addresses.iter().all(|ip| x.covers_address(*ip)))
+        })
     }
 
     /// Keeps the endpoints the endpoint cap has room for.
@@ -523,6 +544,75 @@ const CONCURRENT_VISITS: usize = 16;
 /// Hosts port-scanned at once.
 const CONCURRENT_HOSTS: usize = 8;
 
+/// The hosts the company added that lie under `domain` (resolved like any candidate)
+/// and its addresses (checked by the guard), admitted into `assets` within the budget.
+/// Returns what was refused.
+async fn company_hosts(
+    ctx: &Context,
+    domain: &str,
+    footprint: &Footprint,
+    assets: &mut Vec<crate::discovery::Asset>,
+    wildcard: &[std::net::IpAddr],
+    budget: &mut Budget,
+    until: tokio::time::Instant,
+) -> Vec<crate::discovery::Skipped> {
+    let mut names = Vec::new();
+    let mut addressed = Vec::new();
+    let mut refused = Vec::new();
+    for (asset, evidence) in &footprint.claimed {
+        match asset {
+            model::FootprintAsset::Name(n) if model::asset_under(n.as_str(), domain) => {
+                if !assets.iter().any(|a| a.name == n.as_str()) {
+                    names.push(Candidate::new(n.as_str(), COMPANY_SOURCE, evidence.clone()));
+                }
+            }
+            model::FootprintAsset::Name(_) => {}
+            other => {
+                for ip in other.addresses() {
+                    let name = ip.to_string();
+                    if assets.iter().any(|a| a.name == name) {
+                        continue;
+                    }
+                    match ctx.guard.check(&name, ip) {
+                        Ok(()) => addressed.push(crate::discovery::Asset {
+                            name,
+                            addresses: vec![ip],
+                            source: COMPANY_SOURCE.to_owned(),
+                            evidence: evidence.clone(),
+                            cname: None,
+                        }),
+                        Err(e) => refused.push(crate::discovery::Skipped {
+                            name,
+                            source: COMPANY_SOURCE.to_owned(),
+                            evidence: evidence.clone(),
+                            reason: e.to_string(),
+                        }),
+                    }
+                }
+            }
+        }
+    }
+    if !names.is_empty() {
+        let known: Vec<String> = assets.iter().map(|a| a.name.clone()).collect();
+        let dns = ctx.guard.dns();
+        let found =
+            crate::discovery::resolve_candidates(dns, domain, names, wildcard, &known, budget.names_left(), until)
+                .await;
+        refused.extend(budget.admit(assets, found));
+    }
+    if !addressed.is_empty() {
+        let resolved = crate::discovery::Resolved {
+            assets: addressed,
+            skipped: Vec::new(),
+            looked_up: 0,
+            over_budget: 0,
+            late: 0,
+        };
+        refused.extend(budget.admit(assets, resolved));
+    }
+    refused
+}
+
 /// A company domain's scan, as a sequence of named stages under one budget
 /// ([`Limits`]): discovery (DNS sources, wordlist, CT search), mail and standards, the
 /// web rounds (each visit's certificate names, links and redirects are candidates of the
@@ -549,8 +639,36 @@ pub async fn scan_domain_with(
     wordlist: &[String],
     dkim_selectors: &[String],
 ) -> Result<DomainScan, DnsError> {
+    scan_domain_within(ctx, domain, website_host, wordlist, dkim_selectors, &Footprint::default()).await
+}
+
+/// What the company itself says of its footprint, for a scan of one of its domains.
+#[derive(Debug, Clone, Default)]
+pub struct Footprint {
+    /// Names (under the scanned domain) and addresses the company added, each with the
+    /// evidence of its attribution (who added it, when, why): scanned as its hosts.
+    pub claimed: Vec<(model::FootprintAsset, String)>,
+    /// Assets removed by accepted disputes: never admitted, whatever source offers them.
+    pub excluded: Vec<model::FootprintAsset>,
+}
+
+/// Hosts of the company's own addresses take this name: the address itself.
+const COMPANY_SOURCE: &str = "company";
+
+/// [`scan_domain_with`] within the company's own footprint: the names and addresses it
+/// added are hosts of the scan (source `company`, addresses through the guard), the
+/// assets it had removed are never admitted.
+pub async fn scan_domain_within(
+    ctx: &Context,
+    domain: &str,
+    website_host: Option<&str>,
+    wordlist: &[String],
+    dkim_selectors: &[String],
+    footprint: &Footprint,
+) -> Result<DomainScan, DnsError> {
     let domain = crate::dns::host_name(domain);
     let mut budget = Budget::new(&ctx.limits);
+    budget.excluded = footprint.excluded.clone();
     let dns = ctx.guard.dns();
     // A domain that does not exist is not rated: every record would read as missing.
     if dns.nxdomain(&domain).await? {
@@ -590,6 +708,8 @@ pub async fn scan_domain_with(
             Err(e) => tracing::warn!(domain, error = %e, "certificate-transparency search failed"),
         }
     }
+    let claimed = company_hosts(ctx, &domain, footprint, &mut assets, &wildcard, &mut budget, until).await;
+    skipped.extend(claimed);
     budget.stage("discovery", format!("{} hosts, {} names skipped", assets.len(), skipped.len()));
 
     // Mail and standards: DNS questions, bounded by their own timeouts; running out of

@@ -36,6 +36,7 @@ use crate::codec::*;
 
 mod assets;
 mod companies;
+mod disputes;
 mod events;
 mod findings;
 mod incidents;
@@ -52,6 +53,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (5, "feed_rematch", include_str!("../../migrations/postgres/0005_feed_rematch.sql")),
     (6, "events", include_str!("../../migrations/postgres/0006_events.sql")),
     (7, "followers", include_str!("../../migrations/postgres/0007_followers.sql")),
+    (8, "disputes", include_str!("../../migrations/postgres/0008_disputes.sql")),
 ]);
 
 /// The channel a queued job is announced on.
@@ -193,7 +195,7 @@ async fn upsert_finding(tx: &mut Transaction<'_, Postgres>, company: i64, f: &Fi
          severity_rank = excluded.severity_rank, title = excluded.title, evidence = excluded.evidence, \
          remediation = excluded.remediation, refs = excluded.refs, cve = excluded.cve, component = excluded.component, \
          first_seen = LEAST(findings.first_seen, excluded.first_seen), last_seen = excluded.last_seen, \
-         closed_at = NULL RETURNING id",
+         closed_at = CASE WHEN findings.false_positive THEN findings.closed_at ELSE NULL END RETURNING id",
     )
     .bind(company)
     .bind(f.risk_vector.as_str())

@@ -41,6 +41,7 @@ use crate::codec::*;
 
 mod assets;
 mod companies;
+mod disputes;
 mod events;
 mod findings;
 mod group;
@@ -76,6 +77,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (22, "feed_rematch", include_str!("../../migrations/sqlite/0022_feed_rematch.sql")),
     (23, "events", include_str!("../../migrations/sqlite/0023_events.sql")),
     (24, "followers", include_str!("../../migrations/sqlite/0024_followers.sql")),
+    (25, "disputes", include_str!("../../migrations/sqlite/0025_disputes.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -258,7 +260,7 @@ async fn upsert_finding(tx: &mut Transaction<'_, Sqlite>, company: i64, f: &Find
          severity_rank = excluded.severity_rank, title = excluded.title, evidence = excluded.evidence, \
          remediation = excluded.remediation, refs = excluded.refs, cve = excluded.cve, component = excluded.component, \
          first_seen = min(findings.first_seen, excluded.first_seen), last_seen = excluded.last_seen, \
-         closed_at = NULL RETURNING id",
+         closed_at = CASE WHEN findings.false_positive THEN findings.closed_at ELSE NULL END RETURNING id",
     )
     .bind(company)
     .bind(f.risk_vector.as_str())

@@ -70,6 +70,8 @@ fn finding(rv: RiskVector, asset: &str, sev: Severity, code: &str) -> Finding {
         component: None,
         first_seen: at("2026-01-01T00:00:00Z"),
         last_seen: at("2026-02-01T00:00:00Z"),
+        disputed: false,
+        no_weight: false,
     }
 }
 

@@ -1,0 +1,289 @@
+//! Disputes and footprint corrections (extensions of the Monitor group): a monitor key
+//! disputes a finding of its company or a subsidiary, lists its disputes, adds assets to
+//! its footprint and asks for assets to be removed. docs/API.md, "Disputes".
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use model::{Company, DisputeReason, DisputeState, FootprintAsset, SocialId};
+
+use super::OwnUnrated;
+use crate::AppState;
+use crate::error::{ApiError, CommonErrors};
+use crate::params::Params;
+use crate::responses::{DisputeAnswer, DisputeOut, DisputesOut, MessageOut};
+
+/// Assets a company may add to its footprint in all (each queues a scan).
+pub const MAX_ADDED_ASSETS: usize = 100;
+
+/// The body of POST /monitor-dispute-finding.
+#[derive(serde::Deserialize, ToSchema)]
+pub struct DisputeBody {
+    /// The finding's `id` (as the score and findings answers give it).
+    #[schema(value_type = i64, required = true)]
+    #[serde(default)]
+    finding_id: Option<Value>,
+    /// `fixed` (a rescan decides at once), `compensating_control`, `not_ours` or
+    /// `incorrect` (an operator decides).
+    #[schema(value_type = String, required = true)]
+    #[serde(default)]
+    reason: Option<Value>,
+    /// Why, in at most 2,000 characters.
+    #[schema(value_type = String, required = true, max_length = 2000)]
+    #[serde(default)]
+    explanation: Option<Value>,
+}
+
+/// The body of POST /monitor-add-asset and /monitor-remove-asset.
+#[derive(serde::Deserialize, ToSchema)]
+pub struct AssetBody {
+    /// A domain or host name, an IP address, or a CIDR range of at most 256 addresses.
+    #[schema(value_type = String, required = true)]
+    #[serde(default)]
+    asset: Option<Value>,
+    /// Why, in at most 2,000 characters.
+    #[schema(value_type = String, required = true, max_length = 2000)]
+    #[serde(default)]
+    reason: Option<Value>,
+    /// The company (the key's own or one of its subsidiaries); the key's own by default.
+    #[schema(value_type = Option<String>)]
+    #[serde(default)]
+    social_id: Option<Value>,
+}
+
+fn body<T: serde::de::DeserializeOwned>(raw: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(raw).map_err(|_| ApiError::bad("The request body must be one JSON object"))
+}
+
+fn string<'a>(v: Option<&'a Value>, field: &str) -> Result<&'a str, ApiError> {
+    match v {
+        None | Some(Value::Null) => Err(ApiError::required(field)),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(ApiError::required(field)),
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(ApiError::not_valid(field)),
+    }
+}
+
+fn explanation(v: Option<&Value>, field: &str) -> Result<String, ApiError> {
+    model::dispute::explanation(string(v, field)?).map_err(|e| ApiError::bad(format!("{field}: {e}")))
+}
+
+/// Who a key is in a dispute's record.
+fn key_name(caller: &crate::auth::Caller) -> String {
+    caller.key_id.map_or_else(|| "operator".to_owned(), |id| format!("key {id}"))
+}
+
+/// The company a body names: the key's own (absent) or one of its subsidiaries.
+async fn family_member(app: &AppState, own: &Company, named: Option<&Value>) -> Result<Company, ApiError> {
+    let raw = match named {
+        None | Some(Value::Null) => return Ok(own.clone()),
+        Some(Value::String(s)) => s,
+        Some(_) => return Err(ApiError::not_valid("social_id")),
+    };
+    let sid = SocialId::parse(raw).map_err(|_| ApiError::not_valid("social_id"))?;
+    if sid == own.social_id {
+        return Ok(own.clone());
+    }
+    let not_found = || ApiError::bad(crate::error::COMPANY_NOT_FOUND);
+    let c = super::known_company(app, &sid).await?.ok_or_else(not_found)?;
+    if super::is_subsidiary(app, own.id, c.id).await? { Ok(c) } else { Err(not_found()) }
+}
+
+/// Disputes a finding of the caller's company or of one of its subsidiaries.
+///
+/// `fixed` queues a rescan of the finding's host and risk vector at once: the dispute is
+/// accepted when the rescan no longer sees the finding and rejected, with what it saw,
+/// when it still does. The other reasons wait for an operator. While the dispute is
+/// open the finding and its component carry `disputed: true` in every answer.
+#[utoipa::path(post, path = "/monitor-dispute-finding", operation_id = "monitor-dispute-finding", tag = "Monitor",
+    request_body(content = DisputeBody, content_type = "application/json"),
+    responses((status = 200, description = "Dispute opened (extension)", body = DisputeAnswer), CommonErrors))]
+pub async fn dispute_finding(
+    State(app): State<AppState>,
+    OwnUnrated { company: own, caller }: OwnUnrated,
+    raw: Bytes,
+) -> Result<Json<DisputeAnswer>, ApiError> {
+    let b: DisputeBody = body(&raw)?;
+    let finding_id = match b.finding_id.as_ref() {
+        None | Some(Value::Null) => return Err(ApiError::required("finding_id")),
+        Some(v) => v.as_i64().filter(|id| *id > 0).ok_or_else(|| ApiError::not_valid("finding_id"))?,
+    };
+    let reason =
+        DisputeReason::parse(string(b.reason.as_ref(), "reason")?).map_err(|e| ApiError::bad(e.to_string()))?;
+    let explanation = explanation(b.explanation.as_ref(), "explanation")?;
+    let not_found = || ApiError::bad(format!("Finding {finding_id} not found"));
+    // A finding of another company is answered as one that does not exist.
+    let stored = app.store().finding_by_id(finding_id).await?.ok_or_else(not_found)?;
+    if stored.company != own.id && !super::is_subsidiary(&app, own.id, stored.company).await? {
+        return Err(not_found());
+    }
+    let by = key_name(&caller);
+    let new = store::NewDispute {
+        company: stored.company,
+        finding: Some(finding_id),
+        asset: &stored.finding.asset,
+        reason,
+        explanation: &explanation,
+        by: &by,
+        at: time::OffsetDateTime::now_utc(),
+    };
+    let opened = app.store().open_dispute(&new).await?;
+    let (dispute, message) = match opened {
+        store::Opened::Opened(d) => {
+            app.invalidate();
+            let message = match (reason, model::dispute::asset_host(&d.asset), d.risk_vector) {
+                (DisputeReason::Fixed, Some(host), Some(vector)) => {
+                    let job = model::JobSpec::Rescan {
+                        social_id: d.company.clone(),
+                        subdomain: host.clone(),
+                        risk_vector: vector,
+                    };
+                    app.enqueue(&job).await?;
+                    format!(
+                        "Dispute {} opened: a rescan of {host} for {vector} is queued; the dispute is accepted if it no \
+                         longer sees the finding, rejected with what it saw if it does",
+                        d.id
+                    )
+                }
+                _ => format!("Dispute {} opened: an operator will decide it", d.id),
+            };
+            (d, message)
+        }
+        store::Opened::AlreadyOpen(d) => {
+            let message = format!("Finding {finding_id} is disputed already (dispute {}, {})", d.id, d.reason);
+            (d, message)
+        }
+        store::Opened::FindingClosed { closed_at } => {
+            return Err(ApiError::bad(format!(
+                "Finding {finding_id} was closed at {}: a scan no longer sees it, so there is nothing to dispute",
+                model::timefmt::rfc3339(closed_at.0)
+            )));
+        }
+        store::Opened::NoSuchFinding => return Err(not_found()),
+    };
+    Ok(Json(DisputeAnswer { message, dispute: DisputeOut::from(&dispute) }))
+}
+
+/// The disputes of the caller's company and its subsidiaries, newest first, with their
+/// state (`open`, `accepted`, `rejected`) and the decision's note.
+#[utoipa::path(get, path = "/monitor-getdisputes", operation_id = "monitor-getdisputes", tag = "Monitor",
+    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1"),
+           ("state" = Option<String>, Query, description = "open, accepted or rejected (all by default)")),
+    responses((status = 200, description = "Disputes (extension)", body = DisputesOut), CommonErrors))]
+pub async fn get_disputes(
+    State(app): State<AppState>,
+    p: Params,
+    OwnUnrated { company: c, .. }: OwnUnrated,
+) -> Result<Json<DisputesOut>, ApiError> {
+    let page = p.page()?;
+    let state = match p.optional("state") {
+        None => None,
+        Some(s) => Some(DisputeState::parse(s).map_err(|e| ApiError::bad(e.to_string()))?),
+    };
+    let family: Vec<i64> = super::family(&app, &c.social_id).await?.iter().map(|f| f.id).collect();
+    let found = app.store().disputes(Some(&family), state, page).await?;
+    Ok(Json(DisputesOut {
+        social_id: c.social_id.to_string(),
+        disputes: found.items.iter().map(DisputeOut::from).collect(),
+        pagination: page.pagination(found.total).into(),
+    }))
+}
+
+/// The asset a body names, checked: an address must be one the scanner may connect to
+/// (no private or special addresses outside lab mode).
+fn asset_of(app: &AppState, raw: Option<&Value>) -> Result<FootprintAsset, ApiError> {
+    let asset = FootprintAsset::parse(string(raw, "asset")?).map_err(|e| ApiError::bad(format!("asset: {e}")))?;
+    for ip in asset.addresses() {
+        if let Some(why) = egress::guard::special_range(ip)
+            && (egress::guard::unroutable(why) || !app.config().lab_addresses)
+        {
+            return Err(ApiError::bad(format!("asset: {ip} is a {why} address; the scanner does not connect to it")));
+        }
+    }
+    Ok(asset)
+}
+
+/// Adds an asset (a domain or host name, an address or a range) to the footprint of the
+/// caller's company or a subsidiary; its scan is queued at once. The asset answers then
+/// attribute what the scan finds on it to the company (source `company`, with the key,
+/// the date and the reason).
+#[utoipa::path(post, path = "/monitor-add-asset", operation_id = "monitor-add-asset", tag = "Monitor",
+    request_body(content = AssetBody, content_type = "application/json"),
+    responses((status = 200, description = "Asset added (extension)", body = MessageOut), CommonErrors))]
+pub async fn add_asset(
+    State(app): State<AppState>,
+    OwnUnrated { company: own, caller }: OwnUnrated,
+    raw: Bytes,
+) -> Result<Json<MessageOut>, ApiError> {
+    let b: AssetBody = body(&raw)?;
+    let asset = asset_of(&app, b.asset.as_ref())?;
+    let reason = explanation(b.reason.as_ref(), "reason")?;
+    let company = family_member(&app, &own, b.social_id.as_ref()).await?;
+    let footprint = app.store().footprint(company.id).await?;
+    if footprint.iter().any(|c| c.change == "removed" && c.parsed().is_some_and(|x| x.covers(&asset.to_string()))) {
+        return Err(ApiError::bad(format!(
+            "asset: {asset} was removed from the footprint of {} by an accepted dispute",
+            company.social_id
+        )));
+    }
+    if footprint.iter().any(|c| c.change == "added" && c.asset == asset.to_string()) {
+        return Ok(Json(MessageOut {
+            message: format!("{asset} is in the footprint of {} already", company.social_id),
+        }));
+    }
+    if footprint.iter().filter(|c| c.change == "added").count() >= MAX_ADDED_ASSETS {
+        return Err(ApiError::bad(format!("A company may add at most {MAX_ADDED_ASSETS} assets")));
+    }
+    let by = key_name(&caller);
+    app.store().add_to_footprint(company.id, &asset, &reason, &by, time::OffsetDateTime::now_utc()).await?;
+    app.invalidate();
+    super::queue_scan(&app, &company).await?;
+    Ok(Json(MessageOut {
+        message: format!("{asset} was added to the footprint of {}; its scan is queued", company.social_id),
+    }))
+}
+
+/// Asks for an asset to be removed from the footprint of the caller's company or a
+/// subsidiary: a `not_ours` dispute of the asset, which an operator decides. Accepted,
+/// the asset leaves the company and its future scans.
+#[utoipa::path(post, path = "/monitor-remove-asset", operation_id = "monitor-remove-asset", tag = "Monitor",
+    request_body(content = AssetBody, content_type = "application/json"),
+    responses((status = 200, description = "Removal asked (extension)", body = DisputeAnswer), CommonErrors))]
+pub async fn remove_asset(
+    State(app): State<AppState>,
+    OwnUnrated { company: own, caller }: OwnUnrated,
+    raw: Bytes,
+) -> Result<Json<DisputeAnswer>, ApiError> {
+    let b: AssetBody = body(&raw)?;
+    let asset = FootprintAsset::parse(string(b.asset.as_ref(), "asset")?)
+        .map_err(|e| ApiError::bad(format!("asset: {e}")))?
+        .to_string();
+    let reason = explanation(b.reason.as_ref(), "reason")?;
+    let company = family_member(&app, &own, b.social_id.as_ref()).await?;
+    let by = key_name(&caller);
+    let new = store::NewDispute {
+        company: company.id,
+        finding: None,
+        asset: &asset,
+        reason: DisputeReason::NotOurs,
+        explanation: &reason,
+        by: &by,
+        at: time::OffsetDateTime::now_utc(),
+    };
+    let (dispute, message) = match app.store().open_dispute(&new).await? {
+        store::Opened::Opened(d) => {
+            app.invalidate();
+            let m = format!("Removal of {asset} asked (dispute {}): an operator will decide it", d.id);
+            (d, m)
+        }
+        store::Opened::AlreadyOpen(d) => {
+            let m = format!("The removal of {asset} is asked already (dispute {})", d.id);
+            (d, m)
+        }
+        other => return Err(ApiError::Internal(format!("a removal came to {other:?}"))),
+    };
+    Ok(Json(DisputeAnswer { message, dispute: DisputeOut::from(&dispute) }))
+}

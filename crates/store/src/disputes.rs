@@ -1,0 +1,575 @@
+//! Disputes of findings and the company's own footprint: what a rated company said
+//! against a finding or an asset, what was decided, and the assets it added or had
+//! removed.
+//!
+//! Both backends share one implementation ([`disputes_impl!`]): the statements are
+//! written once, with `$N` parameters and `TRUE`/`FALSE`, which SQLite and PostgreSQL
+//! both read.
+
+use model::{Dispute, DisputeReason, DisputeState, Finding, FootprintAsset, FootprintChange, OffsetDateTimeText, Page};
+use time::OffsetDateTime;
+
+use crate::{Paged, Result};
+use async_trait::async_trait;
+
+/// A dispute to open.
+#[derive(Debug, Clone, Copy)]
+pub struct NewDispute<'a> {
+    pub company: i64,
+    /// The finding disputed; none for the removal of an asset (`not_ours`).
+    pub finding: Option<i64>,
+    /// The asset a removal names (ignored for a finding: its asset is taken).
+    pub asset: &'a str,
+    pub reason: DisputeReason,
+    pub explanation: &'a str,
+    /// The key (its name) that opens it.
+    pub by: &'a str,
+    pub at: OffsetDateTime,
+}
+
+/// What opening a dispute came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Opened {
+    Opened(Dispute),
+    /// The finding has an open dispute already: that one.
+    AlreadyOpen(Dispute),
+    /// The finding closed (a scan no longer saw it) before the dispute: nothing to dispute.
+    FindingClosed {
+        closed_at: OffsetDateTimeText,
+    },
+    /// No such finding of this company.
+    NoSuchFinding,
+}
+
+/// An operator's (or a rescan's) decision of an open dispute.
+#[derive(Debug, Clone, Copy)]
+pub struct Decision<'a> {
+    pub accept: bool,
+    pub note: &'a str,
+    /// The operator's name, or `rescan`.
+    pub by: &'a str,
+    pub at: OffsetDateTime,
+}
+
+/// A stored finding with its company and when it closed (none while open).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredFinding {
+    pub company: i64,
+    pub finding: Finding,
+    pub closed_at: Option<OffsetDateTimeText>,
+    pub false_positive: bool,
+}
+
+/// Disputes of findings, their decisions, and the company's footprint changes.
+#[async_trait]
+pub trait Disputes: Send + Sync + 'static {
+    /// The finding `id`, open or closed.
+    async fn finding_by_id(&self, id: i64) -> Result<Option<StoredFinding>>;
+
+    /// Opens a dispute: of a finding of the company (marked `disputed` until it is
+    /// decided), or of an asset (`finding: None`, a removal). One open dispute per
+    /// finding and per asset.
+    async fn open_dispute(&self, new: &NewDispute<'_>) -> Result<Opened>;
+
+    /// Disputes of these companies (all when `None`), newest first.
+    async fn disputes(
+        &self,
+        companies: Option<&[i64]>,
+        state: Option<DisputeState>,
+        page: Page,
+    ) -> Result<Paged<Dispute>>;
+
+    async fn dispute(&self, id: i64) -> Result<Option<Dispute>>;
+
+    /// Decides an open dispute and applies it in the same transaction: the finding is no
+    /// longer disputed; accepted, `compensating_control` gives it no weight, `incorrect`
+    /// closes it as a false positive of its check (later scans that see it keep it
+    /// closed), `fixed` closes it, `not_ours` removes the asset from the company (its
+    /// hosts, endpoints and open findings; kept as a `removed` footprint change that its
+    /// scans honour). `None` when there is no such dispute; `StoreError::Invalid` when it
+    /// is decided already.
+    async fn decide_dispute(&self, id: i64, decision: &Decision<'_>) -> Result<Option<Dispute>>;
+
+    /// Records an asset the company added (a name not under any of its domains becomes
+    /// one of its domains).
+    async fn add_to_footprint(
+        &self,
+        company: i64,
+        asset: &FootprintAsset,
+        reason: &str,
+        by: &str,
+        at: OffsetDateTime,
+    ) -> Result<()>;
+
+    /// The company's footprint changes, oldest first.
+    async fn footprint(&self, company: i64) -> Result<Vec<FootprintChange>>;
+
+    /// Findings closed as false positives, counted per check (finding code), most first.
+    async fn false_positives(&self) -> Result<Vec<(String, u64)>>;
+
+    /// The risk vectors of the company's open findings that an open dispute names.
+    async fn disputed_vectors(&self, company: i64) -> Result<Vec<model::RiskVector>>;
+
+    /// Every rated company with its latest global score (hundredths), NAICS code and
+    /// stated employees: the population peer benchmarks rank among.
+    async fn rated_population(&self) -> Result<Vec<RatedCompany>>;
+}
+
+/// A rated company as peer benchmarks see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatedCompany {
+    pub id: i64,
+    pub naics_code: Option<i64>,
+    pub employees: String,
+    /// The latest global score, in hundredths (0–10000).
+    pub score: i64,
+}
+
+/// The asset an accepted `not_ours` removes: the host of the finding's asset, its
+/// address, or the asset a removal named.
+pub fn removed_asset(d: &Dispute) -> Option<FootprintAsset> {
+    if d.finding_id.is_some() {
+        if let Some(host) = model::dispute::asset_host(&d.asset) {
+            return Some(FootprintAsset::Name(host));
+        }
+        return model::dispute::asset_address(&d.asset).map(FootprintAsset::Ip);
+    }
+    FootprintAsset::parse(&d.asset).ok()
+}
+
+pub(crate) const DISPUTE_SELECT: &str = "SELECT d.id, c.social_id, d.finding_id, d.asset, d.risk_vector, d.code, d.title, \
+     d.reason, d.explanation, d.state, d.opened_at, d.opened_by, d.decided_at, d.decided_by, d.note \
+     FROM disputes d JOIN companies c ON c.id = d.company_id";
+
+/// The implementation of [`Disputes`] for a backend: `$store` has `begin()` (a write
+/// transaction) and `reader()` (a read connection); `$row` is its row type.
+macro_rules! disputes_impl {
+    ($store:ty, $row:ty, $db:ty) => {
+        fn dispute_from_row(row: &$row) -> Result<model::Dispute> {
+            use sqlx::Row as _;
+            let text = |c: &str| -> Result<String> { Ok(row.try_get::<String, _>(c)?) };
+            let sid = text("social_id")?;
+            let reason = text("reason")?;
+            let state = text("state")?;
+            let rv: Option<String> = row.try_get("risk_vector")?;
+            let decided: Option<String> = row.try_get("decided_at")?;
+            Ok(model::Dispute {
+                id: row.try_get("id")?,
+                company: model::SocialId::parse(&sid).map_err(|_| corrupt("social_id", &sid))?,
+                finding_id: row.try_get("finding_id")?,
+                asset: text("asset")?,
+                risk_vector: match rv {
+                    Some(v) => Some(model::RiskVector::parse(&v).map_err(|_| corrupt("risk_vector", &v))?),
+                    None => None,
+                },
+                code: row.try_get("code")?,
+                title: row.try_get("title")?,
+                reason: model::DisputeReason::parse(&reason).map_err(|_| corrupt("reason", &reason))?,
+                explanation: text("explanation")?,
+                state: model::DisputeState::parse(&state).map_err(|_| corrupt("state", &state))?,
+                opened_at: ts_text(&text("opened_at")?)?,
+                opened_by: text("opened_by")?,
+                decided_at: match decided {
+                    Some(t) => Some(ts_text(&t)?),
+                    None => None,
+                },
+                decided_by: row.try_get("decided_by")?,
+                note: row.try_get("note")?,
+            })
+        }
+
+        #[async_trait]
+        impl crate::disputes::Disputes for $store {
+            async fn finding_by_id(&self, id: i64) -> Result<Option<crate::disputes::StoredFinding>> {
+                use sqlx::Row as _;
+                let mut conn = self.reader().await?;
+                let Some(row) =
+                    sqlx::query("SELECT * FROM findings WHERE id = $1").bind(id).fetch_optional(&mut *conn).await?
+                else {
+                    return Ok(None);
+                };
+                let closed: Option<String> = row.try_get("closed_at")?;
+                Ok(Some(crate::disputes::StoredFinding {
+                    company: row.try_get("company_id")?,
+                    finding: finding_from_row(&row)?,
+                    closed_at: match closed {
+                        Some(t) => Some(ts_text(&t)?),
+                        None => None,
+                    },
+                    false_positive: row.try_get("false_positive")?,
+                }))
+            }
+
+            async fn open_dispute(&self, new: &crate::disputes::NewDispute<'_>) -> Result<crate::disputes::Opened> {
+                use crate::disputes::Opened;
+                use sqlx::Row as _;
+                let mut tx = self.begin().await?;
+                let (asset, vector, code, title) = match new.finding {
+                    Some(fid) => {
+                        let Some(row) = sqlx::query(
+                            "SELECT asset, risk_vector, code, title, closed_at FROM findings WHERE id = $1 AND company_id = $2",
+                        )
+                        .bind(fid)
+                        .bind(new.company)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                        else {
+                            return Ok(Opened::NoSuchFinding);
+                        };
+                        if let Some(closed) = row.try_get::<Option<String>, _>("closed_at")? {
+                            return Ok(Opened::FindingClosed { closed_at: ts_text(&closed)? });
+                        }
+                        let open: Option<i64> =
+                            sqlx::query_scalar("SELECT id FROM disputes WHERE finding_id = $1 AND state = 'open'")
+                                .bind(fid)
+                                .fetch_optional(&mut *tx)
+                                .await?;
+                        if let Some(id) = open {
+                            drop(tx);
+                            return match self.dispute(id).await? {
+                                Some(d) => Ok(Opened::AlreadyOpen(d)),
+                                None => Err(StoreError::NotFound(format!("dispute {id}"))),
+                            };
+                        }
+                        sqlx::query("UPDATE findings SET disputed = TRUE WHERE id = $1")
+                            .bind(fid)
+                            .execute(&mut *tx)
+                            .await?;
+                        (
+                            row.try_get::<String, _>("asset")?,
+                            Some(row.try_get::<String, _>("risk_vector")?),
+                            Some(row.try_get::<String, _>("code")?),
+                            Some(row.try_get::<String, _>("title")?),
+                        )
+                    }
+                    None => {
+                        let open: Option<i64> = sqlx::query_scalar(
+                            "SELECT id FROM disputes WHERE company_id = $1 AND asset = $2 AND finding_id IS NULL AND state = 'open'",
+                        )
+                        .bind(new.company)
+                        .bind(new.asset)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                        if let Some(id) = open {
+                            drop(tx);
+                            return match self.dispute(id).await? {
+                                Some(d) => Ok(Opened::AlreadyOpen(d)),
+                                None => Err(StoreError::NotFound(format!("dispute {id}"))),
+                            };
+                        }
+                        (new.asset.to_owned(), None, None, None)
+                    }
+                };
+                let id: i64 = sqlx::query_scalar(
+                    "INSERT INTO disputes (company_id, finding_id, asset, risk_vector, code, title, reason, explanation, \
+                     state, opened_at, opened_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10) RETURNING id",
+                )
+                .bind(new.company)
+                .bind(new.finding)
+                .bind(&asset)
+                .bind(vector)
+                .bind(code)
+                .bind(title)
+                .bind(new.reason.as_str())
+                .bind(new.explanation)
+                .bind(rfc3339(new.at))
+                .bind(new.by)
+                .fetch_one(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                match self.dispute(id).await? {
+                    Some(d) => Ok(Opened::Opened(d)),
+                    None => Err(StoreError::NotFound(format!("dispute {id}"))),
+                }
+            }
+
+            async fn disputes(
+                &self,
+                companies: Option<&[i64]>,
+                state: Option<model::DisputeState>,
+                page: model::Page,
+            ) -> Result<Paged<model::Dispute>> {
+                let ids = companies.map(|c| c.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
+                // The ids are numbers we hold, written into the statement (no user text).
+                let mut filter = String::from(" WHERE ($1 IS NULL OR d.state = $1)");
+                if let Some(ids) = &ids {
+                    filter.push_str(&format!(" AND d.company_id IN ({})", if ids.is_empty() { "-1" } else { ids }));
+                }
+                let state = state.map(model::DisputeState::as_str);
+                let mut conn = self.reader().await?;
+                let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                    "SELECT count(*) FROM disputes d{filter}"
+                )))
+                .bind(state)
+                .fetch_one(&mut *conn)
+                .await?;
+                let items = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "{} {filter} ORDER BY d.id DESC LIMIT $2 OFFSET $3",
+                    crate::disputes::DISPUTE_SELECT
+                )))
+                .bind(state)
+                .bind(page.limit())
+                .bind(page.offset())
+                .fetch_all(&mut *conn)
+                .await?
+                .iter()
+                .map(dispute_from_row)
+                .collect::<Result<_>>()?;
+                Ok(Paged { items, total: u64::try_from(total).unwrap_or(0) })
+            }
+
+            async fn dispute(&self, id: i64) -> Result<Option<model::Dispute>> {
+                let mut conn = self.reader().await?;
+                sqlx::query(sqlx::AssertSqlSafe(format!("{} WHERE d.id = $1", crate::disputes::DISPUTE_SELECT)))
+                    .bind(id)
+                    .fetch_optional(&mut *conn)
+                    .await?
+                    .as_ref()
+                    .map(dispute_from_row)
+                    .transpose()
+            }
+
+            async fn decide_dispute(
+                &self,
+                id: i64,
+                decision: &crate::disputes::Decision<'_>,
+            ) -> Result<Option<model::Dispute>> {
+                let Some(before) = self.dispute(id).await? else { return Ok(None) };
+                let mut tx = self.begin().await?;
+                let state = if decision.accept { "accepted" } else { "rejected" };
+                let at = rfc3339(decision.at);
+                let company: Option<i64> = sqlx::query_scalar(
+                    "UPDATE disputes SET state = $2, decided_at = $3, decided_by = $4, note = $5 \
+                     WHERE id = $1 AND state = 'open' RETURNING company_id",
+                )
+                .bind(id)
+                .bind(state)
+                .bind(&at)
+                .bind(decision.by)
+                .bind(decision.note)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some(company) = company else {
+                    return Err(StoreError::Invalid(format!("dispute {id} is {} already", before.state)));
+                };
+                if let Some(fid) = before.finding_id {
+                    sqlx::query("UPDATE findings SET disputed = FALSE WHERE id = $1").bind(fid).execute(&mut *tx).await?;
+                    if decision.accept {
+                        let change = match before.reason {
+                            model::DisputeReason::CompensatingControl => {
+                                Some("UPDATE findings SET no_weight = TRUE WHERE id = $1 AND $2 <> ''")
+                            }
+                            model::DisputeReason::Incorrect => Some(
+                                "UPDATE findings SET false_positive = TRUE, closed_at = COALESCE(closed_at, $2) WHERE id = $1",
+                            ),
+                            model::DisputeReason::Fixed => {
+                                Some("UPDATE findings SET closed_at = COALESCE(closed_at, $2) WHERE id = $1")
+                            }
+                            model::DisputeReason::NotOurs => None,
+                        };
+                        if let Some(statement) = change {
+                            sqlx::query(statement).bind(fid).bind(&at).execute(&mut *tx).await?;
+                        }
+                    }
+                }
+                if decision.accept && before.reason == model::DisputeReason::NotOurs {
+                    let asset = crate::disputes::removed_asset(&before)
+                        .ok_or_else(|| StoreError::Invalid(format!("dispute {id}: {:?} names no asset", before.asset)))?;
+                    sqlx::query(
+                        "INSERT INTO footprint (company_id, asset, change, reason, changed_by, changed_at, dispute_id) \
+                         VALUES ($1, $2, 'removed', $3, $4, $5, $6)",
+                    )
+                    .bind(company)
+                    .bind(asset.to_string())
+                    .bind(format!("{} (accepted: {})", before.explanation, decision.note))
+                    .bind(decision.by)
+                    .bind(&at)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                    remove_asset(&mut tx, company, &asset, &at).await?;
+                }
+                tx.commit().await?;
+                self.dispute(id).await
+            }
+
+            async fn add_to_footprint(
+                &self,
+                company: i64,
+                asset: &model::FootprintAsset,
+                reason: &str,
+                by: &str,
+                at: time::OffsetDateTime,
+            ) -> Result<()> {
+                let mut tx = self.begin().await?;
+                sqlx::query(
+                    "INSERT INTO footprint (company_id, asset, change, reason, changed_by, changed_at) \
+                     VALUES ($1, $2, 'added', $3, $4, $5)",
+                )
+                .bind(company)
+                .bind(asset.to_string())
+                .bind(reason)
+                .bind(by)
+                .bind(rfc3339(at))
+                .execute(&mut *tx)
+                .await?;
+                if let model::FootprintAsset::Name(name) = asset {
+                    let domains: Vec<String> = sqlx::query_scalar("SELECT name FROM domains WHERE company_id = $1")
+                        .bind(company)
+                        .fetch_all(&mut *tx)
+                        .await?;
+                    if !domains.iter().any(|d| model::asset_under(name.as_str(), d)) {
+                        sqlx::query(
+                            "INSERT INTO domains (company_id, name, attribution) VALUES ($1, $2, $3) \
+                             ON CONFLICT (company_id, name) DO NOTHING",
+                        )
+                        .bind(company)
+                        .bind(name.as_str())
+                        .bind(format!("added by the company ({by}): {reason}"))
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn footprint(&self, company: i64) -> Result<Vec<model::FootprintChange>> {
+                use sqlx::Row as _;
+                let mut conn = self.reader().await?;
+                sqlx::query(
+                    "SELECT asset, change, reason, changed_by, changed_at, dispute_id FROM footprint \
+                     WHERE company_id = $1 ORDER BY id",
+                )
+                .bind(company)
+                .fetch_all(&mut *conn)
+                .await?
+                .iter()
+                .map(|r| {
+                    Ok(model::FootprintChange {
+                        asset: r.try_get("asset")?,
+                        change: r.try_get("change")?,
+                        reason: r.try_get("reason")?,
+                        by: r.try_get("changed_by")?,
+                        at: ts_text(&r.try_get::<String, _>("changed_at")?)?,
+                        dispute_id: r.try_get("dispute_id")?,
+                    })
+                })
+                .collect()
+            }
+
+            async fn false_positives(&self) -> Result<Vec<(String, u64)>> {
+                let mut conn = self.reader().await?;
+                let rows: Vec<(String, i64)> = sqlx::query_as(
+                    "SELECT code, count(*) FROM findings WHERE false_positive = TRUE GROUP BY code ORDER BY count(*) DESC, code",
+                )
+                .fetch_all(&mut *conn)
+                .await?;
+                Ok(rows.into_iter().map(|(c, n)| (c, u64::try_from(n).unwrap_or(0))).collect())
+            }
+
+            async fn disputed_vectors(&self, company: i64) -> Result<Vec<model::RiskVector>> {
+                let mut conn = self.reader().await?;
+                let rows: Vec<String> = sqlx::query_scalar(
+                    "SELECT DISTINCT risk_vector FROM findings WHERE company_id = $1 AND closed_at IS NULL AND disputed = TRUE",
+                )
+                .bind(company)
+                .fetch_all(&mut *conn)
+                .await?;
+                rows.iter().map(|v| model::RiskVector::parse(v).map_err(|_| corrupt("risk_vector", v))).collect()
+            }
+
+            async fn rated_population(&self) -> Result<Vec<crate::disputes::RatedCompany>> {
+                let mut conn = self.reader().await?;
+                let rows: Vec<(i64, Option<i64>, String, i64)> = sqlx::query_as(
+                    "SELECT c.id, c.naics_code, c.employees_number, s.score FROM scores s JOIN companies c ON c.id = s.company_id \
+                     WHERE s.scanned_at = (SELECT max(s2.scanned_at) FROM scores s2 WHERE s2.company_id = s.company_id)",
+                )
+                .fetch_all(&mut *conn)
+                .await?;
+                Ok(rows
+                    .into_iter()
+                    .map(|(id, naics_code, employees, score)| crate::disputes::RatedCompany { id, naics_code, employees, score })
+                    .collect())
+            }
+        }
+
+        /// Removes what `asset` covers from the company: hosts, endpoints, applications,
+        /// SBOM host links and domains; open findings on it are closed at `at`.
+        async fn remove_asset(
+            tx: &mut sqlx::Transaction<'static, $db>,
+            company: i64,
+            asset: &model::FootprintAsset,
+            at: &str,
+        ) -> Result<()>
+        {
+            let covered_ids = |rows: Vec<(i64, String)>| -> Vec<i64> {
+                rows.into_iter().filter(|(_, a)| asset.covers(a)).map(|(id, _)| id).collect()
+            };
+            let delete = |table: &str, ids: &[i64]| {
+                format!(
+                    "DELETE FROM {table} WHERE id IN ({})",
+                    if ids.is_empty() { "-1".to_owned() } else { ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",") }
+                )
+            };
+            let hosts: Vec<(i64, String)> = sqlx::query_as("SELECT id, name FROM hosts WHERE company_id = $1")
+                .bind(company)
+                .fetch_all(&mut **tx)
+                .await?;
+            // A host whose every address the asset covers goes with it.
+            let host_ids = covered_ids(hosts);
+            sqlx::query(sqlx::AssertSqlSafe(delete("hosts", &host_ids))).execute(&mut **tx).await?;
+            let endpoints: Vec<(i64, String, Option<String>)> =
+                sqlx::query_as("SELECT id, ip, host FROM network_endpoints WHERE company_id = $1")
+                    .bind(company)
+                    .fetch_all(&mut **tx)
+                    .await?;
+            let endpoint_ids: Vec<i64> = endpoints
+                .into_iter()
+                .filter(|(_, ip, host)| asset.covers(ip) || host.as_deref().is_some_and(|h| asset.covers(h)))
+                .map(|(id, _, _)| id)
+                .collect();
+            sqlx::query(sqlx::AssertSqlSafe(delete("network_endpoints", &endpoint_ids))).execute(&mut **tx).await?;
+            let apps: Vec<(i64, String)> = sqlx::query_as("SELECT id, host FROM applications WHERE company_id = $1")
+                .bind(company)
+                .fetch_all(&mut **tx)
+                .await?;
+            let app_ids = covered_ids(apps);
+            sqlx::query(sqlx::AssertSqlSafe(delete("applications", &app_ids))).execute(&mut **tx).await?;
+            let domains: Vec<(i64, String)> = sqlx::query_as("SELECT id, name FROM domains WHERE company_id = $1")
+                .bind(company)
+                .fetch_all(&mut **tx)
+                .await?;
+            let domain_ids = covered_ids(domains);
+            sqlx::query(sqlx::AssertSqlSafe(delete("domains", &domain_ids))).execute(&mut **tx).await?;
+            if let model::FootprintAsset::Name(name) = asset {
+                sqlx::query(
+                    "DELETE FROM sbom_hosts WHERE (host = $1 OR host LIKE $2) AND component_id IN \
+                     (SELECT id FROM sbom_components WHERE company_id = $3)",
+                )
+                .bind(name.as_str())
+                .bind(format!("%.{}", name.as_str()))
+                .bind(company)
+                .execute(&mut **tx)
+                .await?;
+            }
+            let findings: Vec<(i64, String)> =
+                sqlx::query_as("SELECT id, asset FROM findings WHERE company_id = $1 AND closed_at IS NULL")
+                    .bind(company)
+                    .fetch_all(&mut **tx)
+                    .await?;
+            let finding_ids = covered_ids(findings);
+            if !finding_ids.is_empty() {
+                let ids = finding_ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE findings SET closed_at = $1, disputed = FALSE WHERE id IN ({ids})"
+                )))
+                .bind(at)
+                .execute(&mut **tx)
+                .await?;
+            }
+            Ok(())
+        }
+    };
+}
+pub(crate) use disputes_impl;
