@@ -55,7 +55,12 @@ pub struct AssetBody {
 }
 
 fn body<T: serde::de::DeserializeOwned>(raw: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(raw).map_err(|_| ApiError::bad("The request body must be one JSON object"))
+    let not_one = || ApiError::bad("The request body must be one JSON object");
+    // serde would read a struct from an array too: only an object is a request.
+    match serde_json::from_slice::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => serde_json::from_value(v).map_err(|_| not_one()),
+        _ => Err(not_one()),
+    }
 }
 
 fn string<'a>(v: Option<&'a Value>, field: &str) -> Result<&'a str, ApiError> {

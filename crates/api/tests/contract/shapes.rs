@@ -103,6 +103,42 @@ pub fn finding(v: &Value) {
         ],
     );
     assert!(["info", "low", "medium", "high", "critical"].contains(&v["severity"].as_str().unwrap_or("")));
+    // Extensions: present (true) only while disputed / with an accepted control.
+    for mark in ["disputed", "compensating_control"] {
+        assert!(v.get(mark).is_none_or(|m| m == true), "{mark}: {v}");
+    }
+}
+
+/// A dispute (extension, docs/API.md "Disputes").
+pub fn dispute(v: &Value) {
+    exact(
+        v,
+        &[
+            ("id", T::Int),
+            ("social_id", T::Str),
+            ("finding_id", T::IntOrNull),
+            ("asset", T::Str),
+            ("risk_vector", T::StrOrNull),
+            ("code", T::StrOrNull),
+            ("title", T::StrOrNull),
+            ("reason", T::Str),
+            ("explanation", T::Str),
+            ("state", T::Str),
+            ("opened_at", T::Str),
+            ("opened_by", T::Str),
+            ("decided_at", T::StrOrNull),
+            ("decided_by", T::StrOrNull),
+            ("note", T::StrOrNull),
+        ],
+    );
+    assert!(["open", "accepted", "rejected"].contains(&v["state"].as_str().unwrap_or("")));
+}
+
+fn benchmark(v: &Value) {
+    fields(v, &[("group", T::Str), ("peers", T::Int), ("percentile", T::NumOrNull)]);
+    if v["percentile"].is_null() {
+        fields(v, &[("note", T::Str)]);
+    }
 }
 
 pub const COMPONENTS: [&str; 12] = [
@@ -125,6 +161,11 @@ fn scores(v: &Value) {
     fields(v, &[("domain", T::Str), ("subsidiaries_number", T::Int)]);
     if v.get("scan_notes").is_some() {
         fields(v, &[("scan_notes", T::Arr)]);
+    }
+    if let Some(p) = v.get("peer_benchmarks") {
+        exact(p, &[("sector_and_size", T::Obj), ("overall", T::Obj)]);
+        benchmark(&p["sector_and_size"]);
+        benchmark(&p["overall"]);
     }
     if v.get("message").is_some() && v.get("score").is_none() {
         fields(v, &[("message", T::Str)]);
@@ -156,6 +197,7 @@ fn scores(v: &Value) {
             ),
         }
         each(&comp["findings"], finding);
+        assert!(comp.get("disputed").is_none_or(|m| m == true), "{c}: {comp}");
         // Extension: the checks of the component, when the rating kept them.
         if let Some(checks) = comp.get("checks") {
             exact(checks, &[("pass", T::Int), ("finding", T::Int), ("not_assessable", T::Int), ("list", T::Arr)]);
@@ -490,6 +532,17 @@ pub fn check(path: &str, v: &Value) {
         "/monitor-rescan-subdomain-by-vectorid" | "/monitor-add-subsidiary" | "/monitor-delete-subsidiary" => {
             exact(v, &[("message", T::Str)])
         }
+        // Extensions (docs/API.md): disputes and footprint corrections.
+        "/monitor-getdisputes" => {
+            exact(v, &[("social_id", T::Str), ("disputes", T::Arr), ("pagination", T::Obj)]);
+            pagination(&v["pagination"]);
+            each(&v["disputes"], dispute);
+        }
+        "/monitor-dispute-finding" | "/monitor-remove-asset" => {
+            exact(v, &[("message", T::Str), ("dispute", T::Obj)]);
+            dispute(&v["dispute"]);
+        }
+        "/monitor-add-asset" => exact(v, &[("message", T::Str)]),
         other => panic!("no shape for {other}"),
     }
 }
