@@ -775,3 +775,71 @@ fn a_second_demo_names_who_holds_its_address_and_keeps_its_own_database() {
     assert!(dir.path().join("rampart-demo.db").exists(), "the demo opened its own database");
     assert!(!dir.path().join("serve.db").exists(), "RAMPART_DB was not used by the demo");
 }
+
+/// An operator lists the open disputes, accepts and rejects them; decided twice or
+/// unknown, the command fails in one line; `status` counts the false positives per check.
+#[tokio::test]
+async fn disputes_are_listed_and_decided_by_an_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = seeded_db(&dir);
+    let store = store::open(&db).await.unwrap();
+    let acme = store.company_by_social_id(&model::SocialId::parse("acme-robotics").unwrap()).await.unwrap().unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    let f = |asset: &str| model::Finding {
+        id: 0,
+        risk_vector: model::RiskVector::OpenPorts,
+        asset: asset.into(),
+        severity: model::Severity::Critical,
+        code: "open_ports.redis_exposed".into(),
+        title: "Redis exposed".into(),
+        evidence: "+PONG".into(),
+        remediation: "Firewall it".into(),
+        references: Vec::new(),
+        cve: None,
+        component: None,
+        first_seen: model::OffsetDateTimeText(now),
+        last_seen: model::OffsetDateTimeText(now),
+        disputed: false,
+        no_weight: false,
+    };
+    let scope = store::ScanScope { risk_vectors: &[model::RiskVector::OpenPorts], asset: None, below: false, close_missing: false };
+    store.record_scan(acme.id, scope, &[f("cache.acme-robotics.example:6379"), f("db.acme-robotics.example:6379")], now).await.unwrap();
+    let open = store.open_findings(acme.id).await.unwrap();
+    let mut ids = Vec::new();
+    for (finding, reason) in open.iter().filter(|o| o.code == "open_ports.redis_exposed").zip([model::DisputeReason::Incorrect, model::DisputeReason::CompensatingControl]) {
+        let new = store::NewDispute { company: acme.id, finding: Some(finding.id), asset: "", reason, explanation: "a honeypot of our SOC", by: "key 1", at: now };
+        match store.open_dispute(&new).await.unwrap() {
+            store::Opened::Opened(d) => ids.push(d.id),
+            other => panic!("{other:?}"),
+        }
+    }
+    let out = run(&["disputes", "list", "--db", &db]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success() && text.lines().count() == 3, "{text}");
+    assert!(text.contains("incorrect") && text.contains("a honeypot of our SOC") && text.contains("acme-robotics"), "{text}");
+
+    let accept = run(&["disputes", "accept", "--db", &db, &ids[0].to_string(), "--note", "confirmed with the SOC"]);
+    let said = String::from_utf8_lossy(&accept.stdout).into_owned();
+    assert!(accept.status.success(), "{}", String::from_utf8_lossy(&accept.stderr));
+    assert!(said.contains(&format!("dispute {} accepted (incorrect of acme-robotics", ids[0])), "{said}");
+    // The sample's rating is imported: nothing to re-rate, and said so.
+    assert!(said.contains("has no computed rating"), "{said}");
+    let again = run(&["disputes", "accept", "--db", &db, &ids[0].to_string(), "--note", "again"]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains(&format!("dispute {} is accepted already", ids[0])));
+    let reject = run(&["disputes", "reject", "--db", &db, &ids[1].to_string(), "--note", "Redis answers without AUTH"]);
+    assert!(reject.status.success(), "{}", String::from_utf8_lossy(&reject.stderr));
+    let unknown = run(&["disputes", "reject", "--db", &db, "424242", "--note", "x"]);
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no dispute 424242"), "{unknown:?}");
+    let no_note = run(&["disputes", "accept", "--db", &db, &ids[1].to_string()]);
+    assert!(!no_note.status.success(), "a decision needs its note");
+
+    let open_now = run(&["disputes", "list", "--db", &db]);
+    assert_eq!(String::from_utf8_lossy(&open_now.stdout).lines().count(), 1, "only the header: none open");
+    let all = String::from_utf8_lossy(&run(&["disputes", "list", "--db", &db, "--all"]).stdout).into_owned();
+    assert!(all.contains("accepted") && all.contains("rejected") && all.contains("confirmed with the SOC"), "{all}");
+    let status = String::from_utf8_lossy(&run(&["status", "--db", &db]).stdout).into_owned();
+    assert!(status.contains("Disputes: 0 open"), "{status}");
+    let line = status.lines().find(|l| l.contains("open_ports.redis_exposed")).unwrap_or_else(|| panic!("{status}"));
+    assert_eq!(line.split_whitespace().last(), Some("1"), "{line}");
+}

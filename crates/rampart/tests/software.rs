@@ -210,11 +210,15 @@ async fn imports_a_scan_and_the_cyclonedx_export() {
         .find(|c| c["risk_vector"] == "vulnerabilities")
         .unwrap();
     assert!(vulns["penalties"].as_array().unwrap().iter().any(|p| p["cve"] == "CVE-2022-21661"), "{vulns}");
+    // Alone in its database: no peers, no percentile, and said so.
+    assert_eq!(explained["peer_benchmarks"]["overall"]["peers"], 0, "{explained}");
+    assert!(explained["peer_benchmarks"]["overall"]["percentile"].is_null());
     let text = ok(&rampart(&["explain", "www.shop.test", "--db", &db]));
     assert!(
         text.contains("methodology 2026.11") && text.contains("vulnerabilities.cve CVE-2022-21661 on www.shop.test"),
         "{text}"
     );
+    assert!(text.contains("overall: no percentile, fewer than 10 rated peers: no percentile (0 peers"), "{text}");
 
     // `rampart rescore` recomputes the history: a rating tampered with comes back.
     let company_id =
