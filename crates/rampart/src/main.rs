@@ -694,8 +694,11 @@ async fn decide_dispute(db: &str, id: i64, accept: bool, note: &str, by: &str) -
         Some(r) => say!("{} re-rated: {} ({})", d.company, r.score.as_f64(), r.grade.as_str()),
         None => say!("{} has no computed rating: nothing to re-rate", d.company),
     }
-    if accept && d.reason == model::DisputeReason::NotOurs {
-        say!("{} left the footprint of {}; its scans no longer include it", d.asset, d.company);
+    if accept
+        && d.reason == model::DisputeReason::NotOurs
+        && let Some(gone) = store::disputes::removed_asset(&d)
+    {
+        say!("{gone} left the footprint of {}; its scans no longer include it", d.company);
     }
     Ok(())
 }

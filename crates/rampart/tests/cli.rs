@@ -107,9 +107,14 @@ fn openapi_prints_the_document() {
     assert!(out.status.success());
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let ops: usize = doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum();
-    // The 43 operations of the spec and three extensions (the score history, events).
-    assert_eq!(ops, 47);
+    // The 43 operations of the spec and eight extensions (the score history and events,
+    // each for underwriters and monitors; disputes and footprint corrections).
+    assert_eq!(ops, 51);
     for extension in [
+        "/monitor-dispute-finding",
+        "/monitor-getdisputes",
+        "/monitor-add-asset",
+        "/monitor-remove-asset",
         "/underwriter-getcompanyscore-history",
         "/monitor-getcompanyscore-history",
         "/underwriter-getevents",
@@ -802,12 +807,32 @@ async fn disputes_are_listed_and_decided_by_an_operator() {
         disputed: false,
         no_weight: false,
     };
-    let scope = store::ScanScope { risk_vectors: &[model::RiskVector::OpenPorts], asset: None, below: false, close_missing: false };
-    store.record_scan(acme.id, scope, &[f("cache.acme-robotics.example:6379"), f("db.acme-robotics.example:6379")], now).await.unwrap();
+    let scope = store::ScanScope {
+        risk_vectors: &[model::RiskVector::OpenPorts],
+        asset: None,
+        below: false,
+        close_missing: false,
+    };
+    store
+        .record_scan(acme.id, scope, &[f("cache.acme-robotics.example:6379"), f("db.acme-robotics.example:6379")], now)
+        .await
+        .unwrap();
     let open = store.open_findings(acme.id).await.unwrap();
     let mut ids = Vec::new();
-    for (finding, reason) in open.iter().filter(|o| o.code == "open_ports.redis_exposed").zip([model::DisputeReason::Incorrect, model::DisputeReason::CompensatingControl]) {
-        let new = store::NewDispute { company: acme.id, finding: Some(finding.id), asset: "", reason, explanation: "a honeypot of our SOC", by: "key 1", at: now };
+    for (finding, reason) in open
+        .iter()
+        .filter(|o| o.code == "open_ports.redis_exposed")
+        .zip([model::DisputeReason::Incorrect, model::DisputeReason::CompensatingControl])
+    {
+        let new = store::NewDispute {
+            company: acme.id,
+            finding: Some(finding.id),
+            asset: "",
+            reason,
+            explanation: "a honeypot of our SOC",
+            by: "key 1",
+            at: now,
+        };
         match store.open_dispute(&new).await.unwrap() {
             store::Opened::Opened(d) => ids.push(d.id),
             other => panic!("{other:?}"),
@@ -816,7 +841,10 @@ async fn disputes_are_listed_and_decided_by_an_operator() {
     let out = run(&["disputes", "list", "--db", &db]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success() && text.lines().count() == 3, "{text}");
-    assert!(text.contains("incorrect") && text.contains("a honeypot of our SOC") && text.contains("acme-robotics"), "{text}");
+    assert!(
+        text.contains("incorrect") && text.contains("a honeypot of our SOC") && text.contains("acme-robotics"),
+        "{text}"
+    );
 
     let accept = run(&["disputes", "accept", "--db", &db, &ids[0].to_string(), "--note", "confirmed with the SOC"]);
     let said = String::from_utf8_lossy(&accept.stdout).into_owned();

@@ -68,6 +68,7 @@ pub fn router(api: Router) -> Router {
         .route("/ui/predictions", get(predictions))
         .route("/ui/report", get(report_download))
         .route("/ui/monitor/rescan", post(rescan))
+        .route("/ui/monitor/dispute", post(dispute))
         .route("/ui/monitor/subsidiary", post(add_subsidiary))
         .route("/ui/monitor/subsidiary/remove", post(remove_subsidiary))
         .layer(DefaultBodyLimit::max(FORM_LIMIT))
@@ -355,6 +356,19 @@ async fn rescan(Caller(api): Caller, body: Bytes) -> Response {
     let f = form(&body);
     let q = [("risk_vector_id", param(&f, "risk_vector_id")), ("subdomain", param(&f, "subdomain"))];
     answered(api.call(Method::PUT, "/monitor-rescan-subdomain-by-vectorid", &q, None).await)
+}
+
+async fn dispute(Caller(api): Caller, body: Bytes) -> Response {
+    let f = form(&body);
+    let Ok(finding_id) = param(&f, "finding_id").parse::<i64>() else {
+        return fragment(StatusCode::BAD_REQUEST, pages::message(false, "finding_id is not valid"));
+    };
+    let body = json!({
+        "finding_id": finding_id,
+        "reason": param(&f, "reason"),
+        "explanation": param(&f, "explanation"),
+    });
+    answered(api.call(Method::POST, "/monitor-dispute-finding", &[], Some(&body)).await)
 }
 
 async fn add_subsidiary(Caller(api): Caller, body: Bytes) -> Response {

@@ -278,6 +278,7 @@ pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
                         None => span.grade.grade-none.big { "—" },
                     }
                     @if let Some(at) = s["scanned_at"].as_str() { p.muted { "rated " (day(at)) } }
+                    @if s["peer_benchmarks"].is_object() { (peers(&s["peer_benchmarks"])) }
                 }
             }
             nav.actions aria-label="Scorecard actions" {
@@ -323,6 +324,24 @@ pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
     }
 }
 
+/// Where the score stands among peers: a percentile, or why there is none.
+fn peers(p: &Value) -> Markup {
+    html! {
+        ul.peers {
+            @for (label, b) in [("Among peers", &p["sector_and_size"]), ("Overall", &p["overall"])] {
+                li {
+                    (label) ": "
+                    @match number(&b["percentile"]) {
+                        Some(v) => { "percentile rank " strong { (format!("{v:.0}")) } " among " (b["peers"].as_u64().unwrap_or(0)) " · " }
+                        None => { (text(&b["note"])) " · " }
+                    }
+                    span.muted { (text(&b["group"])) }
+                }
+            }
+        }
+    }
+}
+
 fn component(who: Audience, key: &str, name: &str, c: &Value) -> Markup {
     let score = number(&c["score"]);
     let findings = items(&c["findings"]);
@@ -343,6 +362,7 @@ fn component(who: Audience, key: &str, name: &str, c: &Value) -> Markup {
                     None => span.na { "not assessable" },
                 }
                 span.muted.weight { "weight " (format!("{:.1}", number(&c["weight"]).unwrap_or(0.0))) " %" }
+                @if c["disputed"] == true { span.tag.disputed { "disputed" } }
             }
             @if let Some(why) = c["not_assessable"].as_str() { p.muted { (why) } }
             @if !findings.is_empty() {
@@ -366,6 +386,8 @@ fn finding(who: Audience, f: &Value) -> Markup {
             summary {
                 span class=(severity_class(text(&f["severity"]))) { (text(&f["severity"])) }
                 " " (text(&f["title"])) " " span.muted { "on " (asset) }
+                @if f["disputed"] == true { " " span.tag.disputed { "disputed" } }
+                @if f["compensating_control"] == true { " " span.tag { "compensating control: no weight" } }
             }
             dl {
                 dt { "Check" } dd { code { (text(&f["code"])) } }
@@ -386,6 +408,24 @@ fn finding(who: Audience, f: &Value) -> Markup {
                     input type="hidden" name="subdomain" value=(asset_host(asset));
                     input type="hidden" name="risk_vector_id" value=(text(&f["risk_vector"]));
                     button type="submit" { "Rescan " (asset_host(asset)) " for " (text(&f["risk_vector"])) }
+                }
+                @if f["disputed"] != true {
+                    details.dispute {
+                        summary { "Dispute this finding" }
+                        form data-action="/ui/monitor/dispute" data-then="reload" {
+                            input type="hidden" name="finding_id" value=(id);
+                            label { "Reason "
+                                select name="reason" required {
+                                    option value="fixed" { "Fixed (a rescan decides)" }
+                                    option value="compensating_control" { "Compensating control" }
+                                    option value="not_ours" { "Not our asset" }
+                                    option value="incorrect" { "Incorrect finding" }
+                                }
+                            }
+                            label { "Explanation " textarea name="explanation" maxlength="2000" required rows="3" {} }
+                            button type="submit" { "Send dispute" }
+                        }
+                    }
                 }
             }
         }
@@ -970,6 +1010,33 @@ mod tests {
         assert!(html.contains(r#"data-finding-id="7""#));
         assert!(html.contains("/ui/monitor/subsidiary/remove") && html.contains("Add a subsidiary"));
         assert!(html.contains("/app/predictions"));
+    }
+
+    #[test]
+    fn disputes_and_peers_are_shown_and_a_monitor_may_dispute() {
+        let mut v = scores();
+        v["score"]["dmarc"]["disputed"] = json!(true);
+        v["score"]["dmarc"]["findings"][0]["disputed"] = json!(true);
+        v["peer_benchmarks"] = json!({
+            "sector_and_size": {"group": "NAICS 44-45 Retail Trade, 50-249 employees", "peers": 14, "percentile": 71.4},
+            "overall": {"group": "all rated companies", "peers": 3, "percentile": null, "note": "fewer than 10 rated peers: no percentile"}
+        });
+        let html = scorecard(Audience::Underwriter, &card(v.clone())).into_string();
+        assert_eq!(html.matches("tag disputed").count(), 2, "the component and its finding");
+        assert!(html.contains("percentile rank <strong>71</strong> among 14"), "{html}");
+        assert!(html.contains("NAICS 44-45 Retail Trade") && html.contains("fewer than 10 rated peers"));
+        assert!(!html.contains("/ui/monitor/dispute"), "an underwriter cannot dispute");
+        // A disputed finding is not offered a second dispute; an undisputed one is.
+        let monitor = scorecard(Audience::Monitor, &card(v)).into_string();
+        assert!(!monitor.contains("/ui/monitor/dispute"));
+        let mut w = scores();
+        w["score"]["dmarc"]["findings"][0]["compensating_control"] = json!(true);
+        let monitor = scorecard(Audience::Monitor, &card(w)).into_string();
+        assert!(
+            monitor.contains(r#"data-action="/ui/monitor/dispute""#)
+                && monitor.contains(r#"name="finding_id" value="7""#)
+        );
+        assert!(monitor.contains("compensating control: no weight"));
     }
 
     #[test]

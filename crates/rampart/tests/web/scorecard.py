@@ -100,7 +100,7 @@ def browse(page, a, shot, sign_in):
     # Open a finding: its evidence and remediation show.
     page.locator("details.findings > summary").first.click()
     finding = page.locator("details.finding").first
-    finding.locator("summary").click()
+    finding.locator(":scope > summary").click()
     expect(finding.get_by_text("Remediation")).to_be_visible()
     expect(finding.get_by_text("Evidence")).to_be_visible()
     shot("finding")
@@ -146,6 +146,19 @@ def browse(page, a, shot, sign_in):
     expect(page.locator("#status")).to_contain_text("deleted")
     expect(tree).not_to_contain_text("Kestrel Fuel Cards")
 
+    # Dispute a finding through its form: the page marks it and its component disputed.
+    ports = page.locator("#component-open_ports")
+    ports.locator("details.findings > summary").click()
+    first = ports.locator("details.finding").first
+    first.locator(":scope > summary").click()
+    first.locator("details.dispute > summary").click()
+    first.locator("select[name=reason]").select_option("compensating_control")
+    first.locator("textarea[name=explanation]").fill("RDP answers only through our VPN gateway")
+    first.get_by_role("button", name="Send dispute").click()
+    expect(page.locator("#status")).to_contain_text("an operator will decide")
+    expect(page.locator("#component-open_ports .component-head .tag.disputed")).to_be_visible()
+    shot("disputed")
+
     # Keyboard: a component's findings open with Enter on their focused summary.
     summary = page.locator("details.findings > summary").first
     summary.focus()
@@ -175,7 +188,7 @@ def rescan(page, a, shot, sign_in):
     dmarc = page.locator("#component-dmarc")
     dmarc.locator("details.findings > summary").click()
     finding = dmarc.locator("details.finding").first
-    finding.locator("summary").click()
+    finding.locator(":scope > summary").click()
     finding_id = finding.get_attribute("data-finding-id")
     shot("before")
     finding.locator("form.rescan button").click()
