@@ -195,6 +195,10 @@ struct Inner {
     /// Jobs being queued now, by dedup key: the same job asked for by many requests at
     /// once is one store call.
     enqueuing: cache::Coalesce<String, Result<bool, Arc<store::StoreError>>>,
+    /// Jobs this process queued lately, by dedup key: the same job asked for again within
+    /// [`RECENT_JOB`] and before the company data moves (a worker's result moves it) is
+    /// the one already asked for — no store call.
+    recent_jobs: cache::TtlCache<String, ()>,
     /// Recent answers of the CVE searches, by query.
     cve_answers: cache::TtlCache<String, axum::body::Bytes>,
     /// Moved on when company data (or CVE data, which answers about companies show)
@@ -234,6 +238,7 @@ impl AppState {
             subsidiaries: cache::TtlCache::new(ttl, 10_000, e.clone()),
             owned_hosts: cache::TtlCache::new(ttl, 100_000, e.clone()),
             enqueuing: cache::Coalesce::default(),
+            recent_jobs: cache::TtlCache::new(ttl.min(RECENT_JOB), 10_000, e.clone()),
             cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS, cve_epoch.clone()),
             company_epoch,
             cve_epoch,
@@ -297,8 +302,15 @@ impl AppState {
     /// Queues `job` (`Queue::enqueue`); requests asking for the same job while it is
     /// being queued take that call's answer.
     pub(crate) async fn enqueue(&self, job: &model::JobSpec) -> Result<bool, error::ApiError> {
-        let queued = self.0.enqueuing.run(job.dedup_key(), async || self.store().enqueue(job).await.map_err(Arc::new));
-        queued.await.map_err(|e| error::ApiError::from(&*e))
+        let key = job.dedup_key();
+        if self.0.recent_jobs.get(&key).is_some() {
+            return Ok(false);
+        }
+        let epoch = self.0.recent_jobs.epoch();
+        let queued = self.0.enqueuing.run(key.clone(), async || self.store().enqueue(job).await.map_err(Arc::new));
+        let queued = queued.await.map_err(|e| error::ApiError::from(&*e))?;
+        self.0.recent_jobs.insert_read_in(key, (), epoch);
+        Ok(queued)
     }
     pub(crate) fn owned_hosts_cache(&self) -> &cache::TtlCache<(i64, model::Domain), bool> {
         &self.0.owned_hosts
@@ -379,6 +391,11 @@ pub(crate) enum Fill {
     OwnedHost = 6,
     Population = 7,
 }
+
+/// How long a job this process queued is taken as still asked for (the bound on a
+/// repeated rescan being folded into one that has just started; a worker's result ends
+/// it sooner).
+pub const RECENT_JOB: Duration = Duration::from_secs(1);
 
 /// CVE search answers kept; with answers of at most [`CVE_ANSWER_MAX`] bytes this
 /// bounds the cache at 64 MB.

@@ -874,3 +874,50 @@ async fn events_are_listed_newest_first_for_the_company_and_its_subsidiaries() {
     let (status, _) = app.get("/monitor-getevents", &app.underwriter).await;
     assert!(status == StatusCode::FORBIDDEN || status == StatusCode::UNAUTHORIZED, "{status}");
 }
+
+/// A rescan asked again within a second of the same rescan, before the company's data
+/// moves, is the one already asked for: no store call, so no second job even where the
+/// store would queue one (the first has just ended without a result). Once the data
+/// moves (a worker's result), or a second later, it is queued anew.
+#[tokio::test]
+async fn a_repeated_rescan_within_a_second_is_the_one_asked_for() {
+    let config = api::Config {
+        key_cache_ttl: std::time::Duration::ZERO,
+        read_cache_ttl: std::time::Duration::from_secs(60),
+        version_poll: std::time::Duration::from_millis(50),
+        ..Default::default()
+    };
+    let app = TestApp::spawn_with(config).await;
+    let k = &app.monitor;
+    let path = "/monitor-rescan-subdomain-by-vectorid?risk_vector_id=dkim&subdomain=mail.acme-robotics.example";
+    let rescans = |app: &TestApp| {
+        let store = app.store.clone();
+        async move { store.jobs(None, 1000).await.unwrap().iter().filter(|j| j.spec.kind() == "rescan").count() }
+    };
+    let run_one = |app: &TestApp| {
+        let store = app.store.clone();
+        async move {
+            let job = store.lease_job("w", std::time::Duration::from_secs(60), 3).await.unwrap().expect("a job");
+            assert!(store.complete_job(job.id, job.lease_token.as_deref().unwrap()).await.unwrap());
+        }
+    };
+    assert_eq!(app.call(Method::PUT, path, Some(k), None).await.0, StatusCode::OK);
+    assert_eq!(rescans(&app).await, 1);
+    // The job ends without writing anything: the store would queue a new one; asked
+    // again at once, the process folds it into the one just asked for.
+    run_one(&app).await;
+    assert_eq!(app.call(Method::PUT, path, Some(k), None).await.0, StatusCode::OK);
+    assert_eq!(rescans(&app).await, 1, "folded into the one just asked for");
+    // A result moves the company's data: queued anew at once.
+    let acme =
+        app.store.company_by_social_id(&model::SocialId::parse("acme-robotics").unwrap()).await.unwrap().unwrap();
+    app.store.set_scan_error(acme.id, Some("a result")).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(app.call(Method::PUT, path, Some(k), None).await.0, StatusCode::OK);
+    assert_eq!(rescans(&app).await, 2, "the data moved: queued anew");
+    // Or a second later.
+    run_one(&app).await;
+    tokio::time::sleep(api::RECENT_JOB + std::time::Duration::from_millis(100)).await;
+    assert_eq!(app.call(Method::PUT, path, Some(k), None).await.0, StatusCode::OK);
+    assert_eq!(rescans(&app).await, 3, "a second later: queued anew");
+}
