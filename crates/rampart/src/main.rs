@@ -681,6 +681,22 @@ async fn decide_dispute(db: &str, id: i64, accept: bool, note: &str, by: &str) -
     let by = model::dispute::explanation(by).map_err(|e| anyhow::anyhow!("--by: {e}"))?;
     let store = open(db).await?;
     let now = time::OffsetDateTime::now_utc();
+    // An asset that would take the company's own web domain with it is a correction of
+    // the company's record, not a removal: refused here.
+    if accept
+        && let Some(d) = store.dispute(id).await?
+        && d.reason == model::DisputeReason::NotOurs
+        && d.state == model::DisputeState::Open
+        && let Some(gone) = store::disputes::removed_asset(&d)
+        && let Some(c) = store.company_by_social_id(&d.company).await?
+        && let Some(domain) = c.domain.as_ref().filter(|dom| gone.covers(dom.as_str()))
+    {
+        bail!(
+            "dispute {id}: removing {gone} would remove {domain}, the web domain of {}; reject the dispute, or correct \
+             the company's record (rampart import companies)",
+            d.company
+        );
+    }
     let decision = store::Decision { accept, note: &note, by: &by, at: now };
     let d = match store.decide_dispute(id, &decision).await {
         Ok(Some(d)) => d,

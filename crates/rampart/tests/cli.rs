@@ -862,6 +862,26 @@ async fn disputes_are_listed_and_decided_by_an_operator() {
     let no_note = run(&["disputes", "accept", "--db", &db, &ids[1].to_string()]);
     assert!(!no_note.status.success(), "a decision needs its note");
 
+    // A removal that would take the company's own web domain is refused.
+    let apex = store::NewDispute {
+        company: acme.id,
+        finding: None,
+        asset: "acme-robotics.example",
+        reason: model::DisputeReason::NotOurs,
+        explanation: "not ours",
+        by: "key 1",
+        at: now,
+    };
+    let store::Opened::Opened(apex) = store.open_dispute(&apex).await.unwrap() else { panic!("not opened") };
+    let refused = run(&["disputes", "accept", "--db", &db, &apex.id.to_string(), "--note", "x"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("would remove acme-robotics.example, the web domain of acme-robotics"),
+        "{refused:?}"
+    );
+    assert!(run(&["disputes", "reject", "--db", &db, &apex.id.to_string(), "--note", "it is yours"]).status.success());
+
     let open_now = run(&["disputes", "list", "--db", &db]);
     assert_eq!(String::from_utf8_lossy(&open_now.stdout).lines().count(), 1, "only the header: none open");
     let all = String::from_utf8_lossy(&run(&["disputes", "list", "--db", &db, "--all"]).stdout).into_owned();

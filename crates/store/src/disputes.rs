@@ -260,9 +260,12 @@ macro_rules! disputes_impl {
                         (new.asset.to_owned(), None, None, None)
                     }
                 };
-                let id: i64 = sqlx::query_scalar(
+                // The unique indexes keep one open dispute per finding and per asset: a
+                // dispute opened meanwhile by another process wins, and is answered.
+                let id: Option<i64> = sqlx::query_scalar(
                     "INSERT INTO disputes (company_id, finding_id, asset, risk_vector, code, title, reason, explanation, \
-                     state, opened_at, opened_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10) RETURNING id",
+                     state, opened_at, opened_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10) \
+                     ON CONFLICT DO NOTHING RETURNING id",
                 )
                 .bind(new.company)
                 .bind(new.finding)
@@ -274,8 +277,29 @@ macro_rules! disputes_impl {
                 .bind(new.explanation)
                 .bind(rfc3339(new.at))
                 .bind(new.by)
-                .fetch_one(&mut *tx)
+                .fetch_optional(&mut *tx)
                 .await?;
+                let Some(id) = id else {
+                    drop(tx);
+                    let mut conn = self.reader().await?;
+                    let existing: Option<i64> = sqlx::query_scalar(
+                        "SELECT id FROM disputes WHERE state = 'open' AND company_id = $1 \
+                         AND (finding_id = $2 OR ($2 IS NULL AND finding_id IS NULL AND asset = $3))",
+                    )
+                    .bind(new.company)
+                    .bind(new.finding)
+                    .bind(&asset)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                    drop(conn);
+                    return match existing {
+                        Some(id) => match self.dispute(id).await? {
+                            Some(d) => Ok(Opened::AlreadyOpen(d)),
+                            None => Err(StoreError::NotFound(format!("dispute {id}"))),
+                        },
+                        None => Err(StoreError::Invalid("the dispute could not be opened".into())),
+                    };
+                };
                 tx.commit().await?;
                 match self.dispute(id).await? {
                     Some(d) => Ok(Opened::Opened(d)),

@@ -18,6 +18,9 @@ use crate::responses::{DisputeAnswer, DisputeOut, DisputesOut, MessageOut};
 
 /// Assets a company may add to its footprint in all (each queues a scan).
 pub const MAX_ADDED_ASSETS: usize = 100;
+/// Assets a company may add per UTC day.
+pub const MAX_ADDED_PER_DAY: usize = 20;
+const ADDED_EXCEEDED: &str = "Too many assets added to this company's footprint today";
 
 /// The body of POST /monitor-dispute-finding.
 #[derive(serde::Deserialize, ToSchema)]
@@ -242,8 +245,15 @@ pub async fn add_asset(
     if footprint.iter().filter(|c| c.change == "added").count() >= MAX_ADDED_ASSETS {
         return Err(ApiError::bad(format!("A company may add at most {MAX_ADDED_ASSETS} assets")));
     }
+    // Each addition queues a scan: a key cannot turn the scanner on the internet at will.
+    let now = time::OffsetDateTime::now_utc();
+    let today = now.replace_time(time::Time::MIDNIGHT);
+    if footprint.iter().filter(|c| c.change == "added" && c.at.0 >= today).count() >= MAX_ADDED_PER_DAY {
+        let wait = (today + time::Duration::days(1) - now).unsigned_abs();
+        return Err(ApiError::TooManyRequests { message: ADDED_EXCEEDED, retry_after: wait });
+    }
     let by = key_name(&caller);
-    app.store().add_to_footprint(company.id, &asset, &reason, &by, time::OffsetDateTime::now_utc()).await?;
+    app.store().add_to_footprint(company.id, &asset, &reason, &by, now).await?;
     app.invalidate();
     super::queue_scan(&app, &company).await?;
     Ok(Json(MessageOut {

@@ -285,6 +285,16 @@ async fn the_company_adds_assets_and_asks_for_removals() {
     let kept = app.store.footprint(acme.id).await.unwrap();
     let removed = kept.iter().find(|c| c.change == "removed").expect("kept as removed");
     assert_eq!((removed.asset.as_str(), removed.dispute_id), ("legacy.acme-robotics.example", Some(id)));
+    // At most 20 additions a day per company (each queues a scan): three so far.
+    for i in 0..17 {
+        let (s, v) = post(&app, "/monitor-add-asset", k, &add(&format!("h{i}.acme-robotics.example"))).await;
+        assert_eq!(s, StatusCode::OK, "{i}: {v}");
+    }
+    let (s, v) = post(&app, "/monitor-add-asset", k, &add("one-too-many.acme-robotics.example")).await;
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, Some("Too many assets added to this company's footprint today"))
+    );
     // Added again after its removal: refused, with why.
     let (s, v) = post(&app, "/monitor-add-asset", k, &add("legacy.acme-robotics.example")).await;
     assert_eq!(s, StatusCode::BAD_REQUEST);

@@ -1832,3 +1832,166 @@ pub async fn concurrent_writes(store: &dyn Store) {
     assert_eq!((n, done.len()), (50, 50), "every job leased and completed exactly once");
     assert!(pending(store).await.is_empty());
 }
+
+/// Disputes (issue 25): each reason opened and decided with its effect on the finding,
+/// an `incorrect` finding kept closed by a later scan that sees it, a `not_ours` asset
+/// gone with its host, endpoint and findings, the footprint, false-positive counts and
+/// the rated population.
+pub async fn disputes(store: &dyn Store) {
+    use model::{Attribution, DiscoveredHost, DisputeReason, DisputeState, FootprintAsset};
+    use store::{Decision, NewDispute, Opened};
+    let c = store
+        .save_company(&CompanySnapshot {
+            profile: profile("disputed", "Disputed Ltd", "disputed.example"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let why = Attribution { source: "wordlist".into(), evidence: "A 192.0.2.7".into() };
+    let host = DiscoveredHost {
+        name: "old.disputed.example".into(),
+        addresses: vec!["192.0.2.7".parse().unwrap()],
+        attribution: why.clone(),
+        first_seen: at("2026-01-01T00:00:00Z"),
+        last_seen: at("2026-01-01T00:00:00Z"),
+    };
+    let endpoint = NetworkEndpoint {
+        ip: "192.0.2.7".parse().unwrap(),
+        port: 3389,
+        protocol: "tcp".into(),
+        host: Some("old.disputed.example".into()),
+        service: Some("rdp".into()),
+        product: None,
+        version: None,
+        banner: String::new(),
+        attribution: Some(why),
+        first_seen: at("2026-01-01T00:00:00Z"),
+        last_seen: at("2026-01-01T00:00:00Z"),
+    };
+    store.record_discovery(c.id, &[host], &[endpoint], at("2026-01-01T00:00:00Z").0).await.unwrap();
+    let found = [
+        finding(RiskVector::OpenPorts, "old.disputed.example:3389", Severity::High, "open_ports.rdp_exposed"),
+        finding(RiskVector::OpenPorts, "www.disputed.example:6379", Severity::Critical, "open_ports.redis_exposed"),
+        finding(RiskVector::WebHeaders, "www.disputed.example", Severity::Low, "web_headers.hsts_missing"),
+    ];
+    let scan = |found: Vec<Finding>| async move {
+        let scope = store::ScanScope {
+            risk_vectors: &[RiskVector::OpenPorts, RiskVector::WebHeaders],
+            asset: None,
+            below: false,
+            close_missing: false,
+        };
+        store.record_scan(c.id, scope, &found, at("2026-02-01T00:00:00Z").0).await.unwrap();
+    };
+    scan(found.to_vec()).await;
+    let open = store.open_findings(c.id).await.unwrap();
+    let id = |code: &str| open.iter().find(|f| f.code == code).unwrap().id;
+    let new = |finding: i64, reason| NewDispute {
+        company: c.id,
+        finding: Some(finding),
+        asset: "",
+        reason,
+        explanation: "we disagree",
+        by: "key 9",
+        at: at("2026-02-02T00:00:00Z").0,
+    };
+    let opened = |o: Opened| match o {
+        Opened::Opened(d) => d,
+        other => panic!("{other:?}"),
+    };
+    let decide = |id: i64, accept: bool| async move {
+        store
+            .decide_dispute(id, &Decision { accept, note: "checked", by: "ops", at: at("2026-02-03T00:00:00Z").0 })
+            .await
+            .unwrap()
+            .unwrap()
+    };
+
+    let hsts = opened(
+        store.open_dispute(&new(id("web_headers.hsts_missing"), DisputeReason::CompensatingControl)).await.unwrap(),
+    );
+    assert_eq!((hsts.state, hsts.company.as_str(), hsts.opened_by.as_str()), (DisputeState::Open, "disputed", "key 9"));
+    assert_eq!(store.disputed_vectors(c.id).await.unwrap(), vec![RiskVector::WebHeaders]);
+    assert!(
+        matches!(store.open_dispute(&new(id("web_headers.hsts_missing"), DisputeReason::Fixed)).await.unwrap(), Opened::AlreadyOpen(d) if d.id == hsts.id)
+    );
+    let decided = decide(hsts.id, true).await;
+    assert_eq!(
+        (decided.state, decided.decided_by.as_deref(), decided.note.as_deref()),
+        (DisputeState::Accepted, Some("ops"), Some("checked"))
+    );
+    let kept = store.finding_by_id(id("web_headers.hsts_missing")).await.unwrap().unwrap();
+    assert!(kept.finding.no_weight && !kept.finding.disputed && kept.closed_at.is_none());
+    assert!(matches!(
+        store
+            .decide_dispute(hsts.id, &Decision { accept: false, note: "", by: "ops", at: at("2026-02-04T00:00:00Z").0 })
+            .await,
+        Err(store::StoreError::Invalid(_))
+    ));
+    assert!(
+        store
+            .decide_dispute(987_654, &Decision { accept: true, note: "", by: "ops", at: at("2026-02-04T00:00:00Z").0 })
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // incorrect: closed as a false positive, and kept closed when a scan sees it again.
+    let redis =
+        opened(store.open_dispute(&new(id("open_ports.redis_exposed"), DisputeReason::Incorrect)).await.unwrap());
+    decide(redis.id, true).await;
+    scan(found.to_vec()).await;
+    let stored = store.finding_by_id(id("open_ports.redis_exposed")).await.unwrap().unwrap();
+    assert!(stored.false_positive && stored.closed_at.is_some(), "{stored:?}");
+    assert_eq!(store.false_positives().await.unwrap(), vec![("open_ports.redis_exposed".to_owned(), 1)]);
+    assert!(matches!(
+        store.open_dispute(&new(id("open_ports.redis_exposed"), DisputeReason::Fixed)).await.unwrap(),
+        Opened::FindingClosed { .. }
+    ));
+    assert!(matches!(store.open_dispute(&new(999_999, DisputeReason::Fixed)).await.unwrap(), Opened::NoSuchFinding));
+
+    // not_ours: the host, its endpoint and its findings leave the company; kept as removed.
+    let rdp = opened(store.open_dispute(&new(id("open_ports.rdp_exposed"), DisputeReason::NotOurs)).await.unwrap());
+    decide(rdp.id, true).await;
+    assert!(store.hosts(c.id).await.unwrap().is_empty());
+    assert_eq!(store.network_endpoints(c.id, Page::FIRST).await.unwrap().total, 0);
+    assert!(!store.open_findings(c.id).await.unwrap().iter().any(|f| f.asset.starts_with("old.")));
+    let footprint = store.footprint(c.id).await.unwrap();
+    assert_eq!(footprint.len(), 1);
+    assert_eq!(
+        (footprint[0].asset.as_str(), footprint[0].change.as_str(), footprint[0].dispute_id),
+        ("old.disputed.example", "removed", Some(rdp.id))
+    );
+
+    // A removal asked for an asset, and the company's additions (a name outside its
+    // domains becomes one of them).
+    let asset = NewDispute {
+        finding: None,
+        asset: "192.0.2.0/28",
+        reason: DisputeReason::NotOurs,
+        ..new(0, DisputeReason::NotOurs)
+    };
+    let removal = opened(store.open_dispute(&asset).await.unwrap());
+    assert_eq!((removal.finding_id, removal.asset.as_str()), (None, "192.0.2.0/28"));
+    assert!(matches!(store.open_dispute(&asset).await.unwrap(), Opened::AlreadyOpen(d) if d.id == removal.id));
+    decide(removal.id, false).await;
+    let shop = FootprintAsset::parse("shop.elsewhere.example").unwrap();
+    store.add_to_footprint(c.id, &shop, "our shop", "key 9", at("2026-02-05T00:00:00Z").0).await.unwrap();
+    let domains: Vec<String> = store.domains(c.id).await.unwrap().iter().map(|d| d.name.to_string()).collect();
+    assert!(domains.contains(&"shop.elsewhere.example".to_owned()), "{domains:?}");
+    assert_eq!(store.footprint(c.id).await.unwrap().len(), 2);
+
+    let listed = store.disputes(Some(&[c.id]), None, Page::FIRST).await.unwrap();
+    assert_eq!(listed.total, 4);
+    assert_eq!(listed.items[0].id, removal.id, "newest first");
+    assert_eq!(store.disputes(Some(&[c.id]), Some(DisputeState::Rejected), Page::FIRST).await.unwrap().total, 1);
+    assert_eq!(store.disputes(Some(&[]), None, Page::FIRST).await.unwrap().total, 0);
+
+    // The rated population: each rated company once, with its latest score.
+    store.replace_rating(c.id, &snapshot(62.5, "2026-02-01T00:00:00Z")).await.unwrap();
+    store.replace_rating(c.id, &snapshot(70.0, "2026-03-01T00:00:00Z")).await.unwrap();
+    let population = store.rated_population().await.unwrap();
+    let me: Vec<_> = population.iter().filter(|r| r.id == c.id).collect();
+    assert_eq!(me.len(), 1);
+    assert_eq!(me[0].score, 7000);
+}
