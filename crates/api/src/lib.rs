@@ -73,8 +73,8 @@ pub struct Config {
     /// Whether `/metrics` is served on the API's address (false when it has an address
     /// of its own: `--metrics-listen`).
     pub metrics_on_api: bool,
-    /// Lab mode: `/monitor-add-asset` accepts loopback, private and the other special
-    /// addresses (the scanner's guard admits them in lab mode only). Off by default.
+    /// Lab mode: `/monitor-add-asset` accepts loopback addresses (the lab's, on
+    /// 127.0.0.0/8); no other special address is accepted in any mode. Off by default.
     pub lab_addresses: bool,
 }
 

@@ -133,11 +133,27 @@ pub enum FootprintAsset {
 pub const MAX_RANGE_ADDRESSES: u32 = 256;
 
 impl FootprintAsset {
-    /// Parses a host or domain name, an IP address, or a CIDR range (its host bits zero).
+    /// Parses a host or domain name (a web address is taken for its host), an IP
+    /// address, or a CIDR range (its host bits zero).
     pub fn parse(raw: &str) -> Result<Self, String> {
         let raw = raw.trim();
-        if let Some((net, prefix)) = raw.split_once('/') {
-            let network: IpAddr = net.parse().map_err(|_| format!("{raw:?} is not a CIDR range"))?;
+        if let Some((_, rest)) = raw.split_once("://") {
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+            let host = match authority.strip_prefix('[') {
+                Some(v6) => v6.split(']').next().unwrap_or(v6),
+                None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+            };
+            if host.is_empty() || host.contains('/') {
+                return Err(format!("{raw:?} names no host"));
+            }
+            return FootprintAsset::parse(host).and_then(|a| match a {
+                FootprintAsset::Range { .. } => Err(format!("{raw:?} names no host")),
+                a => Ok(a),
+            });
+        }
+        if let Some((net, prefix)) = raw.split_once('/')
+            && let Ok(network) = net.parse::<IpAddr>()
+        {
             let prefix: u8 = prefix.parse().map_err(|_| format!("{raw:?} is not a CIDR range"))?;
             let bits: u8 = if network.is_ipv4() { 32 } else { 128 };
             if prefix > bits {
@@ -315,6 +331,13 @@ mod tests {
         assert!(n.covers("api.shop.acme.test:443") && !n.covers("acme.test"));
         assert_eq!(FootprintAsset::parse("[::1]").unwrap(), FootprintAsset::Ip("::1".parse().unwrap()));
         assert!(FootprintAsset::parse("not a name").is_err());
+        // A web address is taken for its host.
+        let named = |s: &str| FootprintAsset::parse(s).map(|a| a.to_string());
+        assert_eq!(named("https://shop.acme.test:8443/x?y").as_deref(), Ok("shop.acme.test"));
+        assert_eq!(named("http://[fd00::1]:80/").as_deref(), Ok("fd00::1"));
+        assert_eq!(named("https://127.0.0.1/").as_deref(), Ok("127.0.0.1"));
+        assert!(FootprintAsset::parse("https:///x").is_err());
+        assert!(FootprintAsset::parse("shop.acme.test/24").is_err());
         for s in ["127.86.3.0/24", "shop.acme.test", "127.0.0.1", "fd00::/120"] {
             assert_eq!(FootprintAsset::parse(s).unwrap().to_string(), s);
         }

@@ -239,6 +239,8 @@ async fn the_company_adds_assets_and_asks_for_removals() {
     for (asset, error) in [
         ("192.0.2.7", "asset: 192.0.2.7 is a documentation (RFC 5737) address; the scanner does not connect to it"),
         ("10.0.0.0/8", "asset: \"10.0.0.0/8\": a range may hold at most 256 addresses (/24, /120)"),
+        // Lab mode admits the lab's loopback addresses, no other special one.
+        ("10.1.2.3", "asset: 10.1.2.3 is a private (RFC 1918) address; the scanner does not connect to it"),
         ("not a host", ""),
     ] {
         let (s, v) = post(&app, "/monitor-add-asset", k, &add(asset)).await;

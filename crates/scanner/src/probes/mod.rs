@@ -573,7 +573,15 @@ async fn company_hosts(
                     if assets.iter().any(|a| a.name == name) {
                         continue;
                     }
-                    match ctx.guard.check(&name, ip) {
+                    // A company's own address is a public one; in the lab, a loopback one.
+                    // (The guard admits every private range in lab mode: a company may not.)
+                    let checked = match crate::guard::special_range(ip) {
+                        Some(why) if !(ctx.guard.policy().allow_private && ip.is_loopback()) => {
+                            Err(format!("{name}: a {why} address is not scanned as a company's own"))
+                        }
+                        _ => ctx.guard.check(&name, ip).map_err(|e| e.to_string()),
+                    };
+                    match checked {
                         Ok(()) => addressed.push(crate::discovery::Asset {
                             name,
                             addresses: vec![ip],
@@ -581,11 +589,11 @@ async fn company_hosts(
                             evidence: evidence.clone(),
                             cname: None,
                         }),
-                        Err(e) => refused.push(crate::discovery::Skipped {
+                        Err(reason) => refused.push(crate::discovery::Skipped {
                             name,
                             source: COMPANY_SOURCE.to_owned(),
                             evidence: evidence.clone(),
-                            reason: e.to_string(),
+                            reason,
                         }),
                     }
                 }
