@@ -85,9 +85,9 @@ fn print_peers(groups: &[(&str, &rating::peers::Benchmark)]) {
     say!("Peer benchmarks (percentile rank of the global score among rated peers; ties count half):");
     for (name, b) in groups {
         match b.percentile {
-            Some(p) => say!("  {name}: {p:.1}th percentile of {} peers ({})", b.peers, b.group),
+            Some(p) => say!("  {name}: percentile rank {p:.1} among {} peers ({})", b.peers, b.group),
             None => say!(
-                "  {name}: no percentile, {} ({} peers; {})",
+                "  {name}: no percentile: {} ({} peers; {})",
                 b.note.as_deref().unwrap_or("unknown"),
                 b.peers,
                 b.group

@@ -218,7 +218,7 @@ async fn imports_a_scan_and_the_cyclonedx_export() {
         text.contains("methodology 2026.11") && text.contains("vulnerabilities.cve CVE-2022-21661 on www.shop.test"),
         "{text}"
     );
-    assert!(text.contains("overall: no percentile, fewer than 10 rated peers: no percentile (0 peers"), "{text}");
+    assert!(text.contains("overall: no percentile: fewer than 10 rated peers (0 peers"), "{text}");
 
     // `rampart rescore` recomputes the history: a rating tampered with comes back.
     let company_id =

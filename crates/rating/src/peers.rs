@@ -112,7 +112,7 @@ fn benchmark(group: String, score: f64, peers: Vec<f64>) -> Benchmark {
             group,
             peers: n,
             percentile: None,
-            note: Some(format!("fewer than {MIN_PEERS} rated peers: no percentile")),
+            note: Some(format!("fewer than {MIN_PEERS} rated peers")),
         };
     }
     Benchmark { group, peers: n, percentile: Some(percentile_rank(score, &peers)), note: None }

@@ -1019,7 +1019,7 @@ mod tests {
         v["score"]["dmarc"]["findings"][0]["disputed"] = json!(true);
         v["peer_benchmarks"] = json!({
             "sector_and_size": {"group": "NAICS 44-45 Retail Trade, 50-249 employees", "peers": 14, "percentile": 71.4},
-            "overall": {"group": "all rated companies", "peers": 3, "percentile": null, "note": "fewer than 10 rated peers: no percentile"}
+            "overall": {"group": "all rated companies", "peers": 3, "percentile": null, "note": "fewer than 10 rated peers"}
         });
         let html = scorecard(Audience::Underwriter, &card(v.clone())).into_string();
         assert_eq!(html.matches("tag disputed").count(), 2, "the component and its finding");
