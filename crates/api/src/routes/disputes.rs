@@ -18,6 +18,10 @@ use crate::responses::{DisputeAnswer, DisputeOut, DisputesOut, MessageOut};
 
 /// Assets a company may add to its footprint in all (each queues a scan).
 pub const MAX_ADDED_ASSETS: usize = 100;
+/// Open disputes a company may have at once (each waits for an operator or a rescan):
+/// a key cannot flood the operators' queue.
+pub const MAX_OPEN_DISPUTES: u64 = 200;
+const OPEN_EXCEEDED: &str = "Too many open disputes for this company: wait for the decisions of those open";
 /// Assets a company may add per UTC day.
 pub const MAX_ADDED_PER_DAY: usize = 20;
 const ADDED_EXCEEDED: &str = "Too many assets added to this company's footprint today";
@@ -79,6 +83,18 @@ fn explanation(v: Option<&Value>, field: &str) -> Result<String, ApiError> {
     model::dispute::explanation(string(v, field)?).map_err(|e| ApiError::bad(format!("{field}: {e}")))
 }
 
+/// Refuses a new dispute when the company has [`MAX_OPEN_DISPUTES`] open already.
+async fn room_for_dispute(app: &AppState, company: i64) -> Result<(), ApiError> {
+    let open = app.store().disputes(Some(&[company]), Some(DisputeState::Open), model::Page::FIRST).await?.total;
+    if open >= MAX_OPEN_DISPUTES {
+        return Err(ApiError::TooManyRequests {
+            message: OPEN_EXCEEDED,
+            retry_after: std::time::Duration::from_secs(3600),
+        });
+    }
+    Ok(())
+}
+
 /// Who a key is in a dispute's record.
 fn key_name(caller: &crate::auth::Caller) -> String {
     caller.key_id.map_or_else(|| "operator".to_owned(), |id| format!("key {id}"))
@@ -127,6 +143,9 @@ pub async fn dispute_finding(
     let stored = app.store().finding_by_id(finding_id).await?.ok_or_else(not_found)?;
     if stored.company != own.id && !super::is_subsidiary(&app, own.id, stored.company).await? {
         return Err(not_found());
+    }
+    if !stored.finding.disputed {
+        room_for_dispute(&app, stored.company).await?;
     }
     let by = key_name(&caller);
     let new = store::NewDispute {
@@ -279,6 +298,7 @@ pub async fn remove_asset(
         .to_string();
     let reason = explanation(b.reason.as_ref(), "reason")?;
     let company = family_member(&app, &own, b.social_id.as_ref()).await?;
+    room_for_dispute(&app, company.id).await?;
     let by = key_name(&caller);
     let new = store::NewDispute {
         company: company.id,

@@ -297,6 +297,26 @@ async fn the_company_adds_assets_and_asks_for_removals() {
         (s, v["error"].as_str()),
         (StatusCode::TOO_MANY_REQUESTS, Some("Too many assets added to this company's footprint today"))
     );
+    // At most 200 open disputes per company: a key cannot flood the operators' queue.
+    for i in 0..200 {
+        let (s, v) = post(
+            &app,
+            "/monitor-remove-asset",
+            k,
+            &format!(r#"{{"asset":"gone{i}.acme-robotics.example","reason":"r"}}"#),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{i}: {v}");
+    }
+    let (s, v) =
+        post(&app, "/monitor-remove-asset", k, r#"{"asset":"gone-too-many.acme-robotics.example","reason":"r"}"#).await;
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            Some("Too many open disputes for this company: wait for the decisions of those open")
+        )
+    );
     // Added again after its removal: refused, with why.
     let (s, v) = post(&app, "/monitor-add-asset", k, &add("legacy.acme-robotics.example")).await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
