@@ -219,18 +219,6 @@ macro_rules! disputes_impl {
                         if let Some(closed) = row.try_get::<Option<String>, _>("closed_at")? {
                             return Ok(Opened::FindingClosed { closed_at: ts_text(&closed)? });
                         }
-                        let open: Option<i64> =
-                            sqlx::query_scalar("SELECT id FROM disputes WHERE finding_id = $1 AND state = 'open'")
-                                .bind(fid)
-                                .fetch_optional(&mut *tx)
-                                .await?;
-                        if let Some(id) = open {
-                            drop(tx);
-                            return match self.dispute(id).await? {
-                                Some(d) => Ok(Opened::AlreadyOpen(d)),
-                                None => Err(StoreError::NotFound(format!("dispute {id}"))),
-                            };
-                        }
                         sqlx::query("UPDATE findings SET disputed = TRUE WHERE id = $1")
                             .bind(fid)
                             .execute(&mut *tx)
@@ -243,25 +231,12 @@ macro_rules! disputes_impl {
                         )
                     }
                     None => {
-                        let open: Option<i64> = sqlx::query_scalar(
-                            "SELECT id FROM disputes WHERE company_id = $1 AND asset = $2 AND finding_id IS NULL AND state = 'open'",
-                        )
-                        .bind(new.company)
-                        .bind(new.asset)
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                        if let Some(id) = open {
-                            drop(tx);
-                            return match self.dispute(id).await? {
-                                Some(d) => Ok(Opened::AlreadyOpen(d)),
-                                None => Err(StoreError::NotFound(format!("dispute {id}"))),
-                            };
-                        }
                         (new.asset.to_owned(), None, None, None)
                     }
                 };
-                // The unique indexes keep one open dispute per finding and per asset: a
-                // dispute opened meanwhile by another process wins, and is answered.
+                // The unique indexes keep one open dispute per finding and per asset: one
+                // open already (opened before, or meanwhile by another process) is answered,
+                // and this transaction (its `disputed` mark) rolled back.
                 let id: Option<i64> = sqlx::query_scalar(
                     "INSERT INTO disputes (company_id, finding_id, asset, risk_vector, code, title, reason, explanation, \
                      state, opened_at, opened_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10) \
@@ -280,7 +255,7 @@ macro_rules! disputes_impl {
                 .fetch_optional(&mut *tx)
                 .await?;
                 let Some(id) = id else {
-                    drop(tx);
+                    tx.rollback().await?;
                     let mut conn = self.reader().await?;
                     let existing: Option<i64> = sqlx::query_scalar(
                         "SELECT id FROM disputes WHERE state = 'open' AND company_id = $1 \
@@ -381,18 +356,24 @@ macro_rules! disputes_impl {
                     if decision.accept {
                         let change = match before.reason {
                             model::DisputeReason::CompensatingControl => {
-                                Some("UPDATE findings SET no_weight = TRUE WHERE id = $1 AND $2 <> ''")
+                                Some(sqlx::query("UPDATE findings SET no_weight = TRUE WHERE id = $1").bind(fid))
                             }
                             model::DisputeReason::Incorrect => Some(
-                                "UPDATE findings SET false_positive = TRUE, closed_at = COALESCE(closed_at, $2) WHERE id = $1",
+                                sqlx::query(
+                                    "UPDATE findings SET false_positive = TRUE, closed_at = COALESCE(closed_at, $2) WHERE id = $1",
+                                )
+                                .bind(fid)
+                                .bind(&at),
                             ),
-                            model::DisputeReason::Fixed => {
-                                Some("UPDATE findings SET closed_at = COALESCE(closed_at, $2) WHERE id = $1")
-                            }
+                            model::DisputeReason::Fixed => Some(
+                                sqlx::query("UPDATE findings SET closed_at = COALESCE(closed_at, $2) WHERE id = $1")
+                                    .bind(fid)
+                                    .bind(&at),
+                            ),
                             model::DisputeReason::NotOurs => None,
                         };
                         if let Some(statement) = change {
-                            sqlx::query(statement).bind(fid).bind(&at).execute(&mut *tx).await?;
+                            statement.execute(&mut *tx).await?;
                         }
                     }
                 }

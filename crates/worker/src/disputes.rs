@@ -2,7 +2,7 @@
 //! covers; an operator's decision re-rates the company with the reason; a company's
 //! footprint changes become what its scans include and leave out.
 
-use model::{Company, Dispute, DisputeReason, DisputeState, OffsetDateTimeText, Page, RiskVector, ScoreSnapshot};
+use model::{Company, Dispute, DisputeReason, DisputeState, Page, RiskVector, ScoreSnapshot};
 use store::{Decision, Store, StoreError};
 use time::OffsetDateTime;
 
@@ -108,8 +108,8 @@ pub fn footprint_of(changes: &[model::FootprintChange]) -> scanner::probes::Foot
         if c.change == "removed" {
             footprint.excluded.push(asset);
         } else {
-            let date = OffsetDateTimeText(c.at.0).0.date();
-            footprint.claimed.push((asset, format!("added by the company (key {}) on {date}: {}", c.by, c.reason)));
+            let date = c.at.0.date();
+            footprint.claimed.push((asset, format!("added by the company ({}) on {date}: {}", c.by, c.reason)));
         }
     }
     let excluded = footprint.excluded.clone();

@@ -204,12 +204,11 @@ async fn each_reason_comes_to_its_outcome() {
     let all = hosts(store.clone()).await;
     let extra = all.iter().find(|h| h.name == "zz-extra.disp.test").expect("the added host");
     assert_eq!(extra.attribution.source, "company");
+    let evidence = &extra.attribution.evidence;
     assert!(
-        extra.attribution.evidence.contains("added by the company (key key 1)")
-            || extra.attribution.evidence.contains("key 1"),
+        evidence.starts_with("added by the company (key 1) on ") && evidence.ends_with(": our partner portal"),
         "{extra:?}"
     );
-    assert!(extra.attribution.evidence.contains("our partner portal"));
     let open_now = store.open_findings(c.id).await.unwrap();
     assert!(
         open_now.iter().any(|f| f.asset == "zz-extra.disp.test:3389" && f.code == "open_ports.rdp_exposed"),

@@ -4,7 +4,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use crate::helpers::{PAGER, TestApp};
+use crate::helpers::{PAGER, TestApp, finding};
 
 /// The object with `"id": id` anywhere in an answer.
 fn with_id(v: &Value, id: i64) -> Option<&Value> {
@@ -16,29 +16,7 @@ fn with_id(v: &Value, id: i64) -> Option<&Value> {
     }
 }
 
-fn finding(asset: &str, code: &str, vector: model::RiskVector) -> model::Finding {
-    let now = time::OffsetDateTime::now_utc();
-    model::Finding {
-        id: 0,
-        risk_vector: vector,
-        asset: asset.into(),
-        severity: model::Severity::High,
-        code: code.into(),
-        title: "RDP exposed".into(),
-        evidence: "X.224 connection confirm".into(),
-        remediation: "Put RDP behind a VPN".into(),
-        references: Vec::new(),
-        cve: None,
-        component: None,
-        first_seen: model::OffsetDateTimeText(now),
-        last_seen: model::OffsetDateTimeText(now),
-        disputed: false,
-        no_weight: false,
-    }
-}
-
-/// Records `f` as seen on its host (or, `closed`, a scan of the host that no longer
-/// sees it) and returns its id.
+/// Records `f` as seen by a scan of its host and returns its id.
 async fn seen(app: &TestApp, company: i64, host: &str, f: &model::Finding) -> i64 {
     let scope =
         store::ScanScope { risk_vectors: &[f.risk_vector], asset: Some(host), below: true, close_missing: true };

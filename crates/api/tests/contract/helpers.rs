@@ -339,3 +339,25 @@ pub fn operations() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
         (M::DELETE, "/monitor-delete-subsidiary?subsidiary_id=acme-robotics-labs", true, None),
     ]
 }
+
+/// An open finding of `code` on `asset` as a scan reports it (seen now).
+pub fn finding(asset: &str, code: &str, vector: model::RiskVector) -> model::Finding {
+    let now = time::OffsetDateTime::now_utc();
+    model::Finding {
+        id: 0,
+        risk_vector: vector,
+        asset: asset.into(),
+        severity: model::Severity::High,
+        code: code.into(),
+        title: "RDP exposed".into(),
+        evidence: "X.224 connection confirm".into(),
+        remediation: "Put RDP behind a VPN".into(),
+        references: Vec::new(),
+        cve: None,
+        component: None,
+        first_seen: model::OffsetDateTimeText(now),
+        last_seen: model::OffsetDateTimeText(now),
+        disputed: false,
+        no_weight: false,
+    }
+}

@@ -317,23 +317,11 @@ async fn an_exposed_rdp_port_moves_the_predictions_by_its_factor() {
     let acme =
         app.store.company_by_social_id(&model::SocialId::parse("acme-robotics").unwrap()).await.unwrap().unwrap();
     let now = time::OffsetDateTime::now_utc();
-    let rdp = model::Finding {
-        id: 0,
-        risk_vector: model::RiskVector::OpenPorts,
-        asset: "remote.acme-robotics.example:3389".into(),
-        severity: model::Severity::High,
-        code: "open_ports.rdp_exposed".into(),
-        title: "RDP exposed".into(),
-        evidence: "X.224 connection confirm".into(),
-        remediation: "Put RDP behind a VPN".into(),
-        references: Vec::new(),
-        cve: None,
-        component: None,
-        first_seen: model::OffsetDateTimeText(now),
-        last_seen: model::OffsetDateTimeText(now),
-        disputed: false,
-        no_weight: false,
-    };
+    let rdp = crate::helpers::finding(
+        "remote.acme-robotics.example:3389",
+        "open_ports.rdp_exposed",
+        model::RiskVector::OpenPorts,
+    );
     let scope = |close_missing| store::ScanScope {
         risk_vectors: &[model::RiskVector::OpenPorts],
         asset: Some("remote.acme-robotics.example"),
