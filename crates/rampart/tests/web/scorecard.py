@@ -48,12 +48,16 @@ def main():
         def shot(name, full=True):
             page.screenshot(path=os.path.join(a.shots, f"{a.phase}-{name}.png"), full_page=full)
 
-        def sign_in(key):
-            page.goto(a.base + "/")
+        def sign_in(key, at="/"):
+            # Signing in at a view shows that view; the browser then waits until no request
+            # is in flight, so that the next navigation cannot abort the view's fetch.
+            page.goto(a.base + at)
             expect(page.locator("#signin")).to_be_visible()
             page.fill("#apikey", key)
             page.click("#signin-form button")
             expect(page.locator("#nav")).to_be_visible()
+            expect(page.locator("#view[aria-busy]")).to_have_count(0)
+            page.wait_for_load_state("networkidle")
 
         if a.phase == "browse":
             browse(page, a, shot, sign_in)
@@ -182,8 +186,7 @@ def browse(page, a, shot, sign_in):
 
 
 def rescan(page, a, shot, sign_in):
-    sign_in(a.monitor)
-    page.goto(a.base + "/app/monitor")
+    sign_in(a.monitor, at="/app/monitor")
     expect(page.get_by_role("heading", name=a.company, level=1)).to_be_visible()
     dmarc = page.locator("#component-dmarc")
     dmarc.locator("details.findings > summary").click()
