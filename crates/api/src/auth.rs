@@ -2,7 +2,7 @@
 //! authenticates, authorises by scope and applies the rate limits.
 
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
@@ -73,7 +73,14 @@ pub fn generate_key(
 
 /// SHA-256 of a key, hex: the only form in which keys are stored.
 pub fn hash_key(secret: &str) -> String {
-    hex::encode(Sha256::digest(secret.as_bytes()))
+    hex::encode(digest(secret))
+}
+
+/// SHA-256 of a key: what the caches of this process are keyed by.
+pub type KeyDigest = [u8; 32];
+
+pub fn digest(secret: &str) -> KeyDigest {
+    Sha256::digest(secret.as_bytes()).into()
 }
 
 /// Keys looked up recently (by hash), so that a burst of requests costs one query per
@@ -82,12 +89,12 @@ pub fn hash_key(secret: &str) -> String {
 /// flood of random keys never evicts the real ones.
 pub struct KeyCache {
     ttl: Duration,
-    good: TtlCache<String, ApiKey>,
-    bad: Mutex<LruCache<String, Instant>>,
+    good: TtlCache<KeyDigest, Arc<ApiKey>>,
+    bad: Mutex<LruCache<KeyDigest, Instant>>,
     /// Hashes of keys that authenticated recently (for [`RECENT`]), whatever the cache's
     /// TTL: such a key is let through an address's failure limit (it is still looked up
     /// and checked), so a real client behind a busy address is not locked out.
-    recent: Mutex<LruCache<String, Instant>>,
+    recent: Mutex<LruCache<KeyDigest, Instant>>,
     /// One reader of a key's record at a time (striped by the hash).
     loading: [tokio::sync::Mutex<()>; 16],
 }
@@ -97,6 +104,8 @@ const BAD_KEYS: usize = 10_000;
 const RECENT_KEYS: usize = 10_000;
 /// How long a key that authenticated counts as known.
 const RECENT: Duration = Duration::from_secs(3600);
+/// A key's time in the recent list is renewed at most this often (not at every request).
+const RECENT_RENEW: Duration = Duration::from_secs(60);
 
 impl KeyCache {
     pub fn new(ttl: Duration) -> Self {
@@ -109,47 +118,56 @@ impl KeyCache {
         }
     }
 
-    fn bad(&self) -> std::sync::MutexGuard<'_, LruCache<String, Instant>> {
+    fn bad(&self) -> std::sync::MutexGuard<'_, LruCache<KeyDigest, Instant>> {
         self.bad.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn recent(&self) -> std::sync::MutexGuard<'_, LruCache<String, Instant>> {
+    fn recent(&self) -> std::sync::MutexGuard<'_, LruCache<KeyDigest, Instant>> {
         self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Did this key authenticate in the last hour (in this process)?
-    pub fn known(&self, secret: &str) -> bool {
-        self.recent().get(&hash_key(secret)).is_some_and(|at| at.elapsed() < RECENT)
+    /// Did the key of this digest authenticate in the last hour (in this process)?
+    pub fn known(&self, key: &KeyDigest) -> bool {
+        self.recent().get(key).is_some_and(|at| at.elapsed() < RECENT)
     }
 
-    /// Notes that a key authenticated.
-    pub fn authenticated(&self, secret: &str) {
-        self.recent().insert(hash_key(secret), Instant::now());
+    /// Notes that the key of this digest authenticated.
+    pub fn authenticated(&self, key: &KeyDigest) {
+        let mut recent = self.recent();
+        match recent.get_mut(key) {
+            Some(at) if at.elapsed() < RECENT_RENEW => {}
+            Some(at) => *at = Instant::now(),
+            None => {
+                recent.insert(*key, Instant::now());
+            }
+        }
     }
 
-    /// The key whose hash `secret` has: read at most the TTL ago (one caller reads it
-    /// again while the others use the kept record, so a busy key never makes every
-    /// request wait on the store at once), or none.
-    pub async fn lookup(&self, store: &dyn store::Store, secret: &str) -> Result<Option<ApiKey>, ApiError> {
-        let hash = hash_key(secret);
+    /// The key of this digest: read at most the TTL ago (one caller reads it again while
+    /// the others use the kept record, so a busy key never makes every request wait on
+    /// the store at once), or none.
+    pub async fn lookup(&self, store: &dyn store::Store, key: &KeyDigest) -> Result<Option<Arc<ApiKey>>, ApiError> {
         if !self.ttl.is_zero()
-            && self.good.get(&hash).is_none()
-            && self.bad().get(&hash).is_some_and(|at| at.elapsed() < self.ttl)
+            && self.good.get(key).is_none()
+            && self.bad().get(key).is_some_and(|at| at.elapsed() < self.ttl)
         {
             return Ok(None);
         }
-        let stripe = usize::from(hash.as_bytes().first().copied().unwrap_or(0)) % self.loading.len();
+        let stripe = usize::from(key[0]) % self.loading.len();
         let found = self
             .good
             .get_or_load(
-                &hash,
+                key,
                 &self.loading[stripe],
                 |_| true,
-                async || match store.key_by_hash(&hash).await {
-                    // The index lookup found the row by hash; confirm in constant time anyway.
-                    Ok(Some(k)) if bool::from(k.hash.as_bytes().ct_eq(hash.as_bytes())) => Ok(k),
-                    Ok(_) => Err(None),
-                    Err(e) => Err(Some(e)),
+                async || {
+                    let hash = hex::encode(key);
+                    match store.key_by_hash(&hash).await {
+                        // The index lookup found the row by hash; confirm in constant time anyway.
+                        Ok(Some(k)) if bool::from(k.hash.as_bytes().ct_eq(hash.as_bytes())) => Ok(Arc::new(k)),
+                        Ok(_) => Err(None),
+                        Err(e) => Err(Some(e)),
+                    }
                 },
             )
             .await;
@@ -157,7 +175,7 @@ impl KeyCache {
             Ok(k) => Ok(Some(k)),
             Err(None) => {
                 if !self.ttl.is_zero() {
-                    self.bad().insert(hash, Instant::now());
+                    self.bad().insert(*key, Instant::now());
                 }
                 Ok(None)
             }
@@ -174,6 +192,9 @@ impl KeyCache {
 pub struct FailureLimiter {
     per_minute: u32,
     seen: Mutex<LruCache<IpAddr, (i64, u32)>>,
+    /// The last minute an address reached its limit in: in any other minute no address
+    /// is blocked, and a request needs no look-up.
+    over_in: std::sync::atomic::AtomicI64,
 }
 
 /// Failed authentications an address may make in a minute, by default.
@@ -182,7 +203,11 @@ pub const FAILURES_PER_MINUTE: u32 = 60;
 impl FailureLimiter {
     /// `per_minute` failures allowed per address; 0: no limit.
     pub fn new(per_minute: u32) -> Self {
-        Self { per_minute, seen: Mutex::new(LruCache::new(100_000)) }
+        Self {
+            per_minute,
+            seen: Mutex::new(LruCache::new(100_000)),
+            over_in: std::sync::atomic::AtomicI64::new(i64::MIN),
+        }
     }
 
     fn map(&self) -> std::sync::MutexGuard<'_, LruCache<IpAddr, (i64, u32)>> {
@@ -200,6 +225,9 @@ impl FailureLimiter {
             return None;
         }
         let (minute, left) = Self::minute();
+        if self.over_in.load(std::sync::atomic::Ordering::Relaxed) != minute {
+            return None;
+        }
         match self.map().get(&ip) {
             Some((m, n)) if *m == minute && *n >= self.per_minute => Some(Duration::from_secs(left)),
             _ => None,
@@ -209,11 +237,18 @@ impl FailureLimiter {
     pub fn failed(&self, ip: IpAddr) {
         let (minute, _) = Self::minute();
         let mut map = self.map();
-        match map.get_mut(&ip) {
-            Some((m, n)) if *m == minute => *n = n.saturating_add(1),
+        let n = match map.get_mut(&ip) {
+            Some((m, n)) if *m == minute => {
+                *n = n.saturating_add(1);
+                *n
+            }
             _ => {
                 map.insert(ip, (minute, 1));
+                1
             }
+        };
+        if self.per_minute > 0 && n >= self.per_minute {
+            self.over_in.store(minute, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
@@ -261,19 +296,22 @@ pub fn client_address(peer: IpAddr, headers: &axum::http::HeaderMap, trusted: &[
 
 /// Middleware on every operation: key → active → scope → rate limits.
 pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
-    let raw = req.headers().get("apikey").map(|v| v.to_str().unwrap_or("\u{0}").trim().to_owned());
+    // The key as sent (trimmed; a header that is not text is no key), and its digest.
+    let raw = req.headers().get("apikey").map(|v| v.to_str().unwrap_or("\u{0}").trim()).filter(|v| !v.is_empty());
+    let key = raw.filter(|v| v.len() <= 256).map(digest);
+    let too_long = raw.is_some() && key.is_none();
     let needed = scope_for_path(req.uri().path());
     let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
     let client = peer.map(|ip| client_address(ip, req.headers(), &app.config().trusted_proxies));
     if let Some(ip) = client
         && let Some(retry_after) = app.failures().blocked(ip)
-        && raw.as_deref().is_none_or(|k| !app.keys().known(k))
+        && key.as_ref().is_none_or(|k| !app.keys().known(k))
     {
         return ApiError::TooManyRequests { message: error::PER_MINUTE, retry_after }.into_response();
     }
-    match check(&app, raw.clone(), needed).await {
+    match check(&app, key.as_ref(), too_long, needed).await {
         Ok(caller) => {
-            if let Some(k) = raw.as_deref() {
+            if let Some(k) = &key {
                 app.keys().authenticated(k);
             }
             req.extensions_mut().insert(caller);
@@ -288,16 +326,23 @@ pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: N
     }
 }
 
-async fn check(app: &AppState, raw: Option<String>, needed: Option<Scope>) -> Result<Caller, ApiError> {
-    let raw = raw.filter(|v| !v.is_empty()).ok_or(ApiError::Unauthorized(error::KEY_REQUIRED))?;
+/// `key`: the digest of the key sent, none when none was sent or `too_long` (more than
+/// 256 characters, which is no key of ours).
+async fn check(
+    app: &AppState,
+    key: Option<&KeyDigest>,
+    too_long: bool,
+    needed: Option<Scope>,
+) -> Result<Caller, ApiError> {
+    if key.is_none() && !too_long {
+        return Err(ApiError::Unauthorized(error::KEY_REQUIRED));
+    }
     if let Some(mock) = app.mock() {
         // Mock mode: any key is accepted and reports on the sample company.
         return Ok(Caller { key_id: None, scopes: Scope::ALL.to_vec(), company: Some(mock.company.clone()) });
     }
-    if raw.len() > 256 {
-        return Err(ApiError::Unauthorized(error::KEY_INVALID));
-    }
-    let key = app.keys().lookup(app.store(), &raw).await?.ok_or(ApiError::Unauthorized(error::KEY_INVALID))?;
+    let key = key.ok_or(ApiError::Unauthorized(error::KEY_INVALID))?;
+    let key = app.keys().lookup(app.store(), key).await?.ok_or(ApiError::Unauthorized(error::KEY_INVALID))?;
     if !key.active {
         return Err(ApiError::Unauthorized(error::KEY_DEACTIVATED));
     }
@@ -312,7 +357,7 @@ async fn check(app: &AppState, raw: Option<String>, needed: Option<Scope>) -> Re
         };
         return Err(ApiError::TooManyRequests { message, retry_after: limited.retry_after });
     }
-    Ok(Caller { key_id: Some(key.id), scopes: key.scopes, company: key.company })
+    Ok(Caller { key_id: Some(key.id), scopes: key.scopes.clone(), company: key.company.clone() })
 }
 
 #[cfg(test)]

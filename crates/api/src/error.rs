@@ -20,6 +20,7 @@ pub const MONTHLY: &str = "API rate limit exceeded";
 pub const ROUTE_NOT_FOUND: &str = "404 Route Not Found";
 pub const METHOD_NOT_ALLOWED: &str = "405 Method Not Allowed";
 pub const UNAVAILABLE: &str = "The service is busy, please try again";
+pub const TOO_LARGE: &str = "The request body is over 64 KB";
 
 /// `{"error": "..."}`: the body of every 400, 401, 403, 429 and 500.
 #[derive(Debug, Serialize, ToSchema)]
@@ -47,6 +48,8 @@ pub enum ApiError {
         retry_after: Duration,
     },
     Internal(String),
+    /// A request body over [`crate::BODY_LIMIT`].
+    TooLarge,
 }
 
 impl ApiError {
@@ -110,6 +113,7 @@ impl IntoResponse for ApiError {
                 }
                 resp
             }
+            ApiError::TooLarge => error_body(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE),
             ApiError::Internal(detail) => {
                 tracing::error!(%detail, "request failed");
                 error_body(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL)

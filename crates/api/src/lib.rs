@@ -10,11 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
 use model::{CveId, SocialId};
 use store::Store;
 use tokio::net::TcpListener;
-use tower_http::catch_panic::CatchPanicLayer;
 
 pub mod auth;
 pub mod cache;
@@ -407,8 +405,9 @@ pub(crate) const CVE_ANSWER_MAX: usize = 2 << 20;
 const ANSWERS: usize = 4096;
 pub(crate) const ANSWER_MAX: usize = 32 << 10;
 
-/// Largest request body accepted (the add-subsidiary body is far smaller).
-const BODY_LIMIT: usize = 64 * 1024;
+/// Largest request body accepted (the add-subsidiary body is far smaller): a larger one
+/// is answered 413 ([`params::RawBody`]).
+pub const BODY_LIMIT: usize = 64 * 1024;
 
 /// The whole application: operations behind authentication, the documentation and
 /// health paths without, and the spec's 404 for everything else.
@@ -426,9 +425,6 @@ pub fn router(state: AppState) -> Router {
     }
     app.fallback(error::route_not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(axum::middleware::from_fn_with_state(state.0.config.request_timeout, request_timeout))
-        .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
         .with_state(state)
 }
@@ -575,22 +571,4 @@ pub(crate) async fn serve_connections(
         () = tokio::time::sleep(SHUTDOWN_GRACE) => tracing::warn!("connections still open at the end of the grace period"),
     }
     Ok(())
-}
-
-/// A request that takes longer than its time ([`Config::request_timeout`]: a slow
-/// handler, or a client that sends its body a byte at a time) is answered 503 with
-/// Retry-After (its work is dropped).
-async fn request_timeout(
-    axum::extract::State(time): axum::extract::State<Duration>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    match tokio::time::timeout(time, next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => {
-            tracing::warn!("request over its time");
-            error::ApiError::Unavailable.into_response()
-        }
-    }
 }

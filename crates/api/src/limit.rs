@@ -39,6 +39,9 @@ struct Window {
     minute: i64,
     in_minute: u32,
     month: String,
+    /// The Unix times `month` spans, [start, end): a request inside needs no date
+    /// arithmetic.
+    month_span: (i64, i64),
     /// Requests of `month` persisted in the store when this process loaded them,
     /// plus those it has flushed since.
     month_base: u64,
@@ -78,15 +81,19 @@ pub(crate) fn seconds_to_next_month(now: OffsetDateTime) -> u64 {
 impl RateLimiter for MemoryLimiter {
     async fn check(&self, key: &ApiKey) -> Result<Result<(), Limited>, StoreError> {
         let now = OffsetDateTime::now_utc();
-        let month = model::timefmt::month(now);
-        let loaded = self.windows().get(&key.id).is_some_and(|w| w.month == month);
+        let unix = now.unix_timestamp();
+        let loaded = self.windows().get(&key.id).is_some_and(|w| (w.month_span.0..w.month_span.1).contains(&unix));
         if !loaded {
+            let month = model::timefmt::month(now);
+            let start = now.replace_day(1).map(|d| d.replace_time(Time::MIDNIGHT).unix_timestamp()).unwrap_or(unix);
+            let span = (start, unix.saturating_add(i64::try_from(seconds_to_next_month(now)).unwrap_or(i64::MAX)));
             let base = self.store.usage(key.id, &month).await?;
             let mut windows = self.windows();
             let w = windows.entry(key.id).or_insert_with(|| Window {
                 minute: 0,
                 in_minute: 0,
                 month: String::new(),
+                month_span: (0, 0),
                 month_base: 0,
                 month_pending: 0,
             });
@@ -101,10 +108,11 @@ impl RateLimiter for MemoryLimiter {
                         }
                     });
                 }
-                *w = Window { minute: 0, in_minute: 0, month: month.clone(), month_base: base, month_pending: 0 };
+                *w = Window { minute: 0, in_minute: 0, month, month_span: span, month_base: base, month_pending: 0 };
+            } else {
+                w.month_span = span;
             }
         }
-        let unix = now.unix_timestamp();
         let minute = unix.div_euclid(60);
         let mut windows = self.windows();
         let Some(w) = windows.get_mut(&key.id) else {

@@ -23,13 +23,13 @@ pub const REQUEST_ID: &str = "x-request-id";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    operation: String,
+    operation: &'static str,
     status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OperationLabels {
-    operation: String,
+    operation: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -50,6 +50,13 @@ struct QuantileLabels {
 
 type Seconds = Gauge<f64, AtomicU64>;
 
+/// One operation's metrics, as [`Metrics::observe`] keeps them.
+struct Operation {
+    name: &'static str,
+    latency: Histogram,
+    ok: Counter,
+}
+
 /// The metrics of one process, in one registry (with what other crates registered in
 /// it: the worker's job metrics when workers run here).
 pub struct Metrics {
@@ -67,6 +74,11 @@ pub struct Metrics {
     /// (`/metrics` answers without a key: a flood of scrapes does not become a flood of
     /// store reads). When it last did.
     scraping: tokio::sync::Mutex<Option<Instant>>,
+    /// The operations seen, with their latency and count of 200 answers (shared with
+    /// the families): a request counts without a look-up in the families. Kept for
+    /// the process's life: operations are route templates (or "unmatched"), never a
+    /// client's text, so there are as many as routes.
+    operations: std::sync::RwLock<std::collections::HashMap<&'static str, Operation>>,
 }
 
 /// How often scrapes read the store's figures at most.
@@ -98,6 +110,7 @@ impl Metrics {
             feed_age: Family::default(),
             scrape_errors: Counter::default(),
             scraping: tokio::sync::Mutex::new(None),
+            operations: Default::default(),
         };
         registry.register("rampart_http_requests", "Requests answered, by operation and status", m.requests.clone());
         registry.register(
@@ -128,10 +141,28 @@ impl Metrics {
     }
 
     /// Counts one answered request.
-    pub fn observe(&self, operation: &str, status: StatusCode, took: Duration) {
-        let operation = operation.to_owned();
-        self.latency.get_or_create(&OperationLabels { operation: operation.clone() }).observe(took.as_secs_f64());
-        self.requests.get_or_create(&RequestLabels { operation, status: status.as_u16() }).inc();
+    pub(crate) fn observe(&self, operation: &str, status: StatusCode, took: Duration) {
+        let seen = |op: &Operation| {
+            op.latency.observe(took.as_secs_f64());
+            if status == StatusCode::OK {
+                op.ok.inc();
+            } else {
+                self.requests.get_or_create(&RequestLabels { operation: op.name, status: status.as_u16() }).inc();
+            }
+        };
+        if let Some(op) = self.operations.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(operation) {
+            return seen(op);
+        }
+        let mut operations = self.operations.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !operations.contains_key(operation) {
+            let name: &'static str = Box::leak(operation.to_owned().into_boxed_str());
+            let latency = self.latency.get_or_create(&OperationLabels { operation: name }).clone();
+            let ok = self.requests.get_or_create(&RequestLabels { operation: name, status: 200 }).clone();
+            operations.insert(name, Operation { name, latency, ok });
+        }
+        if let Some(op) = operations.get(operation) {
+            seen(op);
+        }
     }
 
     /// The text exposition, the store's figures read afresh.
@@ -216,50 +247,77 @@ pub async fn serve_metrics(
 
 /// A request id: the one the client (or its balancer) sent when it is a plain token of
 /// at most 64 characters, else one made here (unique in this process, random across).
-fn request_id(request: &Request) -> String {
+fn request_id(request: &Request) -> HeaderValue {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     static BOOT: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    if let Some(given) = request.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok())
+    if let Some(given) = request.headers().get(REQUEST_ID)
         && (1..=64).contains(&given.len())
-        && given.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+        && given.as_bytes().iter().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(b))
     {
-        return given.to_owned();
+        return given.clone();
     }
     let boot = *BOOT.get_or_init(|| {
         let mut b = [0u8; 4];
         getrandom::fill(&mut b).map(|()| u32::from_le_bytes(b)).unwrap_or(std::process::id())
     });
-    format!("{boot:08x}{:08x}", NEXT.fetch_add(1, Ordering::Relaxed))
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let mut id = [0u8; 16];
+    let digits = b"0123456789abcdef";
+    for (i, b) in id.iter_mut().enumerate() {
+        let v = if i < 8 { u64::from(boot) >> (28 - 4 * i) } else { n >> (28 - 4 * (i - 8)) };
+        *b = digits[(v & 0xf) as usize];
+    }
+    HeaderValue::from_bytes(&id).unwrap_or_else(|_| HeaderValue::from_static("0"))
 }
 
-/// The outermost layer: gives each request its id (answered in `X-Request-Id`), counts
-/// it and writes its access-log line (target `api::access`).
+/// The outermost layer: gives each request its id (answered in `X-Request-Id`), answers
+/// 503 with Retry-After when it takes longer than [`crate::Config::request_timeout`] (a
+/// slow handler, or a client that sends its body a byte at a time; its work is
+/// dropped), 500 when its handler panics, counts it and writes its access-log line
+/// (target `api::access`). One layer, not four: each layer costs every request.
 pub(crate) async fn track(
     State(state): State<crate::AppState>,
     request: Request,
     next: axum::middleware::Next,
 ) -> Response {
+    use futures_util::FutureExt;
     let started = Instant::now();
     let id = request_id(&request);
-    let operation = request.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_owned();
+    let operation = request.extensions().get::<MatchedPath>().cloned();
     let method = request.method().clone();
-    let mut response = next.run(request).await;
+    let deadline = tokio::time::Instant::from_std(started) + state.config().request_timeout;
+    let run = std::panic::AssertUnwindSafe(async move {
+        let mut answer = std::pin::pin!(next.run(request));
+        // Most answers are ready at their first poll (from the caches): they need no timer.
+        let first = std::future::poll_fn(|cx| std::task::Poll::Ready(answer.as_mut().poll(cx))).await;
+        match first {
+            std::task::Poll::Ready(response) => Ok(response),
+            std::task::Poll::Pending => tokio::time::timeout_at(deadline, answer).await,
+        }
+    });
+    let mut response = match run.catch_unwind().await {
+        Ok(Ok(response)) => response,
+        Ok(Err(_)) => {
+            tracing::warn!("request over its time");
+            crate::error::ApiError::Unavailable.into_response()
+        }
+        Err(panic) => crate::error::panic_response(panic),
+    };
     let took = started.elapsed();
     let status = response.status();
+    let operation = operation.as_ref().map_or("unmatched", MatchedPath::as_str);
     if let Some(m) = state.metrics() {
-        m.observe(&operation, status, took);
+        m.observe(operation, status, took);
     }
     tracing::info!(
         target: "api::access",
-        request_id = %id,
+        request_id = id.to_str().unwrap_or(""),
         method = %method,
-        operation = %operation,
+        operation = operation,
         status = status.as_u16(),
         micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
         "request"
     );
-    if let Ok(v) = HeaderValue::from_str(&id) {
-        response.headers_mut().insert(REQUEST_ID, v);
-    }
+    response.headers_mut().insert(REQUEST_ID, id);
     response
 }

@@ -1,8 +1,7 @@
 //! Query parameters, parsed at the edge into domain types with the spec's messages.
 
-use std::collections::HashMap;
-
-use axum::extract::{FromRequestParts, Query};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use model::{Domain, Page, RiskVector, SocialId};
 
@@ -10,29 +9,42 @@ use crate::error::ApiError;
 
 /// The query string of a request. A parameter given more than once is refused (400
 /// `Invalid request`): the document allows one value, and no value is picked silently.
+/// No operation takes more than a few parameters, so they are kept in a list, and a
+/// query of more than [`MAX_PARAMS`] is refused the same way.
 #[derive(Debug, Default)]
-pub struct Params(HashMap<String, String>);
+pub struct Params(Vec<(String, String)>);
+
+/// Parameters a query may have at most.
+pub const MAX_PARAMS: usize = 32;
 
 impl<S: Send + Sync> FromRequestParts<S> for Params {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
-            .map_err(|_| ApiError::bad(crate::error::INVALID_REQUEST))?;
-        let mut map = HashMap::with_capacity(pairs.len());
-        for (k, v) in pairs {
-            if map.insert(k, v).is_some() {
-                return Err(ApiError::bad(crate::error::INVALID_REQUEST));
-            }
-        }
-        Ok(Params(map))
+        Params::parse(parts.uri.query().unwrap_or(""))
     }
 }
 
 impl Params {
+    /// A query string (`a=1&b=2`, percent- and plus-decoded).
+    pub fn parse(query: &str) -> Result<Params, ApiError> {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            if pairs.len() == MAX_PARAMS || pairs.iter().any(|(seen, _)| *seen == k) {
+                return Err(ApiError::bad(crate::error::INVALID_REQUEST));
+            }
+            pairs.push((k.into_owned(), v.into_owned()));
+        }
+        Ok(Params(pairs))
+    }
+
+    fn get(&self, name: &str) -> Option<&String> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
     /// The parameters in one canonical string (sorted), for keys of cached answers.
     pub fn cache_key(&self) -> String {
-        let mut pairs: Vec<(&String, &String)> = self.0.iter().collect();
+        let mut pairs: Vec<(&String, &String)> = self.0.iter().map(|(k, v)| (k, v)).collect();
         pairs.sort();
         let mut key = String::new();
         for (k, v) in pairs {
@@ -45,12 +57,30 @@ impl Params {
     }
 }
 
+/// A request's body, of at most [`crate::BODY_LIMIT`] bytes: a larger one is answered
+/// 413 in the API's error shape, as soon as the limit is passed (the rest is not read).
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, _: &S) -> Result<Self, ApiError> {
+        use http_body_util::BodyExt;
+        match http_body_util::Limited::new(request.into_body(), crate::BODY_LIMIT).collect().await {
+            Ok(body) => Ok(RawBody(body.to_bytes())),
+            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(ApiError::TooLarge),
+            // The client stopped sending it.
+            Err(_) => Err(ApiError::bad(crate::error::INVALID_REQUEST)),
+        }
+    }
+}
+
 /// Largest `limit` the CVE operations accept; larger values are capped.
 pub const MAX_LIMIT: u32 = 5000;
 
 impl Params {
     pub fn optional(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
+        self.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
     }
 
     pub fn required(&self, name: &str) -> Result<&str, ApiError> {
@@ -66,12 +96,12 @@ impl Params {
     }
 
     pub fn page(&self) -> Result<Page, ApiError> {
-        Page::parse(self.0.get("page").map(String::as_str)).map_err(|e| ApiError::bad(e.to_string()))
+        Page::parse(self.get("page").map(String::as_str)).map_err(|e| ApiError::bad(e.to_string()))
     }
 
     /// `limit`: a positive integer, `default` when absent, capped at [`MAX_LIMIT`].
     pub fn limit(&self, default: u32) -> Result<u32, ApiError> {
-        match self.0.get("limit") {
+        match self.get("limit") {
             None => Ok(default),
             // What the OpenAPI document says: 1 to 2^31−1 (an int32; an empty value is
             // not one); above MAX_LIMIT the answer is MAX_LIMIT records.
@@ -84,7 +114,7 @@ impl Params {
 
     /// `period`: months, 1 to 60, 6 when absent.
     pub fn period(&self) -> Result<u32, ApiError> {
-        match self.0.get("period").map(String::as_str) {
+        match self.get("period").map(String::as_str) {
             None => Ok(6),
             Some(raw) => raw
                 .parse::<u32>()
@@ -97,5 +127,37 @@ impl Params {
     pub fn risk_vector(&self, name: &str) -> Result<RiskVector, ApiError> {
         RiskVector::parse(self.required(name)?)
             .map_err(|e| ApiError::bad(format!("{name} must be one of: {}", e.allowed)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_is_decoded_and_each_parameter_given_once() {
+        let p = Params::parse("social_id=acme-corp&company_name=Acme+%26+Sons&page=2").unwrap();
+        assert_eq!(p.required("company_name").unwrap(), "Acme & Sons");
+        assert_eq!(p.social_id().unwrap().as_str(), "acme-corp");
+        assert_eq!(p.page().unwrap().number(), 2);
+        assert_eq!(p.cache_key(), "company_name=Acme & Sons&page=2&social_id=acme-corp&");
+        assert!(p.optional("absent").is_none());
+        // Empty segments are no parameters; an empty query has none.
+        assert_eq!(Params::parse("&&a=1&").unwrap().required("a").unwrap(), "1");
+        assert!(Params::parse("").unwrap().0.is_empty());
+        // Twice, or more parameters than any operation takes: refused.
+        assert!(Params::parse("page=1&page=2").is_err());
+        let many: String = (0..=MAX_PARAMS).map(|i| format!("p{i}=1&")).collect();
+        assert!(Params::parse(&many).is_err());
+        assert!(Params::parse(&many[..many.len() - "p32=1&".len()]).is_ok());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_query_parses_or_is_refused(q in ".{0,400}") {
+            if let Ok(p) = Params::parse(&q) {
+                proptest::prop_assert!(p.0.len() <= MAX_PARAMS);
+            }
+        }
     }
 }

@@ -1135,6 +1135,12 @@ enum ImportWhat {
 const DEFAULT_LOG: &str = "error,rampart=info,api=info,worker=info,store=info,scanner=info,egress=info,lab=info,\
     labtls=info,intel=info,vulndb=info,rating=info,sync=info,model=info";
 
+/// mimalloc, not the C library's allocator: under load the API's requests allocate from
+/// both runtime threads at once, and glibc's arenas spent a tenth of the process's time
+/// in locking and consolidation (docs/PERFORMANCE.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> Result<()> {
     store::tune_allocator();

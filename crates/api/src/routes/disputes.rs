@@ -3,7 +3,6 @@
 //! its footprint and asks for assets to be removed. docs/API.md, "Disputes".
 
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::State;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -128,9 +127,9 @@ async fn family_member(app: &AppState, own: &Company, named: Option<&Value>) -> 
 pub async fn dispute_finding(
     State(app): State<AppState>,
     OwnUnrated { company: own, caller }: OwnUnrated,
-    raw: Bytes,
+    raw: crate::params::RawBody,
 ) -> Result<Json<DisputeAnswer>, ApiError> {
-    let b: DisputeBody = body(&raw)?;
+    let b: DisputeBody = body(&raw.0)?;
     let finding_id = match b.finding_id.as_ref() {
         None | Some(Value::Null) => return Err(ApiError::required("finding_id")),
         Some(v) => v.as_i64().filter(|id| *id > 0).ok_or_else(|| ApiError::not_valid("finding_id"))?,
@@ -244,9 +243,9 @@ fn asset_of(app: &AppState, raw: Option<&Value>) -> Result<FootprintAsset, ApiEr
 pub async fn add_asset(
     State(app): State<AppState>,
     OwnUnrated { company: own, caller }: OwnUnrated,
-    raw: Bytes,
+    raw: crate::params::RawBody,
 ) -> Result<Json<MessageOut>, ApiError> {
-    let b: AssetBody = body(&raw)?;
+    let b: AssetBody = body(&raw.0)?;
     let asset = asset_of(&app, b.asset.as_ref())?;
     let reason = explanation(b.reason.as_ref(), "reason")?;
     let company = family_member(&app, &own, b.social_id.as_ref()).await?;
@@ -290,9 +289,9 @@ pub async fn add_asset(
 pub async fn remove_asset(
     State(app): State<AppState>,
     OwnUnrated { company: own, caller }: OwnUnrated,
-    raw: Bytes,
+    raw: crate::params::RawBody,
 ) -> Result<Json<DisputeAnswer>, ApiError> {
-    let b: AssetBody = body(&raw)?;
+    let b: AssetBody = body(&raw.0)?;
     let asset = FootprintAsset::parse(string(b.asset.as_ref(), "asset")?)
         .map_err(|e| ApiError::bad(format!("asset: {e}")))?
         .to_string();

@@ -2,7 +2,6 @@
 //! subdomain, rescans and predictions.
 
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::{Extension, State};
 use axum::response::Response;
 use model::{Company, CompanyProfile, Domain, SocialId};
@@ -682,9 +681,9 @@ impl AddSubsidiaryBody {
 pub async fn add_subsidiary(
     State(app): State<AppState>,
     OwnUnrated { company: parent, caller }: OwnUnrated,
-    body: Bytes,
+    body: crate::params::RawBody,
 ) -> Result<Json<MessageOut>, ApiError> {
-    let new = AddSubsidiaryBody::parse(&body)?;
+    let new = AddSubsidiaryBody::parse(&body.0)?;
     if new.parent_social_id != parent.social_id {
         return Err(ApiError::bad("parent_social_id is not the company of this API key"));
     }
