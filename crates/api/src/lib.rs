@@ -178,7 +178,7 @@ struct Inner {
     companies: cache::TtlCache<SocialId, model::Company>,
     /// What a company-info answer reads (the row afresh, the IP count, the subsidiaries'
     /// names), with the lookup-flush generation it was read in.
-    infos: cache::TtlCache<(i64, bool), routes::InfoParts>,
+    infos: cache::TtlCache<(i64, bool), Arc<routes::InfoParts>>,
     /// Answers of reads about one company (operation, parameters), for the read cache's
     /// TTL; at most [`ANSWERS`] of at most [`ANSWER_MAX`] bytes each.
     answers: cache::TtlCache<(i64, &'static str, String), axum::body::Bytes>,
@@ -282,7 +282,7 @@ impl AppState {
     pub(crate) fn answers(&self) -> &cache::TtlCache<(i64, &'static str, String), axum::body::Bytes> {
         &self.0.answers
     }
-    pub(crate) fn info_cache(&self) -> &cache::TtlCache<(i64, bool), routes::InfoParts> {
+    pub(crate) fn info_cache(&self) -> &cache::TtlCache<(i64, bool), Arc<routes::InfoParts>> {
         &self.0.infos
     }
     pub(crate) fn company_cache(&self) -> &cache::TtlCache<SocialId, model::Company> {

@@ -69,7 +69,7 @@ pub struct SocialIdByDomain {
 
 /// The company information record of spec 2.3. `score` and `naics_code` are null only
 /// for a company not rated yet or whose NAICS code is unknown.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CompanyInfo {
     pub social_id: String,
     pub company_name: String,

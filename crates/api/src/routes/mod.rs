@@ -280,6 +280,36 @@ pub struct InfoParts {
     pub(crate) company: Option<Company>,
     pub(crate) ip_addresses: u64,
     pub(crate) subsidiaries: Option<Vec<String>>,
+    /// The answer as JSON, before and after the value of `searched_by` (which moves
+    /// with every lookup): a kept answer is written without serialising the record.
+    pub(crate) json: Option<(axum::body::Bytes, axum::body::Bytes)>,
+}
+
+impl InfoParts {
+    /// Splits the answer `info` at its `searched_by` value ([`InfoParts::json`]).
+    pub(crate) fn split(info: &crate::responses::CompanyInfo) -> Option<(axum::body::Bytes, axum::body::Bytes)> {
+        const MARK: i64 = i64::MIN;
+        let mut probe = info.clone();
+        probe.searched_by = MARK;
+        let text = serde_json::to_vec(&probe).ok()?;
+        let needle = format!("\"searched_by\":{MARK}");
+        let at = text.windows(needle.len()).position(|w| w == needle.as_bytes())?;
+        let (value_at, value_end) = (at + needle.len() - MARK.to_string().len(), at + needle.len());
+        Some((
+            axum::body::Bytes::copy_from_slice(&text[..value_at]),
+            axum::body::Bytes::copy_from_slice(&text[value_end..]),
+        ))
+    }
+
+    /// The kept answer with `searched_by`.
+    pub(crate) fn json_with(&self, searched_by: i64) -> Option<axum::body::Bytes> {
+        let (before, after) = self.json.as_ref()?;
+        let mut out = Vec::with_capacity(before.len() + after.len() + 20);
+        out.extend_from_slice(before);
+        out.extend_from_slice(searched_by.to_string().as_bytes());
+        out.extend_from_slice(after);
+        Some(out.into())
+    }
 }
 
 /// `searched_by` including lookups not yet written.

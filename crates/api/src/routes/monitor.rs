@@ -22,11 +22,8 @@ use super::{Audience, Own, OwnUnrated};
 /// The caller's company information record.
 #[utoipa::path(get, path = "/monitor-getcompanyinfo", operation_id = "monitor-getcompanyinfo", tag = "Monitor",
     responses((status = 200, description = "Company information", body = CompanyInfo), CommonErrors))]
-pub async fn get_company_info(
-    State(app): State<AppState>,
-    Own { company: c, .. }: Own,
-) -> Result<Json<CompanyInfo>, ApiError> {
-    Ok(Json(uw::company_info(&app, &c, true).await?))
+pub async fn get_company_info(State(app): State<AppState>, Own { company: c, .. }: Own) -> Result<Response, ApiError> {
+    Ok(super::json_bytes(uw::company_info_json(&app, &c, true).await?))
 }
 
 /// Applications and technologies detected on the caller's assets.
@@ -175,15 +172,38 @@ async fn subsidiary_records(
     Ok((c, store::Paged { items: out, total: subs.total }))
 }
 
+/// An answer made of the caller's subsidiaries' records (one page, or all with `None`),
+/// kept like other company answers; their `searched_by` counts move with every lookup of
+/// them, so the counts not yet written (and the flushes) are part of its key.
+async fn subsidiaries_answer<T: serde::Serialize>(
+    app: &AppState,
+    caller: &Caller,
+    page: Option<model::Page>,
+    op: &'static str,
+    build: impl FnOnce(model::Company, store::Paged<CompanyInfo>) -> T,
+) -> Result<Response, ApiError> {
+    use std::fmt::Write;
+    let c = super::own_company_unrated(app, caller).await?;
+    let subs = super::kept_subsidiaries(app, c.id, page).await?;
+    let mut key = format!("{}|{}|", page.map_or(0, |p| p.number()), app.lookups().generation());
+    for s in &subs.items {
+        let _ = write!(key, "{},", app.lookups().pending(s.id));
+    }
+    super::company_answer(app.clone(), c.id, op, key, async move || {
+        let (c, subs) = subsidiary_records(app, caller, page).await?;
+        Ok(build(c, subs))
+    })
+    .await
+}
+
 /// The caller's subsidiaries as company information records.
 #[utoipa::path(get, path = "/monitor-getcompanysubsidiaries", operation_id = "monitor-getcompanysubsidiaries", tag = "Monitor",
     responses((status = 200, description = "Subsidiaries", body = Vec<CompanyInfo>), CommonErrors))]
 pub async fn get_company_subsidiaries(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
-) -> Result<Json<Vec<CompanyInfo>>, ApiError> {
-    let (_, subs) = subsidiary_records(&app, &caller, None).await?;
-    Ok(Json(subs.items))
+) -> Result<Response, ApiError> {
+    subsidiaries_answer(&app, &caller, None, "monitor::get_company_subsidiaries", |_, subs| subs.items).await
 }
 
 /// The caller's subsidiaries, paged (records spell `serched_by`).
@@ -194,14 +214,14 @@ pub async fn list_subsidiaries(
     State(app): State<AppState>,
     Extension(caller): Extension<Caller>,
     p: Params,
-) -> Result<Json<ListSubsidiaries>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = p.page()?;
-    let (c, subs) = subsidiary_records(&app, &caller, Some(page)).await?;
-    Ok(Json(ListSubsidiaries {
+    subsidiaries_answer(&app, &caller, Some(page), "monitor::list_subsidiaries", |c, subs| ListSubsidiaries {
         social_id: c.social_id.to_string(),
         subsidiaries_list: subs.items.into_iter().map(Into::into).collect(),
         pagination: page.pagination(subs.total).into(),
-    }))
+    })
+    .await
 }
 
 /// Public incident history of the caller's company.

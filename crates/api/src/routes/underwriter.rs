@@ -1,6 +1,8 @@
 //! Underwriter: any company, named by social_id or domain. The builders here serve
 //! the Monitor operations too, for the caller's own company.
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Extension, State};
@@ -74,9 +76,16 @@ pub(crate) async fn company_info(
         None
     };
     let info = CompanyInfo::new(row, searched_by, counts.ip_addresses, subs.clone());
+    let json = super::InfoParts::split(&info);
     app.info_cache().insert_read_in(
         key,
-        super::InfoParts { generation, company: fresh, ip_addresses: counts.ip_addresses, subsidiaries: subs },
+        Arc::new(super::InfoParts {
+            generation,
+            company: fresh,
+            ip_addresses: counts.ip_addresses,
+            subsidiaries: subs,
+            json,
+        }),
         epoch,
     );
     Ok(info)
@@ -87,14 +96,41 @@ pub(crate) async fn company_info(
 /// generation is read again after the pending count (a seqlock): a flush that moved
 /// pending lookups into the store meanwhile sends the request the slow way.
 fn kept_info(app: &AppState, c: &Company, key: &(i64, bool)) -> Option<CompanyInfo> {
+    kept_info_with(app, c, key, |parts, row, searched_by| {
+        Some(CompanyInfo::new(row, searched_by, parts.ip_addresses, parts.subsidiaries.clone()))
+    })
+}
+
+/// [`kept_info`] as the JSON of the answer.
+fn kept_info_json(app: &AppState, c: &Company, key: &(i64, bool)) -> Option<Bytes> {
+    kept_info_with(app, c, key, |parts, _, searched_by| parts.json_with(searched_by))
+}
+
+fn kept_info_with<T>(
+    app: &AppState,
+    c: &Company,
+    key: &(i64, bool),
+    answer: impl FnOnce(&super::InfoParts, &Company, i64) -> Option<T>,
+) -> Option<T> {
     let parts = app.info_cache().get(key)?;
     if parts.generation != app.lookups().generation() || !parts.generation.is_multiple_of(2) {
         return None;
     }
     let row = parts.company.as_ref().unwrap_or(c);
     let searched_by = super::searched_by(app, row);
-    (parts.generation == app.lookups().generation())
-        .then(|| CompanyInfo::new(row, searched_by, parts.ip_addresses, parts.subsidiaries.clone()))
+    if parts.generation != app.lookups().generation() {
+        return None;
+    }
+    answer(&parts, row, searched_by)
+}
+
+/// [`company_info`] as the JSON of the answer: a kept answer is not serialised again.
+pub(crate) async fn company_info_json(app: &AppState, c: &Company, with_subsidiaries: bool) -> Result<Bytes, ApiError> {
+    if let Some(json) = kept_info_json(app, c, &(c.id, with_subsidiaries)) {
+        return Ok(json);
+    }
+    let info = company_info(app, c, with_subsidiaries).await?;
+    serde_json::to_vec(&info).map(Bytes::from).map_err(|e| ApiError::Internal(e.to_string()))
 }
 
 pub(crate) async fn applications(app: &AppState, c: Company, page: Page) -> Result<ApplicationsAssets, ApiError> {
@@ -337,8 +373,8 @@ pub(crate) async fn history(app: &AppState, c: &Company) -> Result<CompanyHistor
 pub async fn get_company_info(
     State(app): State<AppState>,
     Named { company: c, .. }: Named,
-) -> Result<Json<CompanyInfo>, ApiError> {
-    Ok(Json(company_info(&app, &c, true).await?))
+) -> Result<Response, ApiError> {
+    Ok(super::json_bytes(company_info_json(&app, &c, true).await?))
 }
 
 /// Applications and technologies detected on the company's assets.

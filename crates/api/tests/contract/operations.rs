@@ -266,6 +266,19 @@ async fn monitor_reads() {
     let list = app.ok("/monitor-listsubsidiaries", k).await;
     assert_eq!(list["social_id"], "acme-robotics");
     assert_eq!(list["subsidiaries_list"][0]["company_name"], "Acme Cloud Services");
+    // The lists are kept answers, yet a lookup of a subsidiary shows in them at once.
+    let rated = subs.as_array().unwrap().iter().find(|s| !s["score"].is_null()).expect("a rated subsidiary");
+    let sub = rated["social_id"].as_str().unwrap().to_owned();
+    let count = |v: &serde_json::Value, field: &str| {
+        v.as_array().unwrap().iter().find(|s| s["social_id"] == sub.as_str()).unwrap()[field].as_i64().unwrap()
+    };
+    let before = (count(&subs, "searched_by"), count(&list["subsidiaries_list"], "serched_by"));
+    assert_eq!(before.0, before.1);
+    app.ok(&format!("/underwriter-getcompanyinfo?social_id={sub}"), &app.underwriter).await;
+    let subs = app.ok("/monitor-getcompanysubsidiaries", k).await;
+    let list = app.ok("/monitor-listsubsidiaries", k).await;
+    assert_eq!(count(&subs, "searched_by"), before.0 + 1, "the subsidiary's lookup counts in the list");
+    assert_eq!(count(&list["subsidiaries_list"], "serched_by"), before.1 + 1);
 
     let v =
         app.ok("/monitor-get-subdomain-findings?subdomain=mail.acme-robotics.example&risk_vector_type=DKIM", k).await;
