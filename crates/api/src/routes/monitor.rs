@@ -658,13 +658,13 @@ pub struct DkimSelector(String);
 impl AddSubsidiaryBody {
     /// The new subsidiary a body describes, or the first field that is missing or not valid.
     fn parse(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
-        // Anything but one JSON object (of any fields) is not a request (serde would read
-        // an array as the fields in order).
+        // Anything but one JSON object (of any fields, each once) is not a request (serde
+        // would read an array as the fields in order).
         let invalid = || ApiError::bad(crate::error::INVALID_REQUEST);
-        let object @ Value::Object(_) = serde_json::from_slice::<Value>(raw).map_err(|_| invalid())? else {
+        if raw.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
             return Err(invalid());
-        };
-        let body: AddSubsidiaryBody = serde_json::from_value(object).map_err(|_| invalid())?;
+        }
+        let body: AddSubsidiaryBody = serde_json::from_slice(raw).map_err(|_| invalid())?;
         let name = text(body.name.as_ref(), "name", true)?.unwrap_or_default();
         let website = text(body.website.as_ref(), "website", true)?.unwrap_or_default();
         let domain = Domain::from_website(&website).map_err(|_| ApiError::not_valid("website"))?;

@@ -165,6 +165,8 @@ async fn writes_validate_their_input() {
     let rows: Vec<(String, &str)> = vec![
         ("not json".into(), "Invalid request"),
         ("[1,2]".into(), "Invalid request"),
+        (" \n[\"Acme\"]".into(), "Invalid request"),
+        (r#"{"name":"A","name":"B"}"#.into(), "Invalid request"),
         (without("name"), "name is a required parameter"),
         (with("name", json!("")), "name is a required parameter"),
         (with("name", json!(5)), "name is not valid"),
