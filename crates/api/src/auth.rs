@@ -94,7 +94,7 @@ pub struct KeyCache {
     /// Hashes of keys that authenticated recently (for [`RECENT`]), whatever the cache's
     /// TTL: such a key is let through an address's failure limit (it is still looked up
     /// and checked), so a real client behind a busy address is not locked out.
-    recent: Mutex<LruCache<KeyDigest, Instant>>,
+    recent: std::sync::RwLock<LruCache<KeyDigest, Instant>>,
     /// One reader of a key's record at a time (striped by the hash).
     loading: [tokio::sync::Mutex<()>; 16],
 }
@@ -113,7 +113,7 @@ impl KeyCache {
             ttl,
             good: TtlCache::new(ttl, 10_000, crate::cache::Epoch::default()),
             bad: Mutex::new(LruCache::new(BAD_KEYS)),
-            recent: Mutex::new(LruCache::new(RECENT_KEYS)),
+            recent: std::sync::RwLock::new(LruCache::new(RECENT_KEYS)),
             loading: Default::default(),
         }
     }
@@ -122,17 +122,25 @@ impl KeyCache {
         self.bad.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn recent(&self) -> std::sync::MutexGuard<'_, LruCache<KeyDigest, Instant>> {
-        self.recent.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn recent(&self) -> std::sync::RwLockWriteGuard<'_, LruCache<KeyDigest, Instant>> {
+        self.recent.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn noted(&self, key: &KeyDigest) -> Option<Instant> {
+        self.recent.read().unwrap_or_else(std::sync::PoisonError::into_inner).peek(key).copied()
     }
 
     /// Did the key of this digest authenticate in the last hour (in this process)?
     pub fn known(&self, key: &KeyDigest) -> bool {
-        self.recent().get(key).is_some_and(|at| at.elapsed() < RECENT)
+        self.noted(key).is_some_and(|at| at.elapsed() < RECENT)
     }
 
-    /// Notes that the key of this digest authenticated.
+    /// Notes that the key of this digest authenticated (a shared read when it was noted
+    /// less than [`RECENT_RENEW`] ago, as it is for every request of a busy key).
     pub fn authenticated(&self, key: &KeyDigest) {
+        if self.noted(key).is_some_and(|at| at.elapsed() < RECENT_RENEW) {
+            return;
+        }
         let mut recent = self.recent();
         match recent.get_mut(key) {
             Some(at) if at.elapsed() < RECENT_RENEW => {}
@@ -215,7 +223,9 @@ impl FailureLimiter {
     }
 
     fn minute() -> (i64, u64) {
-        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
         (now.div_euclid(60), u64::try_from(60 - now.rem_euclid(60)).unwrap_or(60))
     }
 

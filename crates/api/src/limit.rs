@@ -49,6 +49,31 @@ struct Window {
     month_pending: u64,
 }
 
+impl Window {
+    /// Counts one request of `key` at `now`, or says which limit it hits.
+    fn count(&mut self, key: &ApiKey, now: OffsetDateTime) -> Result<(), Limited> {
+        let unix = now.unix_timestamp();
+        let minute = unix.div_euclid(60);
+        if self.minute != minute {
+            self.minute = minute;
+            self.in_minute = 0;
+        }
+        if key.per_minute > 0 && self.in_minute >= key.per_minute {
+            let retry = u64::try_from(60 - unix.rem_euclid(60)).unwrap_or(60);
+            return Err(Limited { kind: LimitKind::PerMinute, retry_after: Duration::from_secs(retry) });
+        }
+        if key.monthly > 0 && self.month_base + self.month_pending >= key.monthly {
+            return Err(Limited {
+                kind: LimitKind::Monthly,
+                retry_after: Duration::from_secs(seconds_to_next_month(now)),
+            });
+        }
+        self.in_minute += 1;
+        self.month_pending += 1;
+        Ok(())
+    }
+}
+
 /// One process's limiter. A limit of 0 means unlimited.
 pub struct MemoryLimiter {
     store: Arc<dyn Store>,
@@ -82,8 +107,14 @@ impl RateLimiter for MemoryLimiter {
     async fn check(&self, key: &ApiKey) -> Result<Result<(), Limited>, StoreError> {
         let now = OffsetDateTime::now_utc();
         let unix = now.unix_timestamp();
-        let loaded = self.windows().get(&key.id).is_some_and(|w| (w.month_span.0..w.month_span.1).contains(&unix));
-        if !loaded {
+        // The key's window of this month: counted under one lock.
+        if let Some(w) = self.windows().get_mut(&key.id)
+            && (w.month_span.0..w.month_span.1).contains(&unix)
+        {
+            return Ok(w.count(key, now));
+        }
+        // No window yet, or a new month: the month's stored usage first.
+        {
             let month = model::timefmt::month(now);
             let start = now.replace_day(1).map(|d| d.replace_time(Time::MIDNIGHT).unix_timestamp()).unwrap_or(unix);
             let span = (start, unix.saturating_add(i64::try_from(seconds_to_next_month(now)).unwrap_or(i64::MAX)));
@@ -113,28 +144,7 @@ impl RateLimiter for MemoryLimiter {
                 w.month_span = span;
             }
         }
-        let minute = unix.div_euclid(60);
-        let mut windows = self.windows();
-        let Some(w) = windows.get_mut(&key.id) else {
-            return Ok(Ok(()));
-        };
-        if w.minute != minute {
-            w.minute = minute;
-            w.in_minute = 0;
-        }
-        if key.per_minute > 0 && w.in_minute >= key.per_minute {
-            let retry = u64::try_from(60 - unix.rem_euclid(60)).unwrap_or(60);
-            return Ok(Err(Limited { kind: LimitKind::PerMinute, retry_after: Duration::from_secs(retry) }));
-        }
-        if key.monthly > 0 && w.month_base + w.month_pending >= key.monthly {
-            return Ok(Err(Limited {
-                kind: LimitKind::Monthly,
-                retry_after: Duration::from_secs(seconds_to_next_month(now)),
-            }));
-        }
-        w.in_minute += 1;
-        w.month_pending += 1;
-        Ok(Ok(()))
+        Ok(self.windows().get_mut(&key.id).map_or(Ok(()), |w| w.count(key, now)))
     }
 
     async fn flush(&self) -> Result<(), StoreError> {
