@@ -260,14 +260,22 @@ fn request_id(request: &Request) -> HeaderValue {
         let mut b = [0u8; 4];
         getrandom::fill(&mut b).map(|()| u32::from_le_bytes(b)).unwrap_or(std::process::id())
     });
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let mut id = [0u8; 16];
+    made_id(boot, NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// `{boot:08x}{n:08x}`, written without a format: the counter takes more than eight
+/// digits once it needs them.
+fn made_id(boot: u32, n: u64) -> HeaderValue {
+    let n_digits = (16 - n.leading_zeros() as usize / 4).max(8);
+    let mut id = [0u8; 24];
     let digits = b"0123456789abcdef";
-    for (i, b) in id.iter_mut().enumerate() {
-        let v = if i < 8 { u64::from(boot) >> (28 - 4 * i) } else { n >> (28 - 4 * (i - 8)) };
-        *b = digits[(v & 0xf) as usize];
+    for (i, b) in id[..8].iter_mut().enumerate() {
+        *b = digits[((boot >> (28 - 4 * i)) & 0xf) as usize];
     }
-    HeaderValue::from_bytes(&id).unwrap_or_else(|_| HeaderValue::from_static("0"))
+    for (i, b) in id[8..8 + n_digits].iter_mut().enumerate() {
+        *b = digits[((n >> (4 * (n_digits - 1 - i))) & 0xf) as usize];
+    }
+    HeaderValue::from_bytes(&id[..8 + n_digits]).unwrap_or_else(|_| HeaderValue::from_static("0"))
 }
 
 /// The outermost layer: gives each request its id (answered in `X-Request-Id`), answers
@@ -311,13 +319,36 @@ pub(crate) async fn track(
     }
     tracing::info!(
         target: "api::access",
-        request_id = id.to_str().unwrap_or(""),
+        request_id = %id.to_str().unwrap_or(""),
         method = %method,
-        operation = operation,
+        operation = %operation,
         status = status.as_u16(),
         micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
         "request"
     );
     response.headers_mut().insert(REQUEST_ID, id);
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_the_clients_plain_token_or_made_here() {
+        assert_eq!(made_id(0xdead_beef, 5), "deadbeef00000005");
+        assert_eq!(made_id(1, 0xffff_ffff), "00000001ffffffff");
+        assert_eq!(made_id(1, 0x1_0000_0000), "00000001100000000");
+        assert_eq!(made_id(0, u64::MAX), format!("00000000{:x}", u64::MAX));
+        let with = |v: &str| {
+            let r = Request::builder().header(REQUEST_ID, v).body(axum::body::Body::empty()).unwrap();
+            request_id(&r)
+        };
+        assert_eq!(with("abc-123.x:y_z"), "abc-123.x:y_z");
+        for refused in ["", "a b", "<script>", &"a".repeat(65)] {
+            let id = with(refused);
+            assert_ne!(id, refused);
+            assert_eq!(id.len(), 16, "{refused:?}");
+        }
+    }
 }
