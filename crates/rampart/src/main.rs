@@ -1137,7 +1137,8 @@ const DEFAULT_LOG: &str = "error,rampart=info,api=info,worker=info,store=info,sc
 
 /// mimalloc, not the C library's allocator: under load the API's requests allocate from
 /// both runtime threads at once, and glibc's arenas spent a tenth of the process's time
-/// in locking and consolidation (docs/PERFORMANCE.md).
+/// in locking and consolidation (docs/PERFORMANCE.md). What SQLite allocates still goes
+/// through the C library, tuned by `store::tune_allocator`.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
