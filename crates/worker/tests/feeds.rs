@@ -211,6 +211,10 @@ async fn a_published_cve_and_then_its_kev_entry_reach_the_findings_and_the_score
     assert!(capped.score.as_f64() <= 69.9, "the KEV cap: {:?}", capped.score);
     assert!(updated.score.as_f64() > 69.9, "below the cap before: {:?}", updated.score);
 
+    // The rating is saved before the change log is cleared (a worker stopped between the
+    // two handles the changes again when it starts): the log empties within the round.
+    wait_for("every change handled", async || store.cve_changes(10).await.unwrap().is_empty().then_some(())).await;
+
     // Nothing was rescanned: no job, the other findings as the scan left them.
     let _ = stop.send(());
     running.await.unwrap();
