@@ -5,8 +5,7 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use hashlink::LruCache;
 use model::{ApiKey, NewApiKey, Scope, SocialId};
@@ -304,34 +303,35 @@ pub fn client_address(peer: IpAddr, headers: &axum::http::HeaderMap, trusted: &[
     client
 }
 
-/// Middleware on every operation: key → active → scope → rate limits.
-pub async fn authenticate(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+/// What every operation checks first: key → active → scope → rate limits. Admitted,
+/// the request carries its [`Caller`]; refused, the answer to give (a failed key counts
+/// against the client's address). `needed` is the operation's scope.
+pub(crate) async fn admit(app: &AppState, req: &mut Request, needed: Option<Scope>) -> Result<(), Response> {
     // The key as sent (trimmed; a header that is not text is no key), and its digest.
     let raw = req.headers().get("apikey").map(|v| v.to_str().unwrap_or("\u{0}").trim()).filter(|v| !v.is_empty());
     let key = raw.filter(|v| v.len() <= 256).map(digest);
     let too_long = raw.is_some() && key.is_none();
-    let needed = scope_for_path(req.uri().path());
     let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
     let client = peer.map(|ip| client_address(ip, req.headers(), &app.config().trusted_proxies));
     if let Some(ip) = client
         && let Some(retry_after) = app.failures().blocked(ip)
         && key.as_ref().is_none_or(|k| !app.keys().known(k))
     {
-        return ApiError::TooManyRequests { message: error::PER_MINUTE, retry_after }.into_response();
+        return Err(ApiError::TooManyRequests { message: error::PER_MINUTE, retry_after }.into_response());
     }
-    match check(&app, key.as_ref(), too_long, needed).await {
+    match check(app, key.as_ref(), too_long, needed).await {
         Ok(caller) => {
             if let Some(k) = &key {
                 app.keys().authenticated(k);
             }
             req.extensions_mut().insert(caller);
-            next.run(req).await
+            Ok(())
         }
         Err(e) => {
             if let (Some(ip), ApiError::Unauthorized(_)) = (client, &e) {
                 app.failures().failed(ip);
             }
-            e.into_response()
+            Err(e.into_response())
         }
     }
 }

@@ -413,7 +413,7 @@ pub const BODY_LIMIT: usize = 64 * 1024;
 /// health paths without, and the spec's 404 for everything else.
 pub fn router(state: AppState) -> Router {
     let (api, doc) = openapi::operations().split_for_parts();
-    let api = api.route_layer(axum::middleware::from_fn_with_state(state.clone(), auth::authenticate));
+    let operations = Arc::new(metrics::Operations::of(&doc));
     let swagger = utoipa_swagger_ui::SwaggerUi::new("/docs").url("/openapi.json", doc);
     let mut app = Router::new()
         .merge(api)
@@ -425,7 +425,7 @@ pub fn router(state: AppState) -> Router {
     }
     app.fallback(error::route_not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
+        .layer(metrics::GateLayer { state: state.clone(), operations })
         .with_state(state)
 }
 

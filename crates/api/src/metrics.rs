@@ -278,24 +278,114 @@ fn made_id(boot: u32, n: u64) -> HeaderValue {
     HeaderValue::from_bytes(&id[..8 + n_digits]).unwrap_or_else(|_| HeaderValue::from_static("0"))
 }
 
-/// The outermost layer: gives each request its id (answered in `X-Request-Id`), answers
-/// 503 with Retry-After when it takes longer than [`crate::Config::request_timeout`] (a
-/// slow handler, or a client that sends its body a byte at a time; its work is
-/// dropped), 500 when its handler panics, counts it and writes its access-log line
-/// (target `api::access`). One layer, not four: each layer costs every request.
-pub(crate) async fn track(
-    State(state): State<crate::AppState>,
-    request: Request,
-    next: axum::middleware::Next,
-) -> Response {
+/// The operations of the API by their route and method: those a key is checked for
+/// (a wrong method or an unknown path is answered without one).
+#[derive(Default)]
+pub(crate) struct Operations(std::collections::HashMap<String, Vec<axum::http::Method>>);
+
+impl Operations {
+    pub(crate) fn of(doc: &utoipa::openapi::OpenApi) -> Self {
+        use axum::http::Method;
+        let mut ops = std::collections::HashMap::new();
+        for (path, item) in &doc.paths.paths {
+            let methods: Vec<Method> = [
+                (item.get.is_some(), Method::GET),
+                (item.post.is_some(), Method::POST),
+                (item.put.is_some(), Method::PUT),
+                (item.delete.is_some(), Method::DELETE),
+            ]
+            .into_iter()
+            .filter_map(|(has, m)| has.then_some(m))
+            .collect();
+            ops.insert(path.clone(), methods);
+        }
+        Self(ops)
+    }
+
+    /// The scope an operation needs when the request names one (its route and method),
+    /// `Some(None)` for an operation outside the four groups, `None` for anything else.
+    fn needs(&self, path: &str, method: &axum::http::Method) -> Option<Option<model::Scope>> {
+        self.0.get(path).filter(|m| m.contains(method)).map(|_| crate::auth::scope_for_path(path))
+    }
+}
+
+/// The one layer every request goes through (applied to each route, so the route a
+/// request matched is known): gives it its id (answered in `X-Request-Id`), checks the
+/// key of an operation ([`crate::auth::admit`]), answers 503 with Retry-After when it
+/// takes longer than [`crate::Config::request_timeout`] (a slow handler, or a client
+/// that sends its body a byte at a time; its work is dropped), 500 when its handler
+/// panics, counts it and writes its access-log line (target `api::access`). One layer,
+/// written as a service, not six `from_fn` layers: each layer costs every request.
+#[derive(Clone)]
+pub(crate) struct GateLayer {
+    pub(crate) state: crate::AppState,
+    pub(crate) operations: Arc<Operations>,
+}
+
+impl<S> tower::Layer<S> for GateLayer {
+    type Service = Gate<S>;
+
+    fn layer(&self, inner: S) -> Gate<S> {
+        Gate { inner, state: self.state.clone(), operations: self.operations.clone() }
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct Gate<S> {
+    inner: S,
+    state: crate::AppState,
+    operations: Arc<Operations>,
+}
+
+impl<S> tower::Service<Request> for Gate<S>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<Box<dyn Future<Output = Result<Response, std::convert::Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // The service made ready is the one called; a clone stays for the next request.
+        let ready = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, ready);
+        let operation = request.extensions().get::<MatchedPath>().cloned();
+        let needs = operation.as_ref().and_then(|o| self.operations.needs(o.as_str(), request.method()));
+        Box::pin(track(self.state.clone(), request, operation, needs, inner))
+    }
+}
+
+async fn track<S>(
+    state: crate::AppState,
+    mut request: Request,
+    operation: Option<MatchedPath>,
+    needs: Option<Option<model::Scope>>,
+    mut inner: S,
+) -> Result<Response, std::convert::Infallible>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>,
+{
     use futures_util::FutureExt;
     let started = Instant::now();
     let id = request_id(&request);
-    let operation = request.extensions().get::<MatchedPath>().cloned();
     let method = request.method().clone();
     let deadline = tokio::time::Instant::from_std(started) + state.config().request_timeout;
-    let run = std::panic::AssertUnwindSafe(async move {
-        let mut answer = std::pin::pin!(next.run(request));
+    let run = std::panic::AssertUnwindSafe(async {
+        if let Some(scope) = needs
+            && let Err(refused) = crate::auth::admit(&state, &mut request, scope).await
+        {
+            return Ok(refused);
+        }
+        let answer = inner.call(request).map(|r| match r {
+            Ok(response) => response,
+            Err(never) => match never {},
+        });
+        let mut answer = std::pin::pin!(answer);
         // Most answers are ready at their first poll (from the caches): they need no timer.
         let first = std::future::poll_fn(|cx| std::task::Poll::Ready(answer.as_mut().poll(cx))).await;
         match first {
@@ -327,7 +417,7 @@ pub(crate) async fn track(
         "request"
     );
     response.headers_mut().insert(REQUEST_ID, id);
-    response
+    Ok(response)
 }
 
 #[cfg(test)]

@@ -1164,9 +1164,9 @@ pub struct IncidentPrediction {
     pub social_id: String,
     pub period: u32,
     pub data: Vec<IncidentMonthOut>,
-    /// A notice when no prediction is available yet.
     /// The prediction with each finding that triggers an exposure factor fixed.
     pub what_if: Vec<WhatIfOut>,
+    /// A notice when no prediction is available yet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -1179,6 +1179,7 @@ pub struct DataLossPrediction {
     pub data: Vec<DataLossMonthOut>,
     /// The prediction with each finding that triggers an exposure factor fixed.
     pub what_if: Vec<WhatIfOut>,
+    /// A notice when no prediction is available yet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -1191,6 +1192,7 @@ pub struct TailRiskPrediction {
     pub data: Vec<TailRiskOut>,
     /// The prediction with each finding that triggers an exposure factor fixed.
     pub what_if: Vec<WhatIfOut>,
+    /// A notice when no prediction is available yet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }

@@ -5,7 +5,6 @@ use axum::Json;
 use axum::extract::{Extension, State};
 use axum::response::Response;
 use model::{Company, CompanyProfile, Domain, SocialId};
-use serde_json::Value;
 use store::{CompanySnapshot, FindingFilter, SubsidiaryState};
 use time::OffsetDateTime;
 
@@ -575,34 +574,102 @@ struct NewSubsidiary {
     dkim_selectors: Option<Vec<String>>,
 }
 
+/// A field of the add-subsidiary body as sent, before it is checked: text (borrowed
+/// from the body when it has no escapes), a count, a list, or anything else (which no
+/// field accepts). A null is an absent field.
+#[derive(Debug)]
+enum Sent<'a> {
+    Text(std::borrow::Cow<'a, str>),
+    Count(u64),
+    List(Vec<Sent<'a>>),
+    Other,
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Sent<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Sent<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Sent<'a>, E> {
+                Ok(Sent::Text(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Sent<'a>, E> {
+                Ok(Sent::Text(std::borrow::Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Sent<'a>, E> {
+                Ok(Sent::Text(std::borrow::Cow::Owned(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Sent<'a>, E> {
+                Ok(Sent::Count(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Sent<'a>, E> {
+                Ok(u64::try_from(v).map_or(Sent::Other, Sent::Count))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Sent<'a>, E> {
+                Ok(Sent::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Sent<'a>, E> {
+                Ok(Sent::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Sent<'a>, E> {
+                Ok(Sent::Other)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Sent<'a>, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Sent<'a>>()? {
+                    items.push(item);
+                }
+                Ok(Sent::List(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Sent<'a>, A::Error> {
+                while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Sent::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
 /// The optional `dkim_selectors` extension: an array of selectors
 /// (`model::dkim_selectors`).
-fn selectors_field(v: Option<&Value>) -> Result<Option<Vec<String>>, ApiError> {
+fn selectors_field(v: Option<&Sent>) -> Result<Option<Vec<String>>, ApiError> {
     let invalid = || ApiError::not_valid("dkim_selectors");
     match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) if items.len() <= model::MAX_DKIM_SELECTORS => {
-            let texts: Vec<&str> = items.iter().map(|v| v.as_str().ok_or_else(invalid)).collect::<Result<_, _>>()?;
+        None => Ok(None),
+        Some(Sent::List(items)) if items.len() <= model::MAX_DKIM_SELECTORS => {
+            let texts: Vec<&str> = items
+                .iter()
+                .map(|v| match v {
+                    Sent::Text(t) => Ok(t.as_ref()),
+                    _ => Err(invalid()),
+                })
+                .collect::<Result<_, _>>()?;
             model::dkim_selectors(&texts).map(Some).map_err(|_| invalid())
         }
         Some(_) => Err(invalid()),
     }
 }
 
-fn text(v: Option<&Value>, field: &str, required: bool) -> Result<Option<String>, ApiError> {
+/// A text field, trimmed: at most 500 bytes, no control characters; a `required` one
+/// present and not blank.
+fn text<'a>(v: Option<&'a Sent>, field: &str, required: bool) -> Result<Option<&'a str>, ApiError> {
     match v {
-        None | Some(Value::Null) if required => Err(ApiError::required(field)),
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.trim().is_empty() && required => Err(ApiError::required(field)),
-        Some(Value::String(s)) if s.len() <= 500 && !s.chars().any(char::is_control) => Ok(Some(s.trim().to_owned())),
+        None if required => Err(ApiError::required(field)),
+        None => Ok(None),
+        Some(Sent::Text(s)) if s.trim().is_empty() && required => Err(ApiError::required(field)),
+        Some(Sent::Text(s)) if s.len() <= 500 && !s.chars().any(char::is_control) => Ok(Some(s.trim())),
         Some(_) => Err(ApiError::not_valid(field)),
     }
 }
 
-fn count_field(v: Option<&Value>, field: &str) -> Result<Option<u64>, ApiError> {
+fn count_field(v: Option<&Sent>, field: &str) -> Result<Option<u64>, ApiError> {
     match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v.as_u64().map(Some).ok_or_else(|| ApiError::not_valid(field)),
+        None => Ok(None),
+        Some(Sent::Count(n)) => Ok(Some(*n)),
+        Some(_) => Err(ApiError::not_valid(field)),
     }
 }
 
@@ -610,43 +677,43 @@ fn count_field(v: Option<&Value>, field: &str) -> Result<Option<u64>, ApiError> 
 // messages (`AddSubsidiaryBody::parse`); the schema documents what is accepted.
 /// The body of POST /monitor-add-subsidiary.
 #[derive(serde::Deserialize, ToSchema)]
-pub struct AddSubsidiaryBody {
+pub struct AddSubsidiaryBody<'a> {
     #[schema(value_type = String, required = true)]
-    #[serde(default)]
-    name: Option<Value>,
+    #[serde(default, borrow)]
+    name: Option<Sent<'a>>,
     /// http(s) URL or host name of the subsidiary's website.
     #[schema(value_type = String, required = true)]
-    #[serde(default)]
-    website: Option<Value>,
+    #[serde(default, borrow)]
+    website: Option<Sent<'a>>,
     #[schema(value_type = Option<u64>)]
-    #[serde(default)]
-    employees: Option<Value>,
+    #[serde(default, borrow)]
+    employees: Option<Sent<'a>>,
     #[schema(value_type = Option<u64>)]
-    #[serde(default)]
-    followers: Option<Value>,
+    #[serde(default, borrow)]
+    followers: Option<Sent<'a>>,
     #[schema(value_type = Option<String>)]
-    #[serde(default)]
-    industry: Option<Value>,
+    #[serde(default, borrow)]
+    industry: Option<Sent<'a>>,
     #[schema(value_type = Option<String>)]
-    #[serde(default)]
-    sub_industry: Option<Value>,
+    #[serde(default, borrow)]
+    sub_industry: Option<Sent<'a>>,
     #[schema(value_type = String, required = true)]
-    #[serde(default)]
-    social_id: Option<Value>,
+    #[serde(default, borrow)]
+    social_id: Option<Sent<'a>>,
     #[schema(value_type = Option<String>)]
-    #[serde(default)]
-    parent_company_name: Option<Value>,
+    #[serde(default, borrow)]
+    parent_company_name: Option<Sent<'a>>,
     /// Must be the company of the calling key.
     #[schema(value_type = String, required = true)]
-    #[serde(default)]
-    parent_social_id: Option<Value>,
+    #[serde(default, borrow)]
+    parent_social_id: Option<Sent<'a>>,
     /// Extension: the DKIM selectors the subsidiary signs with (at most 16; each one
     /// to three dot-separated labels of letters, digits, `-` and `_`). Its scans try them first,
     /// and no key at them is a finding; without them, no key at the curated selectors
     /// leaves DKIM not assessable.
     #[schema(value_type = Option<Vec<DkimSelector>>, max_items = 16)]
-    #[serde(default)]
-    dkim_selectors: Option<Value>,
+    #[serde(default, borrow)]
+    dkim_selectors: Option<Sent<'a>>,
 }
 
 /// A DKIM selector: one to three dot-separated labels of letters, digits, `-` and `_`.
@@ -655,7 +722,7 @@ pub struct AddSubsidiaryBody {
 #[allow(dead_code)]
 pub struct DkimSelector(String);
 
-impl AddSubsidiaryBody {
+impl AddSubsidiaryBody<'_> {
     /// The new subsidiary a body describes, or the first field that is missing or not valid.
     fn parse(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
         // Anything but one JSON object (of any fields, each once) is not a request (serde
@@ -665,18 +732,18 @@ impl AddSubsidiaryBody {
             return Err(invalid());
         }
         let body: AddSubsidiaryBody = serde_json::from_slice(raw).map_err(|_| invalid())?;
-        let name = text(body.name.as_ref(), "name", true)?.unwrap_or_default();
-        let website = text(body.website.as_ref(), "website", true)?.unwrap_or_default();
+        let name = text(body.name.as_ref(), "name", true)?.unwrap_or_default().to_owned();
+        let website = text(body.website.as_ref(), "website", true)?.unwrap_or_default().to_owned();
         let domain = Domain::from_website(&website).map_err(|_| ApiError::not_valid("website"))?;
         let employees = count_field(body.employees.as_ref(), "employees")?;
         let followers = count_field(body.followers.as_ref(), "followers")?;
         let industry = text(body.industry.as_ref(), "industry", false)?.unwrap_or_default();
         let sub_industry = text(body.sub_industry.as_ref(), "sub_industry", false)?.unwrap_or_default();
-        let social_id = SocialId::parse(&text(body.social_id.as_ref(), "social_id", true)?.unwrap_or_default())
+        let social_id = SocialId::parse(text(body.social_id.as_ref(), "social_id", true)?.unwrap_or_default())
             .map_err(|_| ApiError::not_valid("social_id"))?;
         text(body.parent_company_name.as_ref(), "parent_company_name", false)?;
         let parent_social_id =
-            SocialId::parse(&text(body.parent_social_id.as_ref(), "parent_social_id", true)?.unwrap_or_default())
+            SocialId::parse(text(body.parent_social_id.as_ref(), "parent_social_id", true)?.unwrap_or_default())
                 .map_err(|_| ApiError::not_valid("parent_social_id"))?;
         let dkim_selectors = selectors_field(body.dkim_selectors.as_ref())?;
         Ok(NewSubsidiary {
@@ -686,7 +753,7 @@ impl AddSubsidiaryBody {
             employees,
             followers,
             // The subsidiary's own industry; `sub_industry` refines it when `industry` is absent.
-            industry: if industry.is_empty() { sub_industry } else { industry },
+            industry: if industry.is_empty() { sub_industry } else { industry }.to_owned(),
             social_id,
             parent_social_id,
             dkim_selectors,

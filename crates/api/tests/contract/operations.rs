@@ -763,7 +763,7 @@ async fn add_subsidiary_takes_the_dkim_selectors() {
     let k = &app.monitor;
     let body = |selectors: &str| {
         format!(
-            r#"{{"name":"Acme Mail","website":"https://acme-mail.example","social_id":"acme-mail","parent_social_id":"acme-robotics"{selectors}}}"#
+            r#"{{"name":"Acme \"Mail\" \u00e9","website":"https://acme-mail.example","social_id":"acme-mail","parent_social_id":"acme-robotics"{selectors}}}"#
         )
     };
     for bad in [r#","dkim_selectors":"sel1""#, r#","dkim_selectors":["a b"]"#, r#","dkim_selectors":[1]"#] {
@@ -774,7 +774,9 @@ async fn add_subsidiary_takes_the_dkim_selectors() {
         .call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body(r#","dkim_selectors":["Sel1","k_2"]"#)))
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
-    let id = app.store.company_by_social_id(&model::SocialId::parse("acme-mail").unwrap()).await.unwrap().unwrap().id;
+    let created = app.store.company_by_social_id(&model::SocialId::parse("acme-mail").unwrap()).await.unwrap().unwrap();
+    assert_eq!(created.company_name, "Acme \"Mail\" é", "escapes are read");
+    let id = created.id;
     assert_eq!(app.store.dkim_selectors(id).await.unwrap(), ["sel1", "k_2"]);
     let (s, _, _) = app
         .call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body(r#","dkim_selectors":["mx2025"]"#)))
