@@ -315,7 +315,8 @@ impl Operations {
 /// takes longer than [`crate::Config::request_timeout`] (a slow handler, or a client
 /// that sends its body a byte at a time; its work is dropped), 500 when its handler
 /// panics, counts it and writes its access-log line (target `api::access`). One layer,
-/// written as a service, not six `from_fn` layers: each layer costs every request.
+/// written as a service: every layer costs every request, and a `from_fn` layer also
+/// boxes the route it wraps each time.
 #[derive(Clone)]
 pub(crate) struct GateLayer {
     pub(crate) state: crate::AppState,
