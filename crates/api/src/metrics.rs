@@ -302,9 +302,12 @@ impl Operations {
         Self(ops)
     }
 
-    /// The scope an operation needs when the request names one (its route and method),
-    /// `Some(None)` for an operation outside the four groups, `None` for anything else.
+    /// The scope an operation needs when the request names one (its route and method;
+    /// HEAD is the GET it is served by), `Some(None)` for an operation outside the four
+    /// groups, `None` for anything else.
     fn needs(&self, path: &str, method: &axum::http::Method) -> Option<Option<model::Scope>> {
+        use axum::http::Method;
+        let method = if method == Method::HEAD { &Method::GET } else { method };
         self.0.get(path).filter(|m| m.contains(method)).map(|_| crate::auth::scope_for_path(path))
     }
 }

@@ -320,6 +320,31 @@ async fn unknown_routes_and_methods() {
         assert_eq!(h.get("allow").and_then(|v| v.to_str().ok()), Some(allow), "{method} {path}");
         assert!(!v.to_string().contains("echo-me") && !v.to_string().contains("apikey"));
     }
+    // HEAD is served by an operation's GET, and is checked as it is: a key, its scope.
+    let head = async |path: &str, key: Option<&str>| {
+        let mut req = app.client.head(app.url(path));
+        if let Some(k) = key {
+            req = req.header("apikey", k);
+        }
+        let resp = req.send().await.expect("request");
+        (resp.status(), resp.headers().contains_key("x-request-id"))
+    };
+    for path in [
+        "/general-getdomain-by-socialid?social_id=acme-robotics",
+        "/vulnerability-get-vendors",
+        "/monitor-getcompanyinfo",
+    ] {
+        assert_eq!(head(path, None).await, (StatusCode::UNAUTHORIZED, true), "HEAD {path} without a key");
+    }
+    assert_eq!(
+        head("/monitor-getcompanyinfo", Some(app.underwriter.as_str())).await,
+        (StatusCode::FORBIDDEN, true),
+        "HEAD of a monitor operation with an underwriter key"
+    );
+    assert_eq!(
+        head("/general-getdomain-by-socialid?social_id=acme-robotics", Some(app.underwriter.as_str())).await,
+        (StatusCode::OK, true)
+    );
 }
 
 #[tokio::test]
