@@ -380,15 +380,18 @@ where
     let method = request.method().clone();
     let deadline = tokio::time::Instant::from_std(started) + state.config().request_timeout;
     let run = std::panic::AssertUnwindSafe(async {
-        if let Some(scope) = needs
-            && let Err(refused) = crate::auth::admit(&state, &mut request, scope).await
-        {
-            return Ok(refused);
-        }
-        let answer = inner.call(request).map(|r| match r {
-            Ok(response) => response,
-            Err(never) => match never {},
-        });
+        // The key check and the handler, under the one time limit.
+        let answer = async {
+            if let Some(scope) = needs
+                && let Err(refused) = crate::auth::admit(&state, &mut request, scope).await
+            {
+                return refused;
+            }
+            match inner.call(request).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            }
+        };
         let mut answer = std::pin::pin!(answer);
         // Most answers are ready at their first poll (from the caches): they need no timer.
         let first = std::future::poll_fn(|cx| std::task::Poll::Ready(answer.as_mut().poll(cx))).await;
