@@ -618,8 +618,13 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Sent<'a> {
                 Ok(Sent::Other)
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Sent<'a>, A::Error> {
+                // No field takes a longer list: past that, the rest is read and not kept.
                 let mut items = Vec::new();
                 while let Some(item) = seq.next_element::<Sent<'a>>()? {
+                    if items.len() == model::MAX_DKIM_SELECTORS {
+                        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                        return Ok(Sent::Other);
+                    }
                     items.push(item);
                 }
                 Ok(Sent::List(items))

@@ -177,6 +177,11 @@ async fn writes_validate_their_input() {
         (with("employees", json!(true)), "employees is not valid"),
         (with("dkim_selectors", json!([["s1"]])), "dkim_selectors is not valid"),
         (with("dkim_selectors", json!("s1")), "dkim_selectors is not valid"),
+        (
+            with("dkim_selectors", json!((0..17).map(|i| format!("s{i}")).collect::<Vec<_>>())),
+            "dkim_selectors is not valid",
+        ),
+        (with("dkim_selectors", json!(vec![0; 20_000])), "dkim_selectors is not valid"),
         (without("website"), "website is a required parameter"),
         (with("website", json!("ftp://x.example")), "website is not valid"),
         (with("employees", json!(-5)), "employees is not valid"),
