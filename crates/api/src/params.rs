@@ -75,6 +75,94 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
     }
 }
 
+/// Longest list a body field takes (`dkim_selectors`): a longer one is read and not kept.
+pub const MAX_LIST: usize = model::MAX_DKIM_SELECTORS;
+
+/// A field of a JSON request body as sent, before it is checked: text (borrowed from
+/// the body when it has no escapes), a count, a list (of at most [`MAX_LIST`] items),
+/// or anything else (which no field accepts). A null field is an absent one (`Option`).
+/// Each operation checks its fields with its own messages.
+#[derive(Debug)]
+pub enum Sent<'a> {
+    Text(std::borrow::Cow<'a, str>),
+    Count(u64),
+    List(Vec<Sent<'a>>),
+    Other,
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Sent<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Sent<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Sent<'a>, E> {
+                Ok(Sent::Text(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Sent<'a>, E> {
+                Ok(Sent::Text(std::borrow::Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Sent<'a>, E> {
+                Ok(Sent::Text(std::borrow::Cow::Owned(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Sent<'a>, E> {
+                Ok(Sent::Count(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Sent<'a>, E> {
+                Ok(u64::try_from(v).map_or(Sent::Other, Sent::Count))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Sent<'a>, E> {
+                Ok(Sent::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Sent<'a>, E> {
+                Ok(Sent::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Sent<'a>, E> {
+                Ok(Sent::Other)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Sent<'a>, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Sent<'a>>()? {
+                    if items.len() == MAX_LIST {
+                        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                        return Ok(Sent::Other);
+                    }
+                    items.push(item);
+                }
+                Ok(Sent::List(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Sent<'a>, A::Error> {
+                while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Sent::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl Sent<'_> {
+    /// The text of a text field; `None` for anything else.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Sent::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// A body that must be one JSON object, read into `T` (a struct of `Option<Sent>`
+/// fields, each given at most once; fields it does not name are ignored). Anything
+/// else is `None`: an array (which serde would read as the fields in order), trailing
+/// bytes, a field twice, or bytes that are not JSON.
+pub fn object<'a, T: serde::Deserialize<'a>>(raw: &'a [u8]) -> Option<T> {
+    if raw.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
+    serde_json::from_slice(raw).ok()
+}
+
 /// Largest `limit` the CVE operations accept; larger values are capped.
 pub const MAX_LIMIT: u32 = 5000;
 

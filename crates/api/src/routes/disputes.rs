@@ -4,7 +4,6 @@
 
 use axum::Json;
 use axum::extract::State;
-use serde_json::Value;
 use utoipa::ToSchema;
 
 use model::{Company, DisputeReason, DisputeState, FootprintAsset, SocialId};
@@ -12,7 +11,7 @@ use model::{Company, DisputeReason, DisputeState, FootprintAsset, SocialId};
 use super::OwnUnrated;
 use crate::AppState;
 use crate::error::{ApiError, CommonErrors};
-use crate::params::Params;
+use crate::params::{Params, Sent};
 use crate::responses::{DisputeAnswer, DisputeOut, DisputesOut, MessageOut};
 
 /// Assets a company may add to its footprint in all (each queues a scan).
@@ -27,58 +26,53 @@ const ADDED_EXCEEDED: &str = "Too many assets added to this company's footprint 
 
 /// The body of POST /monitor-dispute-finding.
 #[derive(serde::Deserialize, ToSchema)]
-pub struct DisputeBody {
+pub struct DisputeBody<'a> {
     /// The finding's `id` (as the score and findings answers give it).
     #[schema(value_type = i64, required = true)]
-    #[serde(default)]
-    finding_id: Option<Value>,
+    #[serde(default, borrow)]
+    finding_id: Option<Sent<'a>>,
     /// `fixed` (a rescan decides at once), `compensating_control`, `not_ours` or
     /// `incorrect` (an operator decides).
     #[schema(value_type = String, required = true)]
-    #[serde(default)]
-    reason: Option<Value>,
+    #[serde(default, borrow)]
+    reason: Option<Sent<'a>>,
     /// Why, in at most 2,000 characters.
     #[schema(value_type = String, required = true, max_length = 2000)]
-    #[serde(default)]
-    explanation: Option<Value>,
+    #[serde(default, borrow)]
+    explanation: Option<Sent<'a>>,
 }
 
 /// The body of POST /monitor-add-asset and /monitor-remove-asset.
 #[derive(serde::Deserialize, ToSchema)]
-pub struct AssetBody {
+pub struct AssetBody<'a> {
     /// A domain or host name, an IP address, or a CIDR range of at most 256 addresses.
     #[schema(value_type = String, required = true)]
-    #[serde(default)]
-    asset: Option<Value>,
+    #[serde(default, borrow)]
+    asset: Option<Sent<'a>>,
     /// Why, in at most 2,000 characters.
     #[schema(value_type = String, required = true, max_length = 2000)]
-    #[serde(default)]
-    reason: Option<Value>,
+    #[serde(default, borrow)]
+    reason: Option<Sent<'a>>,
     /// The company (the key's own or one of its subsidiaries); the key's own by default.
     #[schema(value_type = Option<String>)]
-    #[serde(default)]
-    social_id: Option<Value>,
+    #[serde(default, borrow)]
+    social_id: Option<Sent<'a>>,
 }
 
-fn body<T: serde::de::DeserializeOwned>(raw: &[u8]) -> Result<T, ApiError> {
-    let not_one = || ApiError::bad("The request body must be one JSON object");
-    // serde would read a struct from an array too: only an object is a request.
-    match serde_json::from_slice::<Value>(raw) {
-        Ok(v @ Value::Object(_)) => serde_json::from_value(v).map_err(|_| not_one()),
-        _ => Err(not_one()),
+fn body<'a, T: serde::Deserialize<'a>>(raw: &'a [u8]) -> Result<T, ApiError> {
+    crate::params::object(raw).ok_or_else(|| ApiError::bad("The request body must be one JSON object"))
+}
+
+fn string<'a>(v: Option<&'a Sent>, field: &str) -> Result<&'a str, ApiError> {
+    match v.map(|v| v.text()) {
+        None => Err(ApiError::required(field)),
+        Some(Some(s)) if s.trim().is_empty() => Err(ApiError::required(field)),
+        Some(Some(s)) => Ok(s),
+        Some(None) => Err(ApiError::not_valid(field)),
     }
 }
 
-fn string<'a>(v: Option<&'a Value>, field: &str) -> Result<&'a str, ApiError> {
-    match v {
-        None | Some(Value::Null) => Err(ApiError::required(field)),
-        Some(Value::String(s)) if s.trim().is_empty() => Err(ApiError::required(field)),
-        Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(ApiError::not_valid(field)),
-    }
-}
-
-fn explanation(v: Option<&Value>, field: &str) -> Result<String, ApiError> {
+fn explanation(v: Option<&Sent>, field: &str) -> Result<String, ApiError> {
     model::dispute::explanation(string(v, field)?).map_err(|e| ApiError::bad(format!("{field}: {e}")))
 }
 
@@ -100,11 +94,11 @@ fn key_name(caller: &crate::auth::Caller) -> String {
 }
 
 /// The company a body names: the key's own (absent) or one of its subsidiaries.
-async fn family_member(app: &AppState, own: &Company, named: Option<&Value>) -> Result<Company, ApiError> {
-    let raw = match named {
-        None | Some(Value::Null) => return Ok(own.clone()),
-        Some(Value::String(s)) => s,
-        Some(_) => return Err(ApiError::not_valid("social_id")),
+async fn family_member(app: &AppState, own: &Company, named: Option<&Sent<'_>>) -> Result<Company, ApiError> {
+    let raw = match named.map(|v| v.text()) {
+        None => return Ok(own.clone()),
+        Some(Some(s)) => s,
+        Some(None) => return Err(ApiError::not_valid("social_id")),
     };
     let sid = SocialId::parse(raw).map_err(|_| ApiError::not_valid("social_id"))?;
     if sid == own.social_id {
@@ -131,9 +125,11 @@ pub async fn dispute_finding(
 ) -> Result<Json<DisputeAnswer>, ApiError> {
     let b: DisputeBody = body(&raw.0)?;
     let finding_id = match b.finding_id.as_ref() {
-        None | Some(Value::Null) => return Err(ApiError::required("finding_id")),
-        Some(v) => v.as_i64().filter(|id| *id > 0).ok_or_else(|| ApiError::not_valid("finding_id"))?,
-    };
+        None => return Err(ApiError::required("finding_id")),
+        Some(Sent::Count(n)) => i64::try_from(*n).ok().filter(|id| *id > 0),
+        Some(_) => None,
+    }
+    .ok_or_else(|| ApiError::not_valid("finding_id"))?;
     let reason =
         DisputeReason::parse(string(b.reason.as_ref(), "reason")?).map_err(|e| ApiError::bad(e.to_string()))?;
     let explanation = explanation(b.explanation.as_ref(), "explanation")?;
@@ -221,7 +217,7 @@ pub async fn get_disputes(
 /// The asset a body names, checked: an address must be a public one the scanner may
 /// connect to — no private or other special address; in lab mode the lab's loopback
 /// addresses as well, and nothing else special (the lab lives on 127.0.0.0/8).
-fn asset_of(app: &AppState, raw: Option<&Value>) -> Result<FootprintAsset, ApiError> {
+fn asset_of(app: &AppState, raw: Option<&Sent>) -> Result<FootprintAsset, ApiError> {
     let asset = FootprintAsset::parse(string(raw, "asset")?).map_err(|e| ApiError::bad(format!("asset: {e}")))?;
     for ip in asset.addresses() {
         if let Some(why) = egress::guard::special_range(ip)

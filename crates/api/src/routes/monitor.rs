@@ -10,7 +10,7 @@ use time::OffsetDateTime;
 
 use crate::error::ApiError;
 use crate::error::CommonErrors;
-use crate::params::Params;
+use crate::params::{Params, Sent};
 use crate::responses::*;
 use crate::{AppState, Caller};
 use utoipa::ToSchema;
@@ -574,70 +574,6 @@ struct NewSubsidiary {
     dkim_selectors: Option<Vec<String>>,
 }
 
-/// A field of the add-subsidiary body as sent, before it is checked: text (borrowed
-/// from the body when it has no escapes), a count, a list, or anything else (which no
-/// field accepts). A null is an absent field.
-#[derive(Debug)]
-enum Sent<'a> {
-    Text(std::borrow::Cow<'a, str>),
-    Count(u64),
-    List(Vec<Sent<'a>>),
-    Other,
-}
-
-impl<'de: 'a, 'a> serde::Deserialize<'de> for Sent<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
-            type Value = Sent<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Sent<'a>, E> {
-                Ok(Sent::Text(std::borrow::Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Sent<'a>, E> {
-                Ok(Sent::Text(std::borrow::Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Sent<'a>, E> {
-                Ok(Sent::Text(std::borrow::Cow::Owned(v)))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Sent<'a>, E> {
-                Ok(Sent::Count(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Sent<'a>, E> {
-                Ok(u64::try_from(v).map_or(Sent::Other, Sent::Count))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Sent<'a>, E> {
-                Ok(Sent::Other)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Sent<'a>, E> {
-                Ok(Sent::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Sent<'a>, E> {
-                Ok(Sent::Other)
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Sent<'a>, A::Error> {
-                // No field takes a longer list: past that, the rest is read and not kept.
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element::<Sent<'a>>()? {
-                    if items.len() == model::MAX_DKIM_SELECTORS {
-                        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                        return Ok(Sent::Other);
-                    }
-                    items.push(item);
-                }
-                Ok(Sent::List(items))
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Sent<'a>, A::Error> {
-                while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
-                Ok(Sent::Other)
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
-}
-
 /// The optional `dkim_selectors` extension: an array of selectors
 /// (`model::dkim_selectors`).
 fn selectors_field(v: Option<&Sent>) -> Result<Option<Vec<String>>, ApiError> {
@@ -730,13 +666,8 @@ pub struct DkimSelector(String);
 impl AddSubsidiaryBody<'_> {
     /// The new subsidiary a body describes, or the first field that is missing or not valid.
     fn parse(raw: &[u8]) -> Result<NewSubsidiary, ApiError> {
-        // Anything but one JSON object (of any fields, each once) is not a request (serde
-        // would read an array as the fields in order).
-        let invalid = || ApiError::bad(crate::error::INVALID_REQUEST);
-        if raw.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-            return Err(invalid());
-        }
-        let body: AddSubsidiaryBody = serde_json::from_slice(raw).map_err(|_| invalid())?;
+        let body: AddSubsidiaryBody =
+            crate::params::object(raw).ok_or_else(|| ApiError::bad(crate::error::INVALID_REQUEST))?;
         let name = text(body.name.as_ref(), "name", true)?.unwrap_or_default().to_owned();
         let website = text(body.website.as_ref(), "website", true)?.unwrap_or_default().to_owned();
         let domain = Domain::from_website(&website).map_err(|_| ApiError::not_valid("website"))?;

@@ -168,6 +168,31 @@ async fn disputes_are_checked_and_kept_to_the_keys_companies() {
         ("[]".to_owned(), "The request body must be one JSON object"),
         (r#"{"reason":"fixed","explanation":"x"}"#.to_owned(), "finding_id is a required parameter"),
         (format!(r#"{{"finding_id":"{mine}","reason":"fixed","explanation":"x"}}"#), "finding_id is not valid"),
+        (r#"{"finding_id":null,"reason":"fixed","explanation":"x"}"#.to_owned(), "finding_id is a required parameter"),
+        (r#"{"finding_id":-3,"reason":"fixed","explanation":"x"}"#.to_owned(), "finding_id is not valid"),
+        (r#"{"finding_id":0,"reason":"fixed","explanation":"x"}"#.to_owned(), "finding_id is not valid"),
+        (format!(r#"{{"finding_id":{mine}.0,"reason":"fixed","explanation":"x"}}"#), "finding_id is not valid"),
+        // Past i64: not an id (it is a u64).
+        (
+            r#"{"finding_id":9223372036854775808,"reason":"fixed","explanation":"x"}"#.to_owned(),
+            "finding_id is not valid",
+        ),
+        (format!(r#"{{"finding_id":{mine},"reason":["fixed"],"explanation":"x"}}"#), "reason is not valid"),
+        (format!(r#"{{"finding_id":{mine},"reason":"fixed","explanation":{{"a":1}}}}"#), "explanation is not valid"),
+        (
+            format!(r#"{{"finding_id":{mine},"reason":"fixed","explanation":"  "}}"#),
+            "explanation is a required parameter",
+        ),
+        // A field twice, trailing bytes, not JSON: not one object.
+        (
+            format!(r#"{{"finding_id":{mine},"finding_id":{mine},"reason":"fixed","explanation":"x"}}"#),
+            "The request body must be one JSON object",
+        ),
+        (
+            format!(r#"{{"finding_id":{mine},"reason":"fixed","explanation":"x"}} {{}}"#),
+            "The request body must be one JSON object",
+        ),
+        (r#"{"finding_id":"#.to_owned(), "The request body must be one JSON object"),
         (
             format!(r#"{{"finding_id":{mine},"reason":"wrong","explanation":"x"}}"#),
             "reason must be one of: fixed, compensating_control, not_ours, incorrect",
@@ -213,6 +238,24 @@ async fn the_company_adds_assets_and_asks_for_removals() {
     post(&app, "/monitor-add-asset", k, &add("acme-shop.example")).await;
     let domains: Vec<String> = app.store.domains(acme.id).await.unwrap().iter().map(|d| d.name.to_string()).collect();
     assert!(domains.contains(&"acme-shop.example".to_owned()), "{domains:?}");
+    // A reason with escapes is kept as the text it stands for.
+    let escaped = r#"{"asset":"esc.acme-robotics.example","reason":"ours \"really\" \u00e9\/x"}"#;
+    let (s, v) = post(&app, "/monitor-add-asset", k, escaped).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let kept = app.store.footprint(acme.id).await.unwrap();
+    let esc = kept.iter().find(|c| c.asset == "esc.acme-robotics.example").unwrap();
+    assert_eq!(esc.reason, "ours \"really\" é/x");
+    for (body, error) in [
+        (r#"{"asset":["a.example"],"reason":"r"}"#, "asset is not valid"),
+        (r#"{"asset":"b.acme-robotics.example","reason":7}"#, "reason is not valid"),
+        (r#"{"asset":"b.acme-robotics.example","reason":"r","social_id":5}"#, "social_id is not valid"),
+        (r#"{"asset":"b.acme-robotics.example","reason":"r","social_id":"Not An Id"}"#, "social_id is not valid"),
+        (r#"{"reason":"r"}"#, "asset is a required parameter"),
+        (r#"["b.acme-robotics.example","r"]"#, "The request body must be one JSON object"),
+    ] {
+        let (s, v) = post(&app, "/monitor-add-asset", k, body).await;
+        assert_eq!((s, v["error"].as_str()), (StatusCode::BAD_REQUEST, Some(error)), "{body}");
+    }
 
     for (asset, error) in [
         ("192.0.2.7", "asset: 192.0.2.7 is a documentation (RFC 5737) address; the scanner does not connect to it"),
@@ -265,8 +308,8 @@ async fn the_company_adds_assets_and_asks_for_removals() {
     let kept = app.store.footprint(acme.id).await.unwrap();
     let removed = kept.iter().find(|c| c.change == "removed").expect("kept as removed");
     assert_eq!((removed.asset.as_str(), removed.dispute_id), ("legacy.acme-robotics.example", Some(id)));
-    // At most 20 additions a day per company (each queues a scan): three so far.
-    for i in 0..17 {
+    // At most 20 additions a day per company (each queues a scan): four so far.
+    for i in 0..16 {
         let (s, v) = post(&app, "/monitor-add-asset", k, &add(&format!("h{i}.acme-robotics.example"))).await;
         assert_eq!(s, StatusCode::OK, "{i}: {v}");
     }
