@@ -193,18 +193,16 @@ impl Metrics {
             self.jobs.get_or_create(&labels).set(i64::try_from(c.count).unwrap_or(i64::MAX));
             self.oldest_job.get_or_create(&labels).set(age(c.oldest));
         }
-        let companies = store.company_ids(0, u32::MAX).await?.len();
+        let companies = store.company_count().await?;
         self.companies.set(i64::try_from(companies).unwrap_or(i64::MAX));
         let times = store.rating_times().await?;
         self.rated.set(i64::try_from(times.len()).unwrap_or(i64::MAX));
         self.rating_age.clear();
-        // Oldest rating first: the age at quantile q is that of the rating at 1 - q.
-        if !times.is_empty() {
-            for q in ["0.5", "0.9", "0.99", "1"] {
-                let qf: f64 = q.parse().unwrap_or(1.0);
-                let rank = ((qf * times.len() as f64).ceil() as usize).clamp(1, times.len());
-                let t = times[times.len() - rank];
-                self.rating_age.get_or_create(&QuantileLabels { quantile: q.to_owned() }).set(age(t));
+        // Oldest rating first: newest first, the ages ascend.
+        let ages: Vec<f64> = times.iter().rev().map(|t| age(*t)).collect();
+        for (label, q) in [("0.5", 0.5), ("0.9", 0.9), ("0.99", 0.99), ("1", 1.0)] {
+            if let Some(a) = model::nearest_rank(&ages, q) {
+                self.rating_age.get_or_create(&QuantileLabels { quantile: label.to_owned() }).set(a);
             }
         }
         self.feed_age.clear();

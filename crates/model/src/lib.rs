@@ -38,3 +38,28 @@ pub fn asset_under(asset: &str, name: &str) -> bool {
     let host = host.split(':').next().unwrap_or(host);
     host == name || host.ends_with(&format!(".{name}"))
 }
+
+/// The value at quantile `q` (0 to 1) of `sorted` (ascending), by nearest rank: the
+/// smallest value with at least `q` of them at or below it; none of none.
+pub fn nearest_rank<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn nearest_rank_quantiles() {
+        let xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+        assert_eq!(super::nearest_rank(&xs, 0.9), Some(9));
+        assert_eq!(super::nearest_rank(&xs, 0.91), Some(10));
+        assert_eq!(super::nearest_rank(&xs, 0.5), Some(5));
+        assert_eq!(super::nearest_rank(&xs, 0.0), Some(1));
+        assert_eq!(super::nearest_rank(&xs, 1.0), Some(10));
+        assert_eq!(super::nearest_rank(&[5], 0.99), Some(5));
+        assert_eq!(super::nearest_rank::<u8>(&[], 0.5), None);
+    }
+}

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use model::JobStatus;
+use model::{JobStatus, nearest_rank};
 use store::Store;
 use time::OffsetDateTime;
 
@@ -59,15 +59,6 @@ fn age(now: OffsetDateTime, then: OffsetDateTime) -> String {
     }
 }
 
-/// The value at quantile `q` of sorted `xs` (nearest rank).
-fn quantile<T: Copy>(xs: &[T], q: f64) -> Option<T> {
-    if xs.is_empty() {
-        return None;
-    }
-    let rank = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
-    Some(xs[rank - 1])
-}
-
 /// What `rampart status` prints.
 pub async fn report(store: &dyn Store, now: OffsetDateTime) -> Result<String> {
     use std::fmt::Write as _;
@@ -89,13 +80,13 @@ pub async fn report(store: &dyn Store, now: OffsetDateTime) -> Result<String> {
         )?;
     }
 
-    let companies = store.company_ids(0, u32::MAX).await?.len();
+    let companies = store.company_count().await?;
     let times = store.rating_times().await?;
     let mut ages: Vec<Duration> = times.iter().map(|t| (now - *t).unsigned_abs()).collect();
     ages.sort();
     writeln!(out, "Ratings: {} of {companies} companies rated", times.len())?;
     if let (Some(p50), Some(p90), Some(p99), Some(oldest)) =
-        (quantile(&ages, 0.5), quantile(&ages, 0.9), quantile(&ages, 0.99), ages.last())
+        (nearest_rank(&ages, 0.5), nearest_rank(&ages, 0.9), nearest_rank(&ages, 0.99), ages.last())
     {
         writeln!(
             out,
@@ -171,8 +162,5 @@ mod tests {
         assert_eq!(human(Duration::from_secs(250)), "4m 10s");
         assert_eq!(human(Duration::from_secs(7_500)), "2h 5m");
         assert_eq!(human(Duration::from_secs(3 * 86_400 + 4 * 3_600 + 5)), "3d 4h");
-        assert_eq!(quantile(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.9), Some(9));
-        assert_eq!(quantile(&[5], 0.99), Some(5));
-        assert_eq!(quantile::<u8>(&[], 0.5), None);
     }
 }

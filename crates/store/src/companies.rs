@@ -102,6 +102,10 @@ pub trait Companies: Send + Sync + 'static {
     /// `limit`: a walk over all companies one page at a time (`rampart jobs scan --all`).
     async fn company_ids(&self, after: i64, limit: u32) -> Result<Vec<(i64, SocialId)>>;
 
+    /// How many companies there are (`rampart status`, `/metrics`): counted by the
+    /// database, not read row by row.
+    async fn company_count(&self) -> Result<u64>;
+
     /// The company whose web domain is `domain` or one of its parents, or which owns
     /// such a name among its attributed domains.
     async fn company_by_domain(&self, domain: &Domain) -> Result<Option<Company>>;

@@ -37,6 +37,11 @@ impl crate::Companies for PgStore {
             .collect()
     }
 
+    async fn company_count(&self) -> Result<u64> {
+        let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM companies").fetch_one(&self.pool).await?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     async fn company_by_domain(&self, domain: &Domain) -> Result<Option<Company>> {
         for name in domain.self_and_parents() {
             let row = sqlx::query(sqlx::AssertSqlSafe(format!(

@@ -792,6 +792,7 @@ pub async fn companies(store: &dyn Store) {
     let walked: Vec<&str> = first.iter().chain(&rest).map(|(_, s)| s.as_str()).collect();
     assert_eq!(walked, ["acme", "walk-b", "walk-a", "walk-c"], "in the order they were made");
     assert!(store.company_ids(rest[rest.len() - 1].0, 10).await.unwrap().is_empty());
+    assert_eq!(store.company_count().await.unwrap(), 4);
 }
 
 pub async fn subsidiaries_and_search(store: &dyn Store) {
