@@ -60,7 +60,8 @@ pub struct AssetBody<'a> {
 }
 
 fn body<'a, T: serde::Deserialize<'a>>(raw: &'a [u8]) -> Result<T, ApiError> {
-    crate::params::object(raw).ok_or_else(|| ApiError::bad("The request body must be one JSON object"))
+    crate::params::object(raw)
+        .ok_or_else(|| ApiError::bad("The request body must be one JSON object, each field at most once"))
 }
 
 fn string<'a>(v: Option<&'a Sent>, field: &str) -> Result<&'a str, ApiError> {

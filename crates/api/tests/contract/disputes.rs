@@ -165,7 +165,7 @@ async fn disputes_are_checked_and_kept_to_the_keys_companies() {
     let mine = seen(&app, acme.id, "vpn.acme-robotics.example", &mine).await;
     let long = "x".repeat(2001);
     for (body, error) in [
-        ("[]".to_owned(), "The request body must be one JSON object"),
+        ("[]".to_owned(), "The request body must be one JSON object, each field at most once"),
         (r#"{"reason":"fixed","explanation":"x"}"#.to_owned(), "finding_id is a required parameter"),
         (format!(r#"{{"finding_id":"{mine}","reason":"fixed","explanation":"x"}}"#), "finding_id is not valid"),
         (r#"{"finding_id":null,"reason":"fixed","explanation":"x"}"#.to_owned(), "finding_id is a required parameter"),
@@ -186,13 +186,13 @@ async fn disputes_are_checked_and_kept_to_the_keys_companies() {
         // A field twice, trailing bytes, not JSON: not one object.
         (
             format!(r#"{{"finding_id":{mine},"finding_id":{mine},"reason":"fixed","explanation":"x"}}"#),
-            "The request body must be one JSON object",
+            "The request body must be one JSON object, each field at most once",
         ),
         (
             format!(r#"{{"finding_id":{mine},"reason":"fixed","explanation":"x"}} {{}}"#),
-            "The request body must be one JSON object",
+            "The request body must be one JSON object, each field at most once",
         ),
-        (r#"{"finding_id":"#.to_owned(), "The request body must be one JSON object"),
+        (r#"{"finding_id":"#.to_owned(), "The request body must be one JSON object, each field at most once"),
         (
             format!(r#"{{"finding_id":{mine},"reason":"wrong","explanation":"x"}}"#),
             "reason must be one of: fixed, compensating_control, not_ours, incorrect",
@@ -251,7 +251,7 @@ async fn the_company_adds_assets_and_asks_for_removals() {
         (r#"{"asset":"b.acme-robotics.example","reason":"r","social_id":5}"#, "social_id is not valid"),
         (r#"{"asset":"b.acme-robotics.example","reason":"r","social_id":"Not An Id"}"#, "social_id is not valid"),
         (r#"{"reason":"r"}"#, "asset is a required parameter"),
-        (r#"["b.acme-robotics.example","r"]"#, "The request body must be one JSON object"),
+        (r#"["b.acme-robotics.example","r"]"#, "The request body must be one JSON object, each field at most once"),
     ] {
         let (s, v) = post(&app, "/monitor-add-asset", k, body).await;
         assert_eq!((s, v["error"].as_str()), (StatusCode::BAD_REQUEST, Some(error)), "{body}");
