@@ -248,4 +248,58 @@ mod tests {
             }
         }
     }
+
+    #[derive(serde::Deserialize)]
+    struct Body<'a> {
+        #[serde(default, borrow)]
+        f: Option<Sent<'a>>,
+        #[serde(default, borrow)]
+        g: Option<Sent<'a>>,
+    }
+
+    #[test]
+    fn a_body_is_one_object_of_fields_as_sent() {
+        let b: Body = object(br#" {"f":"plain","g":"es\"caped","h":[1,2]}"#).unwrap();
+        assert!(matches!(b.f, Some(Sent::Text(std::borrow::Cow::Borrowed("plain")))), "{:?}", b.f);
+        assert_eq!(b.g.as_ref().and_then(Sent::text), Some("es\"caped"));
+        let b: Body = object(br#"{"f":null,"g":[7,-1,1.5,true,null,{"a":[]},"x"]}"#).unwrap();
+        assert!(b.f.is_none(), "a null is an absent field");
+        match b.g {
+            Some(Sent::List(items)) => {
+                let kinds: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
+                assert_eq!(kinds, ["Count(7)", "Other", "Other", "Other", "Other", "Other", "Text(\"x\")"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        for refused in [&b"[\"a\",\"b\"]"[..], b"", b"  ", b"{\"f\":1,\"f\":2}", b"{} {}", b"{\"f\":", b"\xff{}", b"7"]
+        {
+            assert!(object::<Body>(refused).is_none(), "{:?}", String::from_utf8_lossy(refused));
+        }
+    }
+
+    proptest::proptest! {
+        /// Any bytes: read or refused, never a panic.
+        #[test]
+        fn any_body_is_read_or_refused(raw in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            let _ = object::<Body>(&raw);
+        }
+
+        /// Bytes that look like JSON objects (most random bytes are refused at the first).
+        #[test]
+        fn any_json_like_body_is_read_or_refused(raw in r#"\{["fg:,\[\]{}\\ .e+\-0-9a-z]{0,300}"#) {
+            let _ = object::<Body>(raw.as_bytes());
+        }
+
+        #[test]
+        fn lists_are_kept_up_to_their_bound(n in 0usize..64, text in proptest::bool::ANY) {
+            let item = if text { "\"s\"" } else { "3" };
+            let raw = format!("{{\"f\":[{}]}}", vec![item; n].join(","));
+            let b: Body = object(raw.as_bytes()).unwrap();
+            match b.f {
+                Some(Sent::List(items)) => proptest::prop_assert!(n <= MAX_LIST && items.len() == n),
+                Some(Sent::Other) => proptest::prop_assert!(n > MAX_LIST),
+                other => proptest::prop_assert!(false, "{:?}", other),
+            }
+        }
+    }
 }
