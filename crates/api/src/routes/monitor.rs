@@ -581,13 +581,7 @@ fn selectors_field(v: Option<&Sent>) -> Result<Option<Vec<String>>, ApiError> {
     match v {
         None => Ok(None),
         Some(Sent::List(items)) if items.len() <= model::MAX_DKIM_SELECTORS => {
-            let texts: Vec<&str> = items
-                .iter()
-                .map(|v| match v {
-                    Sent::Text(t) => Ok(t.as_ref()),
-                    _ => Err(invalid()),
-                })
-                .collect::<Result<_, _>>()?;
+            let texts: Vec<&str> = items.iter().map(|v| v.text().ok_or_else(invalid)).collect::<Result<_, _>>()?;
             model::dkim_selectors(&texts).map(Some).map_err(|_| invalid())
         }
         Some(_) => Err(invalid()),
