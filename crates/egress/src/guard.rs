@@ -47,8 +47,13 @@ pub enum GuardError {
 /// What the guard admits.
 #[derive(Debug, Clone)]
 pub struct Policy {
-    /// Lab mode: loopback, private, link-local and the other special ranges are admitted.
+    /// Loopback, private, link-local and the other internal ranges are admitted
+    /// (`--allow-private`, and lab mode).
     pub allow_private: bool,
+    /// Lab mode: only the lab's own range (127.0.0.0/8 and ::1) is admitted; a public
+    /// address or another internal range is refused, so a lab zone cannot turn the
+    /// scanner on the internet or on the machine's networks.
+    pub lab_only: bool,
     /// Standard port → the port actually connected to (the lab's port map). Findings
     /// always name the standard port.
     pub port_map: BTreeMap<u16, u16>,
@@ -63,6 +68,7 @@ impl Default for Policy {
     fn default() -> Self {
         Policy {
             allow_private: false,
+            lab_only: false,
             port_map: BTreeMap::new(),
             connect_timeout: Duration::from_secs(3),
             read_timeout: Duration::from_secs(5),
@@ -171,6 +177,39 @@ pub fn unroutable(why: &str) -> bool {
     )
 }
 
+/// Is `addr` in the lab's range (127.0.0.0/8, ::1)?
+pub fn in_lab(addr: IpAddr) -> bool {
+    match addr {
+        IpAddr::V4(a) => a.is_loopback(),
+        IpAddr::V6(a) => a.is_loopback() || a.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+    }
+}
+
+/// An address the guard refuses, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub addr: IpAddr,
+    pub why: &'static str,
+}
+
+impl Refusal {
+    /// Whether the refused address is an internal one (private, loopback, unique local,
+    /// link-local, shared): a public name that publishes it discloses the inside of a
+    /// network. (In lab mode a public address is refused too: that is not internal.)
+    pub fn internal(&self) -> bool {
+        special_range(self.addr).is_some()
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.why {
+            "outside the lab (127.0.0.0/8)" => write!(f, "refused: {} is outside the lab (127.0.0.0/8)", self.addr),
+            why => write!(f, "refused: {} is a {why} address", self.addr),
+        }
+    }
+}
+
 /// The guard: shared by every probe of a scan.
 #[derive(Clone)]
 pub struct Guard {
@@ -256,12 +295,27 @@ impl Guard {
     /// never routable (documentation, reserved, multicast, broadcast, unspecified) are
     /// refused in every mode.
     pub fn check(&self, host: &str, addr: IpAddr) -> Result<(), GuardError> {
+        let refused = |why| Err(GuardError::Refused { host: host.to_owned(), addr, why });
         match special_range(addr) {
-            Some(why) if unroutable(why) || !self.policy.allow_private => {
-                Err(GuardError::Refused { host: host.to_owned(), addr, why })
+            Some(why) if unroutable(why) || !self.policy.allow_private => refused(why),
+            _ if self.policy.lab_only && !in_lab(addr) => {
+                refused(special_range(addr).unwrap_or("outside the lab (127.0.0.0/8)"))
             }
             _ => Ok(()),
         }
+    }
+
+    /// Why a host with these addresses (as discovery resolved them) is not probed: the
+    /// first address the policy refuses, as [`Guard::resolve`] would refuse it
+    /// (never-routable addresses are dropped, not refusing). `None`: every address is
+    /// admitted. One internal address beside public ones refuses the whole host, so
+    /// what the scanner could not probe is told apart from what it probed and found
+    /// clean.
+    pub fn refusal(&self, host: &str, addrs: &[IpAddr]) -> Option<Refusal> {
+        addrs.iter().filter(|a| !special_range(**a).is_some_and(unroutable)).find_map(|a| match self.check(host, *a) {
+            Err(GuardError::Refused { addr, why, .. }) => Some(Refusal { addr, why }),
+            _ => None,
+        })
     }
 
     /// Resolves `host` once and checks every address; the checked addresses are the
@@ -459,6 +513,38 @@ mod tests {
             assert!(matches!(guard.check("x.test", a.parse().unwrap()), Err(GuardError::Refused { .. })), "{a}");
         }
         assert!(guard.check("x.test", "127.0.0.1".parse().unwrap()).is_ok());
+    }
+
+    /// Lab mode admits the lab's range only: no public address, no other internal one
+    /// (issue 38 §6: the demo's guard connected to public addresses).
+    #[test]
+    fn lab_mode_admits_the_lab_range_only() {
+        let guard = Guard::new(
+            Policy { allow_private: true, lab_only: true, ..Policy::default() },
+            Dns::with_server("127.0.0.1:1".parse().unwrap()).unwrap(),
+        );
+        for ok in ["127.0.0.1", "127.77.1.9", "::1", "::ffff:127.0.0.2"] {
+            assert!(guard.check("x.test", ok.parse().unwrap()).is_ok(), "{ok}");
+        }
+        for no in ["10.0.0.1", "192.168.1.1", "fd00::1", "169.254.1.1", "100.64.0.1", "8.8.8.8", "2606:4700::1"] {
+            assert!(matches!(guard.check("x.test", no.parse().unwrap()), Err(GuardError::Refused { .. })), "{no}");
+        }
+        let addrs: Vec<IpAddr> = vec!["127.0.0.9".parse().unwrap(), "10.0.0.1".parse().unwrap()];
+        let r = guard.refusal("www.x.test", &addrs).unwrap();
+        assert_eq!(r.to_string(), "refused: 10.0.0.1 is a private (RFC 1918) address");
+        assert!(r.internal());
+        let public = guard.refusal("www.x.test", &["8.8.8.8".parse().unwrap()]).unwrap();
+        assert_eq!(public.to_string(), "refused: 8.8.8.8 is outside the lab (127.0.0.0/8)");
+        assert!(!public.internal());
+        // A documentation address is dropped (as resolve drops it), not refusing.
+        assert_eq!(guard.refusal("www.x.test", &["127.0.0.9".parse().unwrap(), "192.0.2.1".parse().unwrap()]), None);
+        // Outside lab mode one internal address beside a public one refuses the host.
+        let public_guard = offline_guard(4, 4);
+        let mixed: Vec<IpAddr> = vec!["8.8.8.8".parse().unwrap(), "fd12::1".parse().unwrap()];
+        assert_eq!(
+            public_guard.refusal("h.x.test", &mixed).unwrap().to_string(),
+            "refused: fd12::1 is a unique local (RFC 4193) address"
+        );
     }
 
     fn offline_guard(global: usize, per_host: usize) -> Guard {

@@ -297,20 +297,22 @@ impl LabDns {
                 .parse()
                 .map_err(|e| LabError::File(format!("zone {origin}: {e}")))?;
             // Nothing in the lab may send a scanner off the machine: addresses are
-            // loopback (A) or from the documentation range 2001:db8::/32 (AAAA).
+            // loopback (A) or from the documentation range 2001:db8::/32 (AAAA) — or
+            // internal ones (RFC 1918, unique local), which a zone may publish to hide
+            // a host and which the lab's guard refuses (`Policy::lab_only`).
             for rrset in records.values() {
                 for r in rrset.records_without_rrsigs() {
                     let outside = match &r.data {
-                        RData::A(a) => !a.0.is_loopback(),
+                        RData::A(a) => !(a.0.is_loopback() || a.0.is_private()),
                         RData::AAAA(a) => {
                             let s = a.0.segments();
-                            !(a.0.is_loopback() || (s[0] == 0x2001 && s[1] == 0x0db8))
+                            !(a.0.is_loopback() || (s[0] == 0x2001 && s[1] == 0x0db8) || s[0] & 0xfe00 == 0xfc00)
                         }
                         _ => false,
                     };
                     if outside {
                         return Err(LabError::File(format!(
-                            "zone {origin}: {} {} is outside 127.0.0.0/8 and 2001:db8::/32",
+                            "zone {origin}: {} {} is outside 127.0.0.0/8, 2001:db8::/32 and the internal ranges",
                             r.name, r.data
                         )));
                     }

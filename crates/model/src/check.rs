@@ -36,6 +36,11 @@ pub struct Check {
     pub outcome: CheckOutcome,
     /// A pass: what was observed; a finding: the codes raised; not assessable: why.
     pub detail: String,
+    /// Not assessable because the target was never reached (the guard refused it, its
+    /// name did not resolve for a reason other than not existing): the findings a
+    /// probe that ran saw on it stay open until one runs again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unreached: bool,
 }
 
 impl Check {
@@ -65,8 +70,13 @@ impl Check {
         Check::new(risk_vector, check, asset, CheckOutcome::NotAssessable, why.into())
     }
 
+    /// A check that could not be made because its target was not reached ([`Check::unreached`]).
+    pub fn unreached(risk_vector: RiskVector, check: &str, asset: &str, why: impl Into<String>) -> Check {
+        Check { unreached: true, ..Check::not_assessable(risk_vector, check, asset, why) }
+    }
+
     fn new(risk_vector: RiskVector, check: &str, asset: &str, outcome: CheckOutcome, detail: String) -> Check {
-        Check { risk_vector, check: check.to_owned(), asset: asset.to_owned(), outcome, detail }
+        Check { risk_vector, check: check.to_owned(), asset: asset.to_owned(), outcome, detail, unreached: false }
     }
 }
 

@@ -464,8 +464,11 @@ pub async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()>
     spinner.set_message(format!("scanning {} ports of {host}", ports.len()));
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     let started = std::time::Instant::now();
-    let open = scanner::probes::ports::scan(&ctx.guard, host, &ports).await;
+    let scanned = scanner::probes::ports::scan(&ctx.guard, host, &ports).await;
     spinner.finish_and_clear();
+    // A host the guard refuses is not scanned: that is said, never "0 ports open".
+    let open = scanned
+        .map_err(|why| anyhow::anyhow!("{host} was not scanned ({why}); an internal address needs --allow-private"))?;
     let mut findings = scanner::probes::ports::judge(&open);
     findings.retain(|f| ctx.wants(f.risk_vector));
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.asset.cmp(&b.asset)));

@@ -812,6 +812,7 @@ async fn disputes_are_listed_and_decided_by_an_operator() {
         asset: None,
         below: false,
         close_missing: false,
+        keep_open: &[],
     };
     store
         .record_scan(acme.id, scope, &[f("cache.acme-robotics.example:6379"), f("db.acme-robotics.example:6379")], now)

@@ -122,10 +122,10 @@ async fn findings_match_the_lab_ground_truth() {
         scanner::probes::rescan_host(&ctx, "quarryanalytics.test", "wiki.quarryanalytics.test", None, vector, &[])
     };
     let mut web: Vec<String> =
-        rescan(model::RiskVector::WebHeaders).await.unwrap().into_iter().map(|f| f.code).collect();
+        rescan(model::RiskVector::WebHeaders).await.unwrap().findings.into_iter().map(|f| f.code).collect();
     web.sort();
     let pages: Vec<String> =
-        rescan(model::RiskVector::Digitalization).await.unwrap().into_iter().map(|f| f.asset).collect();
+        rescan(model::RiskVector::Digitalization).await.unwrap().findings.into_iter().map(|f| f.asset).collect();
     lab.down().await;
     assert_eq!(
         web,

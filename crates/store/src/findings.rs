@@ -24,6 +24,10 @@ pub struct ScanScope<'a> {
     /// Close the open findings in scope that the scan did not see. False for a scan that
     /// stopped at its budget: what it did not look at is unknown, not fixed.
     pub close_missing: bool,
+    /// Open findings (by id) kept open although the scan did not see them: their checks
+    /// could not be made (the guard refused the host, its DNS failed), and a probe that
+    /// could not run is not a pass.
+    pub keep_open: &'a [i64],
 }
 
 /// What tells apart findings of one code on one asset: the CVE it names, else the

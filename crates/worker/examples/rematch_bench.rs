@@ -82,7 +82,8 @@ async fn main() {
         let json = serde_json::to_string(&detected).expect("json");
         store.save_detected_software(c.id, &json, &worker::feeds::products(&detected), now).await.expect("kept");
         let vectors = [RiskVector::Vulnerabilities];
-        let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true };
+        let scope =
+            ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true, keep_open: &[] };
         store.record_scan(c.id, scope, &worker::to_findings(inv.findings, now), now).await.expect("findings");
         let basis = worker::rate::Basis {
             assets: BTreeMap::from([(RiskVector::Vulnerabilities, PRODUCTS.len() as u32)]),

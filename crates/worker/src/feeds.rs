@@ -111,7 +111,8 @@ async fn rematch_company(
         let inventory = software::inventory(store, &detected, eol, now).await?;
         store.set_component_cves(company, &inventory.components).await?;
         let vectors = [RiskVector::Vulnerabilities];
-        let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true };
+        let scope =
+            ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true, keep_open: &[] };
         // Only the changed CVEs are judged again: their findings follow this match (open,
         // change, close); every other open finding stays as the scans left it (a scan
         // cut short kept findings it could not look at again, and a feed says nothing

@@ -593,9 +593,19 @@ pub async fn process_leased(
             store.save_detected_software(company.id, &kept, &feeds::products(&detected), now).await?;
             assessed.set_software(&detected);
             metrics::not_assessable(&assessed.checks);
+            // The open findings on hosts the scan could not reach stay open, and those
+            // hosts are judged on them (a host hidden from the scanner is not clean).
+            let unreached = unreached_findings(store, company.id, &assessed.checks).await?;
+            assessed.carried = unreached.hosts;
             // A scan cut short by its budget opens and refreshes what it saw and closes
             // nothing: what it did not look at is unknown, not fixed.
-            let scope = ScanScope { risk_vectors: &VECTORS, asset: None, below: false, close_missing: !truncated };
+            let scope = ScanScope {
+                risk_vectors: &VECTORS,
+                asset: None,
+                below: false,
+                close_missing: !truncated,
+                keep_open: &unreached.ids,
+            };
             hold(store, lease).await?;
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
             hold(store, lease).await?;
@@ -617,6 +627,10 @@ pub async fn process_leased(
                 return Err(JobError::Payload(format!("{subdomain} is not under any domain of {social_id}")));
             };
             let mut complete = true;
+            // A host the scanner could not reach: its rescan saw nothing, and what it did
+            // not see is not fixed (the findings stay open, no `fixed` dispute settles).
+            let mut unreached = None;
+            let mut keep_open = Vec::new();
             let mut found = if *domain == subdomain {
                 let scan = scanner::probes::scan_domain_within(
                     ctx,
@@ -629,27 +643,47 @@ pub async fn process_leased(
                 .await?;
                 report_budget(&social_id, &scan);
                 complete = !scan.truncated();
+                keep_open = unreached_findings(store, company.id, &scan.checks).await?.ids;
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
                 hold(store, lease).await?;
                 store.record_discovery(company.id, &h, &e, now).await?;
                 scan.findings
             } else if vector == RiskVector::Vulnerabilities {
-                let detected = scanner::probes::host_software(ctx, &subdomain).await;
+                unreached = scanner::probes::unreached_host(ctx, &subdomain).await;
+                let detected = match unreached {
+                    Some(_) => Vec::new(),
+                    None => scanner::probes::host_software(ctx, &subdomain).await,
+                };
                 software::inventory(store, &detected, ctx.eol.as_deref(), now).await?.findings
             } else {
-                scanner::probes::rescan_host(ctx, domain, &subdomain, website_in(domain), vector, &named).await?
+                let rescanned =
+                    scanner::probes::rescan_host(ctx, domain, &subdomain, website_in(domain), vector, &named).await?;
+                unreached = rescanned.unreached;
+                rescanned.findings
             };
+            if let Some(why) = &unreached {
+                tracing::warn!(company = %social_id, host = %subdomain, %vector, why, "rescan: the host was not reached; nothing closes");
+                complete = false;
+            }
             found.retain(|f| f.risk_vector == vector && under(&f.asset, &subdomain));
             let vectors = [vector];
-            let scope =
-                ScanScope { risk_vectors: &vectors, asset: Some(&subdomain), below: true, close_missing: complete };
+            let scope = ScanScope {
+                risk_vectors: &vectors,
+                asset: Some(&subdomain),
+                below: true,
+                close_missing: complete,
+                keep_open: &keep_open,
+            };
             hold(store, lease).await?;
             let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
             // The score moves with the fix: re-rated over the assets of the last
             // computed rating (an imported rating is left alone).
             // The `fixed` disputes this rescan covers are decided by what it saw.
             hold(store, lease).await?;
-            let settled = disputes::settle_fixed(store, company.id, vector, &subdomain, now).await?;
+            let settled = match unreached {
+                None => disputes::settle_fixed(store, company.id, vector, &subdomain, now).await?,
+                Some(_) => Vec::new(),
+            };
             if let Some(last) = store.latest_score(company.id).await?.filter(|s| s.methodology.is_some()) {
                 hold(store, lease).await?;
                 let reason = if settled.is_empty() {
@@ -663,6 +697,51 @@ pub async fn process_leased(
             events::after(store, &company, before, now, None).await?;
             Ok(outcome)
         }
+    }
+}
+
+/// The open findings a scan must keep although it did not see them: those on a target
+/// its checks of that vector could not reach ([`model::Check::unreached`]), by id, and
+/// per risk vector the number of such targets that carry some (they count as assets
+/// judged on their last observed state).
+struct Unreached {
+    ids: Vec<i64>,
+    hosts: std::collections::BTreeMap<RiskVector, u32>,
+}
+
+async fn unreached_findings(
+    store: &dyn Store,
+    company: i64,
+    checks: &[model::Check],
+) -> Result<Unreached, store::StoreError> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let targets: BTreeSet<(RiskVector, String)> =
+        checks.iter().filter(|c| c.unreached).map(|c| (c.risk_vector, host_of(&c.asset))).collect();
+    let mut out = Unreached { ids: Vec::new(), hosts: BTreeMap::new() };
+    if targets.is_empty() {
+        return Ok(out);
+    }
+    let mut carried: BTreeSet<(RiskVector, String)> = BTreeSet::new();
+    for f in store.open_findings(company).await? {
+        let key = (f.risk_vector, host_of(&f.asset));
+        if targets.contains(&key) {
+            out.ids.push(f.id);
+            carried.insert(key);
+        }
+    }
+    for (v, _) in carried {
+        *out.hosts.entry(v).or_default() += 1;
+    }
+    Ok(out)
+}
+
+/// The host an asset text names (`https://www.acme.test/`, `www.acme.test:443` →
+/// `www.acme.test`), or the text itself (an address).
+fn host_of(asset: &str) -> String {
+    match (model::dispute::asset_address(asset), model::dispute::asset_host(asset)) {
+        (Some(ip), _) => ip.to_string(),
+        (None, Some(h)) => h.to_string(),
+        (None, None) => asset.to_owned(),
     }
 }
 

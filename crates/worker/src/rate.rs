@@ -33,6 +33,10 @@ pub struct Assessed {
     /// Software components detected, and those with a version (CVE-matchable).
     pub components: u32,
     pub versioned_components: u32,
+    /// Per component, the targets the scan could not reach that carry open findings
+    /// from an earlier probe: judged on those (a host hidden from the scanner is not
+    /// clean, and not absent either).
+    pub carried: BTreeMap<RiskVector, u32>,
 }
 
 fn n(x: usize) -> u32 {
@@ -52,7 +56,12 @@ impl Assessed {
         self.it_domains += made(RiskVector::ItStandardization);
         self.checks.extend(scan.checks.iter().cloned());
         self.hosts += n(scan.assets.len());
-        self.addressed_hosts += n(scan.assets.iter().filter(|a| !a.addresses.is_empty()).count());
+        // Hosts whose port scan could not be made are not counted as scanned.
+        let unreached = |host: &str| {
+            scan.checks.iter().any(|c| c.unreached && c.risk_vector == RiskVector::OpenPorts && c.asset == host)
+        };
+        self.addressed_hosts +=
+            n(scan.assets.iter().filter(|a| !a.addresses.is_empty() && !unreached(&a.name)).count());
         self.tls_endpoints += n(scan.tls.len());
         self.web_origins += scan.web_origins;
     }
@@ -81,7 +90,7 @@ impl Assessed {
                     V::Sbom => self.components,
                     V::Vulnerabilities => self.versioned_components,
                 };
-                (*v, count)
+                (*v, count.saturating_add(self.carried.get(v).copied().unwrap_or(0)))
             })
             .collect()
     }

@@ -259,7 +259,8 @@ async fn a_kev_entry_for_a_tls_verdicts_cve_re_rates_its_company() {
     let kept = scanner::ScanFinding::new("vulnerabilities.cve", "old.poodle.example", "kept by a scan cut short")
         .with_cve("CVE-2020-0001");
     let vectors = [RiskVector::CertificateCve, RiskVector::Vulnerabilities];
-    let scope = store::ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true };
+    let scope =
+        store::ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true, keep_open: &[] };
     store.record_scan(company.id, scope, &worker::to_findings(vec![finding, kept], now), now).await.unwrap();
     let detected = serde_json::json!([{"host": "ssh.poodle.example", "name": "OpenSSH", "version": "9.9",
         "categories": [], "cpes": ["cpe:2.3:a:openbsd:openssh:9.9:*:*:*:*:*:*:*"], "purl": null,

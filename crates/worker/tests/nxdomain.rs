@@ -77,3 +77,77 @@ async fn a_domain_that_does_not_exist_is_not_rated() {
     assert!(!found.is_empty(), "real.test has findings (no DMARC, no MX…)");
     assert!(store.scan_error(half.id).await.unwrap().is_none());
 }
+
+/// The lab of [`a_host_hidden_behind_an_internal_address_keeps_its_findings`]: one web
+/// host with an exposed Telnet; `hidden` adds a private A record beside its lab one.
+fn hiding_lab(hidden: bool) -> LabFile {
+    let extra = if hidden { r#", "www A 10.0.0.1""# } else { "" };
+    LabFile::parse(&format!(
+        r#"{{"dns": {{"address": "127.79.10.53"}}, "port_map": {{"53": 10053, "80": 10080, "443": 10443, "23": 10023}},
+            "zones": [{{"origin": "test"}},
+                      {{"origin": "hide.test", "records": ["@ TXT \"v=spf1 -all\""{extra}]}}],
+            "hosts": [{{"name": "www.hide.test", "address": "127.79.10.2", "services": [
+                {{"port": 80, "kind": "http"}}, {{"port": 23, "kind": "telnet"}}]}}]}}"#
+    ))
+    .unwrap()
+}
+
+/// Issue 38 §2: a company controls its DNS; one RFC 1918 A record beside the public one
+/// makes the guard refuse the host. That must not read as "0 ports open": the checks on
+/// it are not assessable with the reason, the findings the last probe saw stay open and
+/// keep counting, the name is a finding of its own, and a rescan closes nothing.
+#[tokio::test]
+async fn a_host_hidden_behind_an_internal_address_keeps_its_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", dir.path().join("h.db").display())).await.unwrap();
+    let c = company(&*store, "hide-co", &["hide.test"]).await;
+    let scan = model::JobSpec::Scan { social_id: c.social_id.clone() };
+
+    let file = hiding_lab(false);
+    let lab = Lab::up(&file).await.unwrap();
+    let ctx = Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
+    worker::process(&*store, &ctx, &scan).await.unwrap();
+    lab.down().await;
+    let seen = store.open_findings(c.id).await.unwrap();
+    let on_www: Vec<&model::Finding> = seen.iter().filter(|f| f.asset.contains("www.hide.test")).collect();
+    assert!(on_www.iter().any(|f| f.code == "open_ports.telnet_exposed"), "{seen:#?}");
+    let before = store.latest_score(c.id).await.unwrap().unwrap();
+
+    let file = hiding_lab(true);
+    let lab = Lab::up(&file).await.unwrap();
+    let ctx = Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
+    worker::process(&*store, &ctx, &scan).await.unwrap();
+    // A rescan of the hidden host, as a `fixed` dispute would queue it.
+    let rescan = model::JobSpec::Rescan {
+        social_id: c.social_id.clone(),
+        subdomain: model::Domain::parse("www.hide.test").unwrap(),
+        risk_vector: model::RiskVector::OpenPorts,
+    };
+    let rescanned = worker::process(&*store, &ctx, &rescan).await.unwrap();
+    lab.down().await;
+
+    assert_eq!(rescanned.closed, 0, "a rescan of a host it could not reach closes nothing");
+    let open = store.open_findings(c.id).await.unwrap();
+    for f in &on_www {
+        assert!(
+            open.iter().any(|o| o.id == f.id),
+            "{} on {} was closed by a scan that never reached it",
+            f.code,
+            f.asset
+        );
+    }
+    let internal: Vec<&model::Finding> = open.iter().filter(|f| f.code == "digitalization.internal_address").collect();
+    assert_eq!(internal.len(), 1, "{open:#?}");
+    assert_eq!(internal[0].asset, "www.hide.test");
+    assert!(internal[0].evidence.contains("10.0.0.1"), "{}", internal[0].evidence);
+
+    let after = store.latest_score(c.id).await.unwrap().unwrap();
+    assert!(after.score <= before.score, "hiding raised the score: {:?} → {:?}", before.score, after.score);
+    let ports = &after.components[&model::RiskVector::OpenPorts];
+    assert!(ports.not_assessable.is_none(), "open_ports is judged on the kept findings: {ports:?}");
+    assert!(ports.assets_checked >= 1 && ports.findings_count >= 1, "{ports:?}");
+    let checks = ports.checks.as_ref().expect("the component keeps its checks");
+    let refused = checks.list.iter().find(|k| k.asset == "www.hide.test").expect("the host's port-scan check");
+    assert_eq!(refused.outcome, model::CheckOutcome::NotAssessable);
+    assert_eq!(refused.detail, "refused: 10.0.0.1 is a private (RFC 1918) address");
+}

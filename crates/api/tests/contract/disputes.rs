@@ -18,8 +18,13 @@ fn with_id(v: &Value, id: i64) -> Option<&Value> {
 
 /// Records `f` as seen by a scan of its host and returns its id.
 async fn seen(app: &TestApp, company: i64, host: &str, f: &model::Finding) -> i64 {
-    let scope =
-        store::ScanScope { risk_vectors: &[f.risk_vector], asset: Some(host), below: true, close_missing: true };
+    let scope = store::ScanScope {
+        risk_vectors: &[f.risk_vector],
+        asset: Some(host),
+        below: true,
+        close_missing: true,
+        keep_open: &[],
+    };
     app.store.record_scan(company, scope, std::slice::from_ref(f), time::OffsetDateTime::now_utc()).await.unwrap();
     let open = app.store.open_findings(company).await.unwrap();
     open.iter().find(|o| o.asset == f.asset && o.code == f.code).unwrap().id
@@ -153,6 +158,7 @@ async fn disputes_are_checked_and_kept_to_the_keys_companies() {
         asset: Some("old.acme-robotics.example"),
         below: true,
         close_missing: true,
+        keep_open: &[],
     };
     app.store.record_scan(acme.id, scope, &[], time::OffsetDateTime::now_utc()).await.unwrap();
     let (s, v) = post(&app, "/monitor-dispute-finding", k, &dispute_body(gone_id, "fixed")).await;

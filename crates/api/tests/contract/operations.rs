@@ -340,6 +340,7 @@ async fn an_exposed_rdp_port_moves_the_predictions_by_its_factor() {
         asset: Some("remote.acme-robotics.example"),
         below: true,
         close_missing,
+        keep_open: &[],
     };
     // (The test server keeps no read cache: the next answer reads the store.)
     app.store.record_scan(acme.id, scope(false), std::slice::from_ref(&rdp), now).await.unwrap();

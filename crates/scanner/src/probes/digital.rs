@@ -141,6 +141,29 @@ pub async fn dangling_cnames(dns: &Dns, assets: &[Asset]) -> Vec<ScanFinding> {
     out
 }
 
+/// Hosts the guard does not probe, and why ([`crate::guard::Guard::refusal`]): one
+/// internal address beside public ones, or (in lab mode) an address outside the lab.
+pub fn unreached(guard: &crate::guard::Guard, assets: &[Asset]) -> Vec<(String, crate::guard::Refusal)> {
+    assets.iter().filter_map(|a| Some((a.name.clone(), guard.refusal(&a.name, &a.addresses)?))).collect()
+}
+
+/// A name in the company's public DNS that publishes an internal address (private,
+/// loopback, unique local, link-local, shared): it discloses the inside of a network,
+/// and it is how a company would hide a host from an outside rating.
+pub fn internal_addresses(unreached: &[(String, crate::guard::Refusal)]) -> Vec<ScanFinding> {
+    unreached
+        .iter()
+        .filter(|(_, r)| r.internal())
+        .map(|(host, r)| {
+            ScanFinding::new(
+                "digitalization.internal_address",
+                host,
+                format!("{host} has the address {} ({}) in public DNS", r.addr, r.why),
+            )
+        })
+        .collect()
+}
+
 /// A wildcard record under `domain`: what a name never created resolves to.
 pub fn wildcard(domain: &str, addresses: &[IpAddr]) -> Option<ScanFinding> {
     if addresses.is_empty() {

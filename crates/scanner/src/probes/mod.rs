@@ -157,7 +157,7 @@ impl Context {
         self.vectors.is_empty() || self.vectors.contains(&vector)
     }
 
-    /// Lab mode: the guard admits loopback and private targets, connects by the lab's
+    /// Lab mode: the guard admits the lab's range only (127.0.0.0/8), connects by the lab's
     /// port map, asks the lab's DNS server, trusts the lab CA and validates DNSSEC from
     /// the lab's anchors (the trust-anchor file's text).
     pub fn lab(
@@ -166,7 +166,7 @@ impl Context {
         ca_root_der: Option<Vec<u8>>,
         trust_anchors: &str,
     ) -> Result<Context, LabContextError> {
-        let policy = crate::Policy { allow_private: true, port_map, ..crate::Policy::default() };
+        let policy = crate::Policy { allow_private: true, lab_only: true, port_map, ..crate::Policy::default() };
         let mut ctx = Context::new(Guard::new(policy, crate::Dns::with_server(resolver)?));
         ctx.lab_root = ca_root_der;
         let anchors = crate::dnssec::TrustAnchor::parse(trust_anchors)?;
@@ -743,10 +743,17 @@ pub async fn scan_domain_within(
     checks.extend(web.checks);
     let mut endpoints = web.endpoints;
     let web_origins = web.web_origins;
+    // Hosts the guard will not probe: every check on them is not assessable with the
+    // reason (never a pass), and a public name with an internal address is a finding.
+    let unreached = digital::unreached(&ctx.guard, &assets);
+    for (host, refusal) in &unreached {
+        checks.extend(unreached_checks(host, &refusal.to_string()));
+    }
     if ctx.wants(model::RiskVector::Digitalization) {
         let mut found = digital::dangling_cnames(dns, &assets).await;
         found.extend(digital::wildcard(&domain, &wildcard));
-        let observed = "no dangling CNAME, no wildcard record";
+        found.extend(digital::internal_addresses(&unreached));
+        let observed = "no dangling CNAME, no wildcard record, no internal address";
         checks.push(check::judged(model::RiskVector::Digitalization, "dns names", &domain, &found, observed));
         findings.extend(found);
     }
@@ -761,15 +768,19 @@ pub async fn scan_domain_within(
         || wants_software(ctx)
     {
         use futures_util::StreamExt;
-        let mut hosts: Vec<String> =
-            assets.iter().filter(|a| !a.addresses.is_empty()).map(|a| a.name.clone()).collect();
+        let mut hosts: Vec<String> = assets
+            .iter()
+            .filter(|a| !a.addresses.is_empty() && !unreached.iter().any(|(h, _)| h == &a.name))
+            .map(|a| a.name.clone())
+            .collect();
         // The hosts that answered the web rounds first: if the stage's time runs out on
         // hosts that hold their ports open, the live ones are scanned already.
         hosts.sort_by_key(|h| !endpoints.iter().any(|e| &e.host == h));
         let total = hosts.len();
         // Unordered, so a host that holds its ports open does not keep the scans that
         // finished after it from counting when the stage's time runs out.
-        let scans: Vec<(String, Option<Vec<ports::OpenPort>>)> = futures_util::stream::iter(hosts.clone())
+        type Scanned = Option<Result<Vec<ports::OpenPort>, ports::Unreached>>;
+        let scans: Vec<(String, Scanned)> = futures_util::stream::iter(hosts.clone())
             .map(|h| async move {
                 let scanned = tokio::time::timeout(PORT_SCAN_TIME, ports::scan(&ctx.guard, &h, &ctx.ports)).await.ok();
                 (h, scanned)
@@ -781,11 +792,14 @@ pub async fn scan_domain_within(
         if scans.len() < total {
             budget.out_of_time("the port scan");
         }
-        let judged: std::collections::BTreeMap<String, Option<Vec<ports::OpenPort>>> = scans.into_iter().collect();
+        let judged: std::collections::BTreeMap<String, Scanned> = scans.into_iter().collect();
         let tried = ctx.ports.len();
         for host in &hosts {
             let check = match judged.get(host) {
-                Some(Some(open)) => {
+                Some(Some(Err(why))) => {
+                    Check::unreached(model::RiskVector::OpenPorts, "port scan", host, why.to_string())
+                }
+                Some(Some(Ok(open))) => {
                     let found = ports::judge(open);
                     check::judged(
                         model::RiskVector::OpenPorts,
@@ -810,7 +824,7 @@ pub async fn scan_domain_within(
             };
             checks.push(check);
         }
-        open_ports = judged.into_values().flatten().flatten().collect();
+        open_ports = judged.into_values().flatten().flat_map(Result::ok).flatten().collect();
         open_ports.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
     }
     findings.extend(ports::judge(&open_ports));
@@ -874,7 +888,7 @@ pub async fn scan_domain_within(
             .filter(|h| crate::discovery::inside(h, &domain))
             .collect();
         let mut targets = Vec::new();
-        for a in assets.iter().filter(|a| !a.addresses.is_empty()) {
+        for a in assets.iter().filter(|a| !a.addresses.is_empty() && !unreached.iter().any(|(h, _)| h == &a.name)) {
             let https = endpoints.iter().any(|e| e.host == a.name && e.port == 443);
             targets.extend(tls_targets(ctx, &a.name, https, mx.contains(&a.name)).await);
         }
@@ -943,6 +957,24 @@ pub async fn scan_domain_within(
         notes: budget.notes(),
         stages: budget.stages,
     })
+}
+
+/// The checks on a host the scanner did not reach (`why`): one per component judged
+/// per host, each not assessable, so the findings a probe that ran saw on it stay open.
+fn unreached_checks(host: &str, why: &str) -> Vec<Check> {
+    use model::RiskVector as V;
+    let tls = format!("{host}:443");
+    vec![
+        Check::unreached(V::OpenPorts, "port scan", host, why),
+        Check::unreached(V::WebHeaders, "security headers", host, why),
+        Check::unreached(V::ItStandardization, "https", host, why),
+        Check::unreached(V::Digitalization, "pages", host, why),
+        Check::unreached(V::CertificateInfo, "tls endpoint", &tls, why),
+        Check::unreached(V::CertificateConf, "tls endpoint", &tls, why),
+        Check::unreached(V::CertificateCve, "tls endpoint", &tls, why),
+        Check::unreached(V::Sbom, "software", host, why),
+        Check::unreached(V::Vulnerabilities, "software", host, why),
+    ]
 }
 
 /// The three certificate components of one TLS endpoint's report.
@@ -1198,8 +1230,15 @@ pub async fn rescan_host(
     website_host: Option<&str>,
     vector: model::RiskVector,
     dkim_selectors: &[String],
-) -> Result<Vec<ScanFinding>, DnsError> {
+) -> Result<Rescanned, DnsError> {
     use model::RiskVector as V;
+    // A host the guard refuses (or whose name fails to resolve) is not probed: the
+    // rescan says so, and closes nothing.
+    if !matches!(vector, V::Spf | V::Dkim | V::Dmarc)
+        && let Some(why) = unreached_host(ctx, host).await
+    {
+        return Ok(Rescanned { findings: Vec::new(), unreached: Some(why) });
+    }
     let mut found = Vec::new();
     if matches!(vector, V::Spf | V::Dkim | V::Dmarc | V::ItStandardization) {
         found = mail_and_standards_checked(ctx, domain, website_host, dkim_selectors).await?.findings;
@@ -1209,7 +1248,7 @@ pub async fn rescan_host(
     let others = if matches!(vector, V::WebHeaders | V::Digitalization) && !host.starts_with("*.") {
         let open = tokio::time::timeout(PORT_SCAN_TIME, ports::scan(&ctx.guard, host, &ctx.ports)).await;
         let deadline = tokio::time::Instant::now() + PORT_SCAN_TIME;
-        other_origins(ctx, &open.unwrap_or_default(), deadline).await.0
+        other_origins(ctx, &open.ok().and_then(Result::ok).unwrap_or_default(), deadline).await.0
     } else {
         Vec::new()
     };
@@ -1253,7 +1292,10 @@ pub async fn rescan_host(
         }
     }
     if vector == V::OpenPorts {
-        found.extend(ports::judge(&ports::scan(&ctx.guard, host, &ctx.ports).await));
+        match ports::scan(&ctx.guard, host, &ctx.ports).await {
+            Ok(open) => found.extend(ports::judge(&open)),
+            Err(why) => return Ok(Rescanned { findings: Vec::new(), unreached: Some(why.0) }),
+        }
     }
     if vector == V::Sbom
         && let Some(eol) = &ctx.eol
@@ -1271,13 +1313,34 @@ pub async fn rescan_host(
     }
     let host = crate::dns::host_name(host);
     found.retain(|f| f.risk_vector == vector && model::asset_under(&f.asset, &host));
-    Ok(found)
+    Ok(Rescanned { findings: found, unreached: None })
+}
+
+/// Why `host` is not probed ([`ports::Unreached`]): the guard refuses one of its
+/// addresses, or its name fails to resolve (a name with no address is reached: it has
+/// nothing open). `None` for a wildcard's `*.` name, which is not a host.
+pub async fn unreached_host(ctx: &Context, host: &str) -> Option<String> {
+    if host.starts_with("*.") {
+        return None;
+    }
+    match ctx.guard.resolve(host).await {
+        Ok(_) | Err(crate::guard::GuardError::NoAddress(_)) => None,
+        Err(e) => Some(ports::Unreached::of(&e).0),
+    }
+}
+
+/// What a rescan of one host saw: its findings, or why the host was not probed (then
+/// it saw nothing, and nothing it did not see is fixed).
+#[derive(Debug, Clone, Default)]
+pub struct Rescanned {
+    pub findings: Vec<ScanFinding>,
+    pub unreached: Option<String>,
 }
 
 /// The software of one host: a visit and a port scan, fingerprinted.
 pub async fn host_software(ctx: &Context, host: &str) -> Vec<crate::software::Software> {
     let mut visit = web::visit(ctx, host).await;
-    let open = ports::scan(&ctx.guard, host, &ctx.ports).await;
+    let open = ports::scan(&ctx.guard, host, &ctx.ports).await.unwrap_or_default();
     let deadline = tokio::time::Instant::now() + PORT_SCAN_TIME;
     for (_, front, _) in other_origins(ctx, &open, deadline).await.0 {
         visit.pages.push(front);

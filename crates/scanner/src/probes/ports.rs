@@ -429,11 +429,41 @@ fn smb2_negotiate() -> Vec<u8> {
 }
 
 /// Scans `ports` on `host` (resolved once through the guard): every port that accepts a
-/// connection, identified.
-pub async fn scan(guard: &Guard, host: &str, ports: &[u16]) -> Vec<OpenPort> {
+/// connection, identified. A host the guard refuses, or whose name did not resolve for
+/// another reason than having no address, is not scanned: that is an error (the why of
+/// a check not assessable), never "no port open". A name without an address has no
+/// port open.
+pub async fn scan(guard: &Guard, host: &str, ports: &[u16]) -> Result<Vec<OpenPort>, Unreached> {
+    match guard.resolve(host).await {
+        Ok(addrs) => Ok(scan_addresses(guard, host, &addrs, ports).await),
+        Err(crate::guard::GuardError::NoAddress(_)) => Ok(Vec::new()),
+        Err(e) => Err(Unreached::of(&e)),
+    }
+}
+
+/// Why a host was not probed, as a check's reason says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreached(pub String);
+
+impl Unreached {
+    pub fn of(e: &crate::guard::GuardError) -> Unreached {
+        match e {
+            crate::guard::GuardError::Refused { addr, why, .. } => {
+                Unreached(crate::guard::Refusal { addr: *addr, why }.to_string())
+            }
+            other => Unreached(format!("not reached: {other}")),
+        }
+    }
+}
+
+impl std::fmt::Display for Unreached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+async fn scan_addresses(guard: &Guard, host: &str, addrs: &[std::net::IpAddr], ports: &[u16]) -> Vec<OpenPort> {
     use futures_util::StreamExt;
-    let Ok(addrs) = guard.resolve(host).await else { return Vec::new() };
-    let addrs = &addrs;
     let wait = guard.policy().read_timeout.min(BANNER_WAIT);
     let mut open: Vec<OpenPort> = futures_util::stream::iter(ports.iter().copied())
         .map(|port| async move {

@@ -76,6 +76,7 @@ impl crate::Findings for PgStore {
             tx.commit().await?;
             return Ok(outcome);
         }
+        kept.extend_from_slice(scope.keep_open);
         let closed = sqlx::query(
             "UPDATE findings SET closed_at = $4 WHERE company_id = $1 AND closed_at IS NULL \
              AND risk_vector = ANY($2) \

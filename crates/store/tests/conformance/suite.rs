@@ -303,7 +303,7 @@ pub async fn software(store: &dyn Store) {
         .await
         .unwrap();
     let vectors = [RiskVector::Sbom, RiskVector::Vulnerabilities];
-    let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true };
+    let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true, keep_open: &[] };
     let mut a = finding(RiskVector::Vulnerabilities, "www.softco.example", Severity::High, "vulnerabilities.cve");
     a.cve = Some(CveId::parse("CVE-2021-23017").unwrap());
     a.component = Some("Nginx 1.18.0".into());
@@ -496,7 +496,7 @@ pub async fn scans(store: &dyn Store) {
         .await
         .unwrap();
     let mail = [RiskVector::Spf, RiskVector::Dmarc];
-    let scope = ScanScope { risk_vectors: &mail, asset: None, below: false, close_missing: true };
+    let scope = ScanScope { risk_vectors: &mail, asset: None, below: false, close_missing: true, keep_open: &[] };
     let when = |s: &str| at(s).0;
     let mut spf = finding(RiskVector::Spf, "scanned.example", Severity::Low, "spf.softfail_all");
     spf.first_seen = at("2026-03-01T00:00:00Z");
@@ -532,6 +532,7 @@ pub async fn scans(store: &dyn Store) {
         asset: Some("other.scanned.example"),
         below: false,
         close_missing: true,
+        keep_open: &[],
     };
     let third =
         store.record_scan(c.id, narrow, std::slice::from_ref(&other), when("2026-05-01T00:00:00Z")).await.unwrap();
@@ -551,6 +552,17 @@ pub async fn scans(store: &dyn Store) {
     let back = store.record_scan(c.id, scope, &[spf, dmarc], when("2026-06-01T00:00:00Z")).await.unwrap();
     assert_eq!(back, ScanOutcome { opened: 1, seen_again: 1, closed: 0 });
     assert!(store.closed_findings(c.id).await.unwrap().iter().all(|(f, _)| f.code != "dmarc.policy_none"));
+
+    // A scan whose DMARC check could not be made keeps that finding open (issue 38 §2:
+    // a probe that could not run is not a pass), and closes the rest it did not see.
+    let open = open_findings(store, c.id).await;
+    let dmarc_id = open.iter().find(|f| f.code == "dmarc.policy_none").unwrap().id;
+    let unreached = ScanScope { keep_open: &[dmarc_id], ..scope };
+    let kept = store.record_scan(c.id, unreached, &[], when("2026-07-01T00:00:00Z")).await.unwrap();
+    assert_eq!(kept, ScanOutcome { opened: 0, seen_again: 0, closed: 1 }, "the SPF finding closes, DMARC is kept");
+    let left = open_findings(store, c.id).await;
+    assert_eq!(left.iter().map(|f| f.id).collect::<Vec<_>>(), vec![dmarc_id]);
+    assert_eq!(left[0].last_seen, at("2026-06-01T00:00:00Z"), "a kept finding was not seen: last_seen stays");
 }
 
 pub async fn companies(store: &dyn Store) {
