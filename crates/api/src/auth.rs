@@ -308,9 +308,13 @@ pub fn client_address(peer: IpAddr, headers: &axum::http::HeaderMap, trusted: &[
 /// against the client's address). `needed` is the operation's scope.
 pub(crate) async fn admit(app: &AppState, req: &mut Request, needed: Option<Scope>) -> Result<(), Response> {
     // The key as sent (trimmed; a header that is not text is no key), and its digest.
-    let raw = req.headers().get("apikey").map(|v| v.to_str().unwrap_or("\u{0}").trim()).filter(|v| !v.is_empty());
-    let key = raw.filter(|v| v.len() <= 256).map(digest);
-    let too_long = raw.is_some() && key.is_none();
+    // Two `apikey` headers are no key: neither is picked silently.
+    let mut sent = req.headers().get_all("apikey").iter();
+    let first = sent.next();
+    let two = sent.next().is_some();
+    let raw = first.map(|v| v.to_str().unwrap_or("\u{0}").trim()).filter(|v| !v.is_empty());
+    let key = raw.filter(|v| v.len() <= 256 && !two).map(digest);
+    let too_long = (raw.is_some() || two) && key.is_none();
     let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
     let client = peer.map(|ip| client_address(ip, req.headers(), &app.config().trusted_proxies));
     if let Some(ip) = client
@@ -319,7 +323,7 @@ pub(crate) async fn admit(app: &AppState, req: &mut Request, needed: Option<Scop
     {
         return Err(ApiError::TooManyRequests { message: error::PER_MINUTE, retry_after }.into_response());
     }
-    match check(app, key.as_ref(), too_long, needed).await {
+    match check(app, key.as_ref(), too_long, two, needed).await {
         Ok(caller) => {
             if let Some(k) = &key {
                 app.keys().authenticated(k);
@@ -337,15 +341,20 @@ pub(crate) async fn admit(app: &AppState, req: &mut Request, needed: Option<Scop
 }
 
 /// `key`: the digest of the key sent, none when none was sent or `too_long` (more than
-/// 256 characters, which is no key of ours).
+/// 256 characters, which is no key of ours, or `two` keys).
 async fn check(
     app: &AppState,
     key: Option<&KeyDigest>,
     too_long: bool,
+    two: bool,
     needed: Option<Scope>,
 ) -> Result<Caller, ApiError> {
     if key.is_none() && !too_long {
         return Err(ApiError::Unauthorized(error::KEY_REQUIRED));
+    }
+    if two {
+        // Before mock mode, which takes any one key.
+        return Err(ApiError::Unauthorized(error::KEY_INVALID));
     }
     if let Some(mock) = app.mock() {
         // Mock mode: any key is accepted and reports on the sample company.

@@ -21,6 +21,8 @@ pub const ROUTE_NOT_FOUND: &str = "404 Route Not Found";
 pub const METHOD_NOT_ALLOWED: &str = "405 Method Not Allowed";
 pub const UNAVAILABLE: &str = "The service is busy, please try again";
 pub const TOO_LARGE: &str = "The request body is over 64 KB";
+/// A key with [`crate::compute::PER_KEY`] simulations in flight asks for one more.
+pub const COMPUTATIONS_PER_KEY: &str = "Too many predictions in flight for this API key";
 
 /// `{"error": "..."}`: the body of every 400, 401, 403, 429 and 500.
 #[derive(Debug, Serialize, ToSchema)]
@@ -63,6 +65,12 @@ impl ApiError {
 
     pub fn not_valid(param: &str) -> Self {
         ApiError::BadRequest(format!("{param} is not valid"))
+    }
+
+    /// A query parameter the operation does not take (the OpenAPI document lists those it
+    /// does).
+    pub fn unknown_parameter(param: &str) -> Self {
+        ApiError::BadRequest(format!("Unknown parameter: {param}"))
     }
 }
 
@@ -166,7 +174,8 @@ pub enum CommonErrors {
     /// The key may not call this operation or see this company.
     #[response(status = 403)]
     Forbidden(ErrorBody),
-    /// Per-minute limit or monthly quota reached; see the Retry-After header.
+    /// Per-minute limit or monthly quota reached, or too many predictions in flight for the
+    /// key; see the Retry-After header.
     #[response(status = 429)]
     TooManyRequests(ErrorBody),
     /// Unexpected failure.

@@ -16,6 +16,7 @@ use tokio::net::TcpListener;
 
 pub mod auth;
 pub mod cache;
+pub mod compute;
 pub mod error;
 pub mod limit;
 pub mod metrics;
@@ -25,6 +26,7 @@ pub mod redis_limit;
 pub mod responses;
 mod routes;
 pub use auth::FAILURES_PER_MINUTE;
+pub use routes::disputes::MAX_ADDED_PER_DAY;
 pub use routes::monitor::MAX_CREATIONS_PER_DAY;
 
 pub use auth::{Caller, GeneratedKey, KeyError, generate_key, hash_key};
@@ -206,6 +208,8 @@ struct Inner {
     cve_epoch: cache::Epoch,
     /// The data versions last read from the store.
     versions: Mutex<Option<store::DataVersions>>,
+    /// Simulations (tail risk) off the runtime, bounded per key and in all.
+    computations: compute::Bounds,
     /// One rebuild of a company's scores at a time (sharded by company).
     /// Held while a kept value is loaded: the others asking for it wait and take it
     /// from the cache instead of loading it again (per cache, striped by the key).
@@ -241,6 +245,7 @@ impl AppState {
             company_epoch,
             cve_epoch,
             versions: Mutex::new(None),
+            computations: compute::Bounds::of_process(),
             filling: Default::default(),
             store,
             limiter,
@@ -278,6 +283,9 @@ impl AppState {
     }
     pub(crate) fn config(&self) -> &Config {
         &self.0.config
+    }
+    pub(crate) fn computations(&self) -> &compute::Bounds {
+        &self.0.computations
     }
     pub(crate) fn answers(&self) -> &cache::TtlCache<(i64, &'static str, String), axum::body::Bytes> {
         &self.0.answers

@@ -277,23 +277,36 @@ fn made_id(boot: u32, n: u64) -> HeaderValue {
 }
 
 /// The operations of the API by their route and method: those a key is checked for
-/// (a wrong method or an unknown path is answered without one).
+/// (a wrong method or an unknown path is answered without one), with the query
+/// parameters each takes (any other is refused).
 #[derive(Default)]
-pub(crate) struct Operations(std::collections::HashMap<String, Vec<axum::http::Method>>);
+pub(crate) struct Operations(std::collections::HashMap<String, Vec<(axum::http::Method, Taken)>>);
+
+/// The names of the query parameters an operation takes, as its OpenAPI entry lists them.
+pub(crate) type Taken = Arc<[Box<str>]>;
 
 impl Operations {
     pub(crate) fn of(doc: &utoipa::openapi::OpenApi) -> Self {
         use axum::http::Method;
+        use utoipa::openapi::path::{Operation, ParameterIn};
+        let taken = |op: &Operation| -> Taken {
+            op.parameters
+                .iter()
+                .flatten()
+                .filter(|p| matches!(p.parameter_in, ParameterIn::Query))
+                .map(|p| p.name.clone().into_boxed_str())
+                .collect()
+        };
         let mut ops = std::collections::HashMap::new();
         for (path, item) in &doc.paths.paths {
-            let methods: Vec<Method> = [
-                (item.get.is_some(), Method::GET),
-                (item.post.is_some(), Method::POST),
-                (item.put.is_some(), Method::PUT),
-                (item.delete.is_some(), Method::DELETE),
+            let methods: Vec<(Method, Taken)> = [
+                (&item.get, Method::GET),
+                (&item.post, Method::POST),
+                (&item.put, Method::PUT),
+                (&item.delete, Method::DELETE),
             ]
             .into_iter()
-            .filter_map(|(has, m)| has.then_some(m))
+            .filter_map(|(op, m)| op.as_ref().map(|op| (m, taken(op))))
             .collect();
             ops.insert(path.clone(), methods);
         }
@@ -301,23 +314,34 @@ impl Operations {
     }
 
     /// The scope an operation needs when the request names one (its route and method;
-    /// HEAD is the GET it is served by), `Some(None)` for an operation outside the four
-    /// groups, `None` for anything else.
-    fn needs(&self, path: &str, method: &axum::http::Method) -> Option<Option<model::Scope>> {
+    /// HEAD is the GET it is served by), `None` inside for an operation outside the four
+    /// groups, with the parameters it takes; `None` for anything else.
+    fn needs(&self, path: &str, method: &axum::http::Method) -> Option<(Option<model::Scope>, Taken)> {
         use axum::http::Method;
         let method = if method == Method::HEAD { &Method::GET } else { method };
-        self.0.get(path).filter(|m| m.contains(method)).map(|_| crate::auth::scope_for_path(path))
+        let (_, taken) = self.0.get(path)?.iter().find(|(m, _)| m == method)?;
+        Some((crate::auth::scope_for_path(path), taken.clone()))
     }
+}
+
+/// Admits the query of an operation that takes `taken` ([`crate::params::Params::admit`]):
+/// the parsed parameters go on to the handler in the request's extensions.
+fn admit_query(request: &mut Request, taken: &[Box<str>]) -> Result<(), crate::error::ApiError> {
+    let params = crate::params::Params::parse(request.uri().query().unwrap_or(""))?;
+    params.admit(|name| taken.iter().any(|t| &**t == name))?;
+    request.extensions_mut().insert(params);
+    Ok(())
 }
 
 /// The one layer every request goes through (applied to each route, so the route a
 /// request matched is known): gives it its id (answered in `X-Request-Id`), checks the
-/// key of an operation ([`crate::auth::admit`]), answers 503 with Retry-After when it
-/// takes longer than [`crate::Config::request_timeout`] (a slow handler, or a client
-/// that sends its body a byte at a time; its work is dropped), 500 when its handler
-/// panics, counts it and writes its access-log line (target `api::access`). One layer,
-/// written as a service: every layer costs every request, and a `from_fn` layer also
-/// boxes the route it wraps each time.
+/// key of an operation ([`crate::auth::admit`]) and then its query (the parameters the
+/// document lists for it, no control characters: `admit_query`), answers 503 with
+/// Retry-After when it takes longer than [`crate::Config::request_timeout`] (a slow
+/// handler, or a client that sends its body a byte at a time; its work is dropped), 500
+/// when its handler panics, counts it and writes its access-log line (target
+/// `api::access`). One layer, written as a service: every layer costs every request, and
+/// a `from_fn` layer also boxes the route it wraps each time.
 #[derive(Clone)]
 pub(crate) struct GateLayer {
     pub(crate) state: crate::AppState,
@@ -366,7 +390,7 @@ async fn track<S>(
     state: crate::AppState,
     mut request: Request,
     operation: Option<MatchedPath>,
-    needs: Option<Option<model::Scope>>,
+    needs: Option<(Option<model::Scope>, Taken)>,
     mut inner: S,
 ) -> Result<Response, std::convert::Infallible>
 where
@@ -380,10 +404,13 @@ where
     let run = std::panic::AssertUnwindSafe(async {
         // The key check and the handler, under the one time limit.
         let answer = async {
-            if let Some(scope) = needs
-                && let Err(refused) = crate::auth::admit(&state, &mut request, scope).await
-            {
-                return refused;
+            if let Some((scope, taken)) = needs {
+                if let Err(refused) = crate::auth::admit(&state, &mut request, scope).await {
+                    return refused;
+                }
+                if let Err(refused) = admit_query(&mut request, &taken) {
+                    return refused.into_response();
+                }
             }
             match inner.call(request).await {
                 Ok(response) => response,

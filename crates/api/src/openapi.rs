@@ -40,8 +40,42 @@ impl Modify for KeyAuth {
 )]
 struct ApiDoc;
 
+/// What every text query parameter matches, unless it has a pattern of its own (which
+/// has no control character either): no control character (`params::Params` refuses one).
+pub const TEXT_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$";
+
+/// Says of every text query parameter without a pattern that it takes no control
+/// character ([`TEXT_PATTERN`]), as `params::Params` enforces.
+fn text_without_control_characters(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::path::ParameterIn;
+    use utoipa::openapi::schema::{SchemaType, Type};
+    use utoipa::openapi::{RefOr, Schema};
+    for item in doc.paths.paths.values_mut() {
+        let ops = [&mut item.get, &mut item.post, &mut item.put, &mut item.delete];
+        for op in ops.into_iter().flatten() {
+            for param in op.parameters.iter_mut().flatten() {
+                if !matches!(param.parameter_in, ParameterIn::Query) {
+                    continue;
+                }
+                if let Some(RefOr::T(Schema::Object(o))) = &mut param.schema
+                    && matches!(o.schema_type, SchemaType::Type(Type::String))
+                    && o.pattern.is_none()
+                {
+                    o.pattern = Some(TEXT_PATTERN.to_owned());
+                }
+            }
+        }
+    }
+}
+
 /// Every operation, routed and documented.
 pub fn operations() -> OpenApiRouter<AppState> {
+    let mut router = all_operations();
+    text_without_control_characters(router.get_openapi_mut());
+    router
+}
+
+fn all_operations() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(general::get_domain_by_social_id))
         .routes(routes!(general::get_social_id_by_company_name))
@@ -94,6 +128,7 @@ pub fn operations() -> OpenApiRouter<AppState> {
         .routes(routes!(disputes::get_disputes))
         .routes(routes!(disputes::add_asset))
         .routes(routes!(disputes::remove_asset))
+        .routes(routes!(disputes::verify_domain))
 }
 
 /// The OpenAPI document as JSON.

@@ -10,18 +10,30 @@ use crate::error::ApiError;
 /// The query string of a request. A parameter given more than once is refused (400
 /// `Invalid request`): the document allows one value, and no value is picked silently.
 /// No operation takes more than a few parameters, so they are kept in a list, and a
-/// query of more than [`MAX_PARAMS`] is refused the same way.
-#[derive(Debug, Default)]
+/// query of more than [`MAX_PARAMS`] is refused the same way. A value with a control
+/// character is refused (`X is not valid`), and so is, for an operation, a parameter the
+/// OpenAPI document does not list for it ([`Params::admit`], in `metrics::Gate`).
+#[derive(Debug, Default, Clone)]
 pub struct Params(Vec<(String, String)>);
 
 /// Parameters a query may have at most.
 pub const MAX_PARAMS: usize = 32;
 
+/// The longest parameter name an error message repeats.
+const NAME_SHOWN: usize = 64;
+
 impl<S: Send + Sync> FromRequestParts<S> for Params {
     type Rejection = ApiError;
 
+    /// The parameters the gate admitted (parsed once), else the query parsed here (the
+    /// trusted router has no gate).
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        Params::parse(parts.uri.query().unwrap_or(""))
+        if let Some(admitted) = parts.extensions.remove::<Params>() {
+            return Ok(admitted);
+        }
+        let p = Params::parse(parts.uri.query().unwrap_or(""))?;
+        p.check_values()?;
+        Ok(p)
     }
 }
 
@@ -36,6 +48,28 @@ impl Params {
             pairs.push((k.into_owned(), v.into_owned()));
         }
         Ok(Params(pairs))
+    }
+
+    /// The parameters of an operation that takes `allowed`: the first one it does not
+    /// take is a 400 naming it (`Unknown parameter: foo`), then a value with a control
+    /// character is refused ([`Params::check_values`]).
+    pub fn admit(&self, mut allowed: impl FnMut(&str) -> bool) -> Result<(), ApiError> {
+        if let Some((name, _)) = self.0.iter().find(|(k, _)| !allowed(k)) {
+            let shown: String = name.chars().take(NAME_SHOWN).collect();
+            let cut = if shown.len() < name.len() { "…" } else { "" };
+            return Err(ApiError::unknown_parameter(&format!("{shown}{cut}")));
+        }
+        self.check_values()
+    }
+
+    /// A value with a control character (U+0000–U+001F, U+007F–U+009F, decoded: `%00`,
+    /// `%0A`, …) is `X is not valid`: no parameter takes one, and some reached the store
+    /// (`company_name=%00` listed every company).
+    pub fn check_values(&self) -> Result<(), ApiError> {
+        match self.0.iter().find(|(_, v)| v.chars().any(char::is_control)) {
+            Some((name, _)) => Err(ApiError::not_valid(name)),
+            None => Ok(()),
+        }
     }
 
     fn get(&self, name: &str) -> Option<&String> {
@@ -238,6 +272,34 @@ mod tests {
         let many: String = (0..=MAX_PARAMS).map(|i| format!("p{i}=1&")).collect();
         assert!(Params::parse(&many).is_err());
         assert!(Params::parse(&many[..many.len() - "p32=1&".len()]).is_ok());
+    }
+
+    #[test]
+    fn an_operation_takes_only_its_parameters_and_no_control_characters() {
+        let message = |r: Result<(), ApiError>| match r {
+            Err(ApiError::BadRequest(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        let takes = |n: &str| ["company_name", "page"].contains(&n);
+        assert!(Params::parse("company_name=acme&page=2").unwrap().admit(takes).is_ok());
+        assert!(Params::parse("").unwrap().admit(|_| false).is_ok());
+        let p = Params::parse("company_name=acme&colour=red&size=9").unwrap();
+        assert_eq!(message(p.admit(takes)), "Unknown parameter: colour");
+        let long = format!("{}=1", "é".repeat(100));
+        assert_eq!(
+            message(Params::parse(&long).unwrap().admit(takes)),
+            format!("Unknown parameter: {}…", "é".repeat(64))
+        );
+        // An unknown name before a bad value: the name is what is wrong.
+        let p = Params::parse("colour=%00&company_name=%00").unwrap();
+        assert_eq!(message(p.admit(takes)), "Unknown parameter: colour");
+        for bad in ["%00", "a%0Ab", "%09x", "x%7F", "%C2%9F", "%1B[2J"] {
+            let p = Params::parse(&format!("page=1&company_name={bad}")).unwrap();
+            assert_eq!(message(p.admit(takes)), "company_name is not valid", "{bad}");
+            assert_eq!(message(p.check_values()), "company_name is not valid", "{bad}");
+        }
+        // Spaces, non-ASCII letters and an empty value are text.
+        assert!(Params::parse("company_name=+A%C3%A9+b+&page=").unwrap().check_values().is_ok());
     }
 
     proptest::proptest! {

@@ -19,6 +19,9 @@ pub struct Company {
     pub company_name: String,
     pub website: String,
     pub domain: Option<Domain>,
+    /// Whether the company holds `domain` on evidence (an operator's import, discovery,
+    /// or its proof of control); false for a key's unverified claim (issue 38 §1).
+    pub domain_verified: bool,
     pub industry: String,
     pub description: String,
     /// The service's own public identifier of the company.
@@ -574,6 +577,10 @@ pub enum JobSpec {
     /// One event of the company delivered to one webhook (signed; retried with
     /// exponential backoff until the receiver answers 2xx, [`JobSpec::max_attempts`]).
     Deliver { social_id: SocialId, webhook: i64, event: i64 },
+    /// The company's proof of control of one of its claimed domains looked for (a TXT
+    /// record at `_rampart-challenge.<domain>`, or the file
+    /// `/.well-known/rampart-challenge`, holding the token issued for it).
+    Verify { social_id: SocialId, domain: Domain },
 }
 
 impl JobSpec {
@@ -583,15 +590,17 @@ impl JobSpec {
             JobSpec::Scan { .. } => "scan",
             JobSpec::Rescan { .. } => "rescan",
             JobSpec::Deliver { .. } => "deliver",
+            JobSpec::Verify { .. } => "verify",
         }
     }
 
     /// The company the job is about.
     pub fn company(&self) -> &SocialId {
         match self {
-            JobSpec::Scan { social_id } | JobSpec::Rescan { social_id, .. } | JobSpec::Deliver { social_id, .. } => {
-                social_id
-            }
+            JobSpec::Scan { social_id }
+            | JobSpec::Rescan { social_id, .. }
+            | JobSpec::Deliver { social_id, .. }
+            | JobSpec::Verify { social_id, .. } => social_id,
         }
     }
 
@@ -604,6 +613,7 @@ impl JobSpec {
                 format!("rescan:{social_id}:{subdomain}:{risk_vector}")
             }
             JobSpec::Deliver { webhook, event, .. } => format!("deliver:{webhook}:{event}"),
+            JobSpec::Verify { social_id, domain } => format!("verify:{social_id}:{domain}"),
         }
     }
 
@@ -618,6 +628,7 @@ impl JobSpec {
     pub fn max_attempts(&self) -> Option<i64> {
         match self {
             JobSpec::Deliver { .. } => Some(10),
+            JobSpec::Verify { .. } => Some(3),
             JobSpec::Scan { .. } | JobSpec::Rescan { .. } => None,
         }
     }
@@ -628,7 +639,7 @@ impl JobSpec {
     /// [`JobSpec::BACKGROUND`].
     pub fn default_priority(&self) -> i16 {
         match self {
-            JobSpec::Deliver { .. } => 30,
+            JobSpec::Deliver { .. } | JobSpec::Verify { .. } => 30,
             JobSpec::Rescan { .. } => 20,
             JobSpec::Scan { .. } => 10,
         }
@@ -667,6 +678,7 @@ impl fmt::Display for JobSpec {
             JobSpec::Deliver { social_id, webhook, event } => {
                 write!(f, "deliver event {event} of {social_id} to webhook {webhook}")
             }
+            JobSpec::Verify { social_id, domain } => write!(f, "verify {domain} for {social_id}"),
         }
     }
 }

@@ -868,6 +868,7 @@ async fn jobs(action: JobsAction) -> Result<()> {
                     model::JobSpec::Deliver { social_id, webhook, event } => {
                         format!("{social_id} event {event} → webhook {webhook}")
                     }
+                    model::JobSpec::Verify { social_id, domain } => format!("{social_id} {domain}"),
                 };
                 let payload = crate::clip(&target, 28);
                 let error: String = j.last_error.as_deref().unwrap_or("").chars().take(200).collect();

@@ -107,12 +107,14 @@ fn openapi_prints_the_document() {
     assert!(out.status.success());
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let ops: usize = doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum();
-    // The 43 operations of the spec and eight extensions (the score history and events,
-    // each for underwriters and monitors; disputes and footprint corrections).
-    assert_eq!(ops, 51);
+    // The 43 operations of the spec and nine extensions (the score history and events,
+    // each for underwriters and monitors; disputes and footprint corrections; domain
+    // verification).
+    assert_eq!(ops, 52);
     for extension in [
         "/monitor-dispute-finding",
         "/monitor-getdisputes",
+        "/monitor-verify-domain",
         "/monitor-add-asset",
         "/monitor-remove-asset",
         "/underwriter-getcompanyscore-history",
@@ -833,6 +835,7 @@ async fn disputes_are_listed_and_decided_by_an_operator() {
             explanation: "a honeypot of our SOC",
             by: "key 1",
             at: now,
+            max_open: 200,
         };
         match store.open_dispute(&new).await.unwrap() {
             store::Opened::Opened(d) => ids.push(d.id),
@@ -872,6 +875,7 @@ async fn disputes_are_listed_and_decided_by_an_operator() {
         explanation: "not ours",
         by: "key 1",
         at: now,
+        max_open: 200,
     };
     let store::Opened::Opened(apex) = store.open_dispute(&apex).await.unwrap() else { panic!("not opened") };
     let refused = run(&["disputes", "accept", "--db", &db, &apex.id.to_string(), "--note", "x"]);

@@ -6,7 +6,8 @@ use rating::predict::{
     Profile, breach_loss_exceedance, data_loss_prediction, fortune_cohort, frequency, incident_prediction, tail_risk,
 };
 
-/// Monte Carlo paths for the $50M retailer and for each member of the Fortune cohort.
+/// Monte Carlo paths (horizons of two events or more: the rest is in closed form) for the
+/// $50M retailer and for each member of the Fortune cohort.
 const RETAILER_PATHS: u32 = 400_000;
 const COHORT_PATHS: u32 = 20_000;
 
@@ -55,7 +56,7 @@ fn main() {
     let mut retailer = firm(5e7, Some(44));
     let small = tail_risk(&retailer, 12, RETAILER_PATHS, 1);
     println!("$50M retailer (row 15; NAICS 44, no score, {RETAILER_PATHS} paths, seed 1):");
-    println!("  expected annual loss:               ${:.0}", small.expected_loss_usd);
+    println!("  expected annual loss (exact):       ${:.0}", small.expected_loss_usd);
     println!("  P(any loss event):                  {:.2} %", 100.0 * small.probability_of_loss);
     println!(
         "  VaR95 / VaR99 / TVaR95:             ${:.0} / ${:.0} / ${:.0}",

@@ -289,6 +289,7 @@ async fn a_silent_host_shared_by_many_names_starves_no_other_scan() {
     silent_host("127.77.69.2", &[10080, 10443, 10022]).await;
     let policy = scanner::Policy {
         allow_private: true,
+        lab_only: true,
         port_map: lab_file.effective_port_map(),
         global_limit: 8,
         per_host_limit: 2,

@@ -101,7 +101,9 @@ pub(crate) fn count(n: i64) -> u64 {
 
 pub(crate) const COMPANY_SELECT: &str = "SELECT c.id, c.social_id, c.company_name, c.website, c.domain, c.industry, \
      c.description, c.company_id, c.funding_id, c.employees_number, c.followers AS followers_number, c.naics_code, \
-     c.searched_by, c.last_scanned_at, s.score AS score, s.grade AS grade \
+     c.searched_by, c.last_scanned_at, s.score AS score, s.grade AS grade, \
+     NOT EXISTS (SELECT 1 FROM domains dv WHERE dv.company_id = c.id AND dv.name = c.domain AND NOT dv.verified) \
+     AS domain_verified \
      FROM companies c LEFT JOIN scores s ON s.id = \
      (SELECT id FROM scores WHERE company_id = c.id ORDER BY scanned_at DESC LIMIT 1)";
 
@@ -141,6 +143,7 @@ macro_rules! row_decoders {
                 company_name: row.try_get("company_name")?,
                 website: row.try_get("website")?,
                 domain: domain.as_deref().map(Domain::parse).transpose().map_err(|_| corrupt("domain", &domain))?,
+                domain_verified: row.try_get("domain_verified")?,
                 industry: row.try_get("industry")?,
                 description: row.try_get("description")?,
                 company_id: row.try_get("company_id")?,

@@ -47,6 +47,7 @@ const TABLES: &[&str] = &[
     "events",
     "webhooks",
     "webhook_deliveries",
+    "key_creations",
 ];
 
 /// Rows written per statement (PostgreSQL takes at most 65 535 parameters).

@@ -25,6 +25,10 @@ pub struct NewDispute<'a> {
     /// The key (its name) that opens it.
     pub by: &'a str,
     pub at: OffsetDateTime,
+    /// The most disputes the company may have open at once: counted and inserted under
+    /// one lock of the company's row, so concurrent requests (of any process) cannot
+    /// pass it together.
+    pub max_open: u64,
 }
 
 /// What opening a dispute came to.
@@ -39,6 +43,41 @@ pub enum Opened {
     },
     /// No such finding of this company.
     NoSuchFinding,
+    /// The company has `NewDispute::max_open` disputes open already.
+    TooMany,
+}
+
+/// The caps of a company's footprint additions, enforced in the store's transaction.
+#[derive(Debug, Clone, Copy)]
+pub struct FootprintCaps {
+    pub per_day: u64,
+    pub total: u64,
+}
+
+/// What adding an asset to a footprint came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    Added,
+    /// The asset is in the footprint already.
+    Already,
+    /// `FootprintCaps::per_day` additions were made today (UTC) already.
+    DayFull,
+    /// `FootprintCaps::total` additions were made already.
+    TotalFull,
+}
+
+/// A domain attributed to a company, and whether the attribution rests on evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DomainClaim {
+    pub name: model::Domain,
+    pub attribution: String,
+    /// Verified: an operator's import, discovery, or the company's proof of control.
+    /// Otherwise a key's claim.
+    pub verified: bool,
+    /// The token the company publishes to prove control, once one was issued.
+    pub challenge: Option<String>,
+    /// How it was verified (`operator`, `dns txt`, `well-known file`), when by proof.
+    pub verified_by: Option<String>,
 }
 
 /// An operator's (or a rescan's) decision of an open dispute.
@@ -91,7 +130,10 @@ pub trait Disputes: Send + Sync + 'static {
     async fn decide_dispute(&self, id: i64, decision: &Decision<'_>) -> Result<Option<Dispute>>;
 
     /// Records an asset the company added (a name not under any of its domains becomes
-    /// one of its domains).
+    /// one of its domains, verified as `verified` says: a key's word alone makes a
+    /// claim), within `caps`: the additions are counted and the row inserted under one
+    /// lock of the company's row, so concurrent requests of any process cannot pass them.
+    #[allow(clippy::too_many_arguments)]
     async fn add_to_footprint(
         &self,
         company: i64,
@@ -99,7 +141,31 @@ pub trait Disputes: Send + Sync + 'static {
         reason: &str,
         by: &str,
         at: OffsetDateTime,
-    ) -> Result<()>;
+        verified: bool,
+        caps: FootprintCaps,
+    ) -> Result<Added>;
+
+    /// The companies other than `family` that hold `name` on evidence: a verified domain
+    /// equal to it, above it or below it, or a host of that name their scans attributed.
+    async fn holders_of(&self, name: &model::Domain, family: &[i64]) -> Result<Vec<i64>>;
+
+    /// Sets how the company holds `name` (inserting the domain when it has none).
+    async fn claim_domain(&self, company: i64, name: &model::Domain, attribution: &str, verified: bool) -> Result<()>;
+
+    /// The company's domains with how each is held.
+    async fn domain_claims(&self, company: i64) -> Result<Vec<DomainClaim>>;
+
+    /// The challenge token of the company's domain `name`: the one issued, or `token`
+    /// now. `None` when the company has no such domain.
+    async fn challenge_domain(&self, company: i64, name: &model::Domain, token: &str) -> Result<Option<String>>;
+
+    /// Counts a company created by `key` at `at` against its cap of `cap` since `since`:
+    /// false, and nothing counted, when it has created `cap` already. Counted and
+    /// recorded under one lock of the key's row, for every process.
+    async fn reserve_creation(&self, key: i64, since: OffsetDateTime, at: OffsetDateTime, cap: u64) -> Result<bool>;
+
+    /// Marks the company's domain `name` verified (`how`); false when it has none.
+    async fn verify_domain(&self, company: i64, name: &model::Domain, how: &str) -> Result<bool>;
 
     /// The company's footprint changes, oldest first.
     async fn footprint(&self, company: i64) -> Result<Vec<FootprintChange>>;
@@ -204,6 +270,9 @@ macro_rules! disputes_impl {
                 use crate::disputes::Opened;
                 use sqlx::Row as _;
                 let mut tx = self.begin().await?;
+                // The company's row, locked (a write, on SQLite the database's): the count
+                // of open disputes and the insert are one step for every process.
+                sqlx::query("UPDATE companies SET id = id WHERE id = $1").bind(new.company).execute(&mut *tx).await?;
                 let (asset, vector, code, title) = match new.finding {
                     Some(fid) => {
                         let Some(row) = sqlx::query(
@@ -234,6 +303,23 @@ macro_rules! disputes_impl {
                         (new.asset.to_owned(), None, None, None)
                     }
                 };
+                let open: i64 = sqlx::query_scalar("SELECT count(*) FROM disputes WHERE company_id = $1 AND state = 'open'")
+                    .bind(new.company)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let same: i64 = sqlx::query_scalar(
+                    "SELECT count(*) FROM disputes WHERE state = 'open' AND company_id = $1 \
+                     AND (finding_id = $2 OR ($2 IS NULL AND finding_id IS NULL AND asset = $3))",
+                )
+                .bind(new.company)
+                .bind(new.finding)
+                .bind(&asset)
+                .fetch_one(&mut *tx)
+                .await?;
+                if same == 0 && u64::try_from(open).unwrap_or(0) >= new.max_open {
+                    tx.rollback().await?;
+                    return Ok(Opened::TooMany);
+                }
                 // The unique indexes keep one open dispute per finding and per asset: one
                 // open already (opened before, or meanwhile by another process) is answered,
                 // and this transaction (its `disputed` mark) rolled back.
@@ -405,8 +491,35 @@ macro_rules! disputes_impl {
                 reason: &str,
                 by: &str,
                 at: time::OffsetDateTime,
-            ) -> Result<()> {
+                verified: bool,
+                caps: crate::disputes::FootprintCaps,
+            ) -> Result<crate::disputes::Added> {
+                use crate::disputes::Added;
                 let mut tx = self.begin().await?;
+                // The company's row, locked: the caps are counted and the addition made in
+                // one step for every process.
+                sqlx::query("UPDATE companies SET id = id WHERE id = $1").bind(company).execute(&mut *tx).await?;
+                let added: Vec<(String, String)> = sqlx::query_as(
+                    "SELECT asset, changed_at FROM footprint WHERE company_id = $1 AND change = 'added'",
+                )
+                .bind(company)
+                .fetch_all(&mut *tx)
+                .await?;
+                let text = asset.to_string();
+                let today = rfc3339(at.replace_time(time::Time::MIDNIGHT));
+                let verdict = if added.iter().any(|(a, _)| *a == text) {
+                    Some(Added::Already)
+                } else if added.len() as u64 >= caps.total {
+                    Some(Added::TotalFull)
+                } else if added.iter().filter(|(_, t)| *t >= today).count() as u64 >= caps.per_day {
+                    Some(Added::DayFull)
+                } else {
+                    None
+                };
+                if let Some(v) = verdict {
+                    tx.rollback().await?;
+                    return Ok(v);
+                }
                 sqlx::query(
                     "INSERT INTO footprint (company_id, asset, change, reason, changed_by, changed_at) \
                      VALUES ($1, $2, 'added', $3, $4, $5)",
@@ -425,18 +538,136 @@ macro_rules! disputes_impl {
                         .await?;
                     if !domains.iter().any(|d| model::asset_under(name.as_str(), d)) {
                         sqlx::query(
-                            "INSERT INTO domains (company_id, name, attribution) VALUES ($1, $2, $3) \
+                            "INSERT INTO domains (company_id, name, attribution, verified) VALUES ($1, $2, $3, $4) \
                              ON CONFLICT (company_id, name) DO NOTHING",
                         )
                         .bind(company)
                         .bind(name.as_str())
                         .bind(format!("added by the company ({by}): {reason}"))
+                        .bind(verified)
                         .execute(&mut *tx)
                         .await?;
                     }
                 }
                 tx.commit().await?;
+                Ok(Added::Added)
+            }
+
+            async fn holders_of(&self, name: &model::Domain, family: &[i64]) -> Result<Vec<i64>> {
+                let mut conn = self.reader().await?;
+                let n = name.as_str();
+                let rows: Vec<(i64, String)> = sqlx::query_as(
+                    "SELECT company_id, name FROM domains WHERE verified AND (name = $1 OR name LIKE $2 OR $1 LIKE '%.' || name) \
+                     UNION SELECT company_id, name FROM hosts WHERE name = $1 OR name LIKE $2",
+                )
+                .bind(n)
+                .bind(format!("%.{n}"))
+                .fetch_all(&mut *conn)
+                .await?;
+                let mut out: Vec<i64> = rows
+                    .into_iter()
+                    // LIKE's `_` matches any character: keep what is truly equal, above or below.
+                    .filter(|(_, held)| model::asset_under(n, held) || model::asset_under(held, n))
+                    .map(|(id, _)| id)
+                    .filter(|id| !family.contains(id))
+                    .collect();
+                out.sort_unstable();
+                out.dedup();
+                Ok(out)
+            }
+
+            async fn claim_domain(&self, company: i64, name: &model::Domain, attribution: &str, verified: bool) -> Result<()> {
+                let mut tx = self.begin().await?;
+                sqlx::query(
+                    "INSERT INTO domains (company_id, name, attribution, verified) VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution, verified = excluded.verified",
+                )
+                .bind(company)
+                .bind(name.as_str())
+                .bind(attribution)
+                .bind(verified)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
                 Ok(())
+            }
+
+            async fn domain_claims(&self, company: i64) -> Result<Vec<crate::disputes::DomainClaim>> {
+                let mut conn = self.reader().await?;
+                let rows: Vec<(String, String, bool, Option<String>, Option<String>)> = sqlx::query_as(
+                    "SELECT name, attribution, verified, challenge, verified_by FROM domains WHERE company_id = $1 ORDER BY name",
+                )
+                .bind(company)
+                .fetch_all(&mut *conn)
+                .await?;
+                rows.into_iter()
+                    .map(|(name, attribution, verified, challenge, verified_by)| {
+                        Ok(crate::disputes::DomainClaim {
+                            name: model::Domain::parse(&name).map_err(|_| corrupt("domain", &name))?,
+                            attribution,
+                            verified,
+                            challenge,
+                            verified_by,
+                        })
+                    })
+                    .collect()
+            }
+
+            async fn challenge_domain(&self, company: i64, name: &model::Domain, token: &str) -> Result<Option<String>> {
+                let mut tx = self.begin().await?;
+                sqlx::query("UPDATE domains SET challenge = $3 WHERE company_id = $1 AND name = $2 AND challenge IS NULL")
+                    .bind(company)
+                    .bind(name.as_str())
+                    .bind(token)
+                    .execute(&mut *tx)
+                    .await?;
+                let issued: Option<Option<String>> =
+                    sqlx::query_scalar("SELECT challenge FROM domains WHERE company_id = $1 AND name = $2")
+                        .bind(company)
+                        .bind(name.as_str())
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                tx.commit().await?;
+                Ok(issued.flatten())
+            }
+
+            async fn reserve_creation(
+                &self,
+                key: i64,
+                since: time::OffsetDateTime,
+                at: time::OffsetDateTime,
+                cap: u64,
+            ) -> Result<bool> {
+                let mut tx = self.begin().await?;
+                sqlx::query("UPDATE api_keys SET id = id WHERE id = $1").bind(key).execute(&mut *tx).await?;
+                let made: i64 = sqlx::query_scalar("SELECT count(*) FROM key_creations WHERE key_id = $1 AND created_at >= $2")
+                    .bind(key)
+                    .bind(rfc3339(since))
+                    .fetch_one(&mut *tx)
+                    .await?;
+                if u64::try_from(made).unwrap_or(0) >= cap {
+                    tx.rollback().await?;
+                    return Ok(false);
+                }
+                sqlx::query("INSERT INTO key_creations (key_id, created_at) VALUES ($1, $2)")
+                    .bind(key)
+                    .bind(rfc3339(at))
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(true)
+            }
+
+            async fn verify_domain(&self, company: i64, name: &model::Domain, how: &str) -> Result<bool> {
+                let mut tx = self.begin().await?;
+                let done = sqlx::query("UPDATE domains SET verified = TRUE, verified_by = $3 WHERE company_id = $1 AND name = $2")
+                    .bind(company)
+                    .bind(name.as_str())
+                    .bind(how)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(done.rows_affected() > 0)
             }
 
             async fn footprint(&self, company: i64) -> Result<Vec<model::FootprintChange>> {

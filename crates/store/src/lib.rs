@@ -36,7 +36,9 @@ pub use alloc::tune_allocator;
 pub use assets::{Assets, CompanyCounts, HostComponents};
 pub use companies::{Companies, CompanySnapshot, DataVersions, SubsidiaryRequest, SubsidiaryState};
 pub use cve::Intel;
-pub use disputes::{Decision, Disputes, NewDispute, Opened, RatedCompany, StoredFinding};
+pub use disputes::{
+    Added, Decision, Disputes, DomainClaim, FootprintCaps, NewDispute, Opened, RatedCompany, StoredFinding,
+};
 pub use events::Events;
 pub use findings::{FindingFilter, Findings, ScanOutcome, ScanScope, finding_subject};
 pub use incidents::Incidents;

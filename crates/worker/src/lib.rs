@@ -14,6 +14,7 @@ pub mod disputes;
 pub mod events;
 pub mod feeds;
 pub mod metrics;
+pub mod ownership;
 pub mod rate;
 pub mod schedule;
 pub mod software;
@@ -267,7 +268,7 @@ fn backoff_in(attempts: i64, unit: Duration) -> Duration {
 pub fn retry_delay(spec: &JobSpec, attempts: i64, unit: Duration) -> Duration {
     match spec {
         JobSpec::Deliver { .. } => webhooks::retry_after(attempts, unit),
-        JobSpec::Scan { .. } | JobSpec::Rescan { .. } => backoff_in(attempts, unit),
+        JobSpec::Scan { .. } | JobSpec::Rescan { .. } | JobSpec::Verify { .. } => backoff_in(attempts, unit),
     }
 }
 
@@ -508,6 +509,11 @@ pub async fn process_leased(
     let social_id = spec.company().clone();
     let company =
         store.company_by_social_id(&social_id).await?.ok_or_else(|| JobError::UnknownCompany(social_id.to_string()))?;
+    if let JobSpec::Verify { domain, .. } = spec {
+        hold(store, lease).await?;
+        ownership::verify(store, ctx, &company, domain).await?;
+        return Ok(ScanOutcome::default());
+    }
     let website_host = rate::website_host(&company.website);
     let mut domains: Vec<String> = store.domains(company.id).await?.into_iter().map(|d| d.name.to_string()).collect();
     if let Some(d) = &company.domain
@@ -530,7 +536,7 @@ pub async fn process_leased(
     };
     let before = events::Before::read(store, company.id).await?;
     match spec {
-        JobSpec::Deliver { .. } => Err(JobError::Payload(format!("{spec}: not a scan"))),
+        JobSpec::Deliver { .. } | JobSpec::Verify { .. } => Err(JobError::Payload(format!("{spec}: not a scan"))),
         JobSpec::Scan { .. } => {
             let mut found = Vec::new();
             let (mut hosts, mut endpoints, mut detected) = (Vec::new(), Vec::new(), Vec::new());

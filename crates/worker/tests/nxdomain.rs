@@ -151,3 +151,50 @@ async fn a_host_hidden_behind_an_internal_address_keeps_its_findings() {
     assert_eq!(refused.outcome, model::CheckOutcome::NotAssessable);
     assert_eq!(refused.detail, "refused: 10.0.0.1 is a private (RFC 1918) address");
 }
+
+/// Issue 38 §1: a `verify` job finds the token the company was issued in a TXT record at
+/// `_rampart-challenge.<domain>` and makes the claim a verified domain; a domain where
+/// the token is not published stays a claim.
+#[tokio::test]
+async fn a_verify_job_finds_the_token_in_dns() {
+    let file = LabFile::parse(
+        r#"{"dns": {"address": "127.79.11.53"}, "port_map": {"53": 10053},
+            "zones": [{"origin": "test"},
+                      {"origin": "proof.test", "records": ["_rampart-challenge TXT \"rampart-verify=0123\""]},
+                      {"origin": "miss.test", "records": ["_rampart-challenge TXT \"rampart-verify=0123\""]}]}"#,
+    )
+    .unwrap();
+    let lab = Lab::up(&file).await.unwrap();
+    let ctx = Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", dir.path().join("v.db").display())).await.unwrap();
+    for (id, name, token) in
+        [("proof-co", "proof.test", "rampart-verify=0123"), ("miss-co", "miss.test", "rampart-verify=9999")]
+    {
+        let c = company(&*store, id, &[name]).await;
+        let domain = Domain::parse(name).unwrap();
+        store.claim_domain(c.id, &domain, "claimed by key 1 through add-subsidiary", false).await.unwrap();
+        assert!(store.company_by_domain(&domain).await.unwrap().is_none(), "a claim answers no look-up by domain");
+        assert_eq!(store.challenge_domain(c.id, &domain, token).await.unwrap().as_deref(), Some(token));
+        // The token stays the first one issued.
+        assert_eq!(store.challenge_domain(c.id, &domain, "other").await.unwrap().as_deref(), Some(token));
+        worker::process(
+            &*store,
+            &ctx,
+            &model::JobSpec::Verify { social_id: c.social_id.clone(), domain: domain.clone() },
+        )
+        .await
+        .unwrap();
+        let claim = store.domain_claims(c.id).await.unwrap().into_iter().find(|d| d.name == domain).unwrap();
+        let found = store.company_by_domain(&domain).await.unwrap().map(|f| f.social_id.to_string());
+        if id == "proof-co" {
+            assert!(claim.verified, "{claim:?}");
+            assert_eq!(claim.verified_by.as_deref(), Some("dns txt"));
+            assert_eq!(found.as_deref(), Some("proof-co"));
+        } else {
+            assert!(!claim.verified, "another token does not prove control: {claim:?}");
+            assert_eq!(found, None);
+        }
+    }
+    lab.down().await;
+}

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use utoipa::ToSchema;
 
-use model::{Company, DisputeReason, DisputeState, FootprintAsset, SocialId};
+use model::{Company, DisputeReason, DisputeState, Domain, FootprintAsset, SocialId};
 
 use super::OwnUnrated;
 use crate::AppState;
@@ -77,16 +77,26 @@ fn explanation(v: Option<&Sent>, field: &str) -> Result<String, ApiError> {
     model::dispute::explanation(string(v, field)?).map_err(|e| ApiError::bad(format!("{field}: {e}")))
 }
 
-/// Refuses a new dispute when the company has [`MAX_OPEN_DISPUTES`] open already.
-async fn room_for_dispute(app: &AppState, company: i64) -> Result<(), ApiError> {
-    let open = app.store().disputes(Some(&[company]), Some(DisputeState::Open), model::Page::FIRST).await?.total;
-    if open >= MAX_OPEN_DISPUTES {
-        return Err(ApiError::TooManyRequests {
-            message: OPEN_EXCEEDED,
-            retry_after: std::time::Duration::from_secs(3600),
-        });
+/// The answer to a dispute the company has no room for ([`MAX_OPEN_DISPUTES`] open).
+fn too_many_open() -> ApiError {
+    ApiError::TooManyRequests { message: OPEN_EXCEEDED, retry_after: std::time::Duration::from_secs(3600) }
+}
+
+/// The ids of a key's company and its subsidiaries.
+pub(crate) async fn family_ids(app: &AppState, own: &Company) -> Result<Vec<i64>, ApiError> {
+    Ok(super::family(app, &own.social_id).await?.iter().map(|c| c.id).collect())
+}
+
+/// Whether `name` lies under (or is) a domain that one of `family` holds on evidence:
+/// a name the key's own verified tree covers is the tree's without further proof.
+pub(crate) async fn under_verified(app: &AppState, family: &[i64], name: &Domain) -> Result<bool, ApiError> {
+    for id in family {
+        let claims = app.store().domain_claims(*id).await?;
+        if claims.iter().any(|c| c.verified && model::asset_under(name.as_str(), c.name.as_str())) {
+            return Ok(true);
+        }
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Who a key is in a dispute's record.
@@ -140,9 +150,6 @@ pub async fn dispute_finding(
     if stored.company != own.id && !super::is_subsidiary(&app, own.id, stored.company).await? {
         return Err(not_found());
     }
-    if !stored.finding.disputed {
-        room_for_dispute(&app, stored.company).await?;
-    }
     let by = key_name(&caller);
     let new = store::NewDispute {
         company: stored.company,
@@ -152,6 +159,7 @@ pub async fn dispute_finding(
         explanation: &explanation,
         by: &by,
         at: time::OffsetDateTime::now_utc(),
+        max_open: MAX_OPEN_DISPUTES,
     };
     let opened = app.store().open_dispute(&new).await?;
     let (dispute, message) = match opened {
@@ -186,6 +194,7 @@ pub async fn dispute_finding(
             )));
         }
         store::Opened::NoSuchFinding => return Err(not_found()),
+        store::Opened::TooMany => return Err(too_many_open()),
     };
     Ok(Json(DisputeAnswer { message, dispute: DisputeOut::from(&dispute) }))
 }
@@ -253,27 +262,54 @@ pub async fn add_asset(
             company.social_id
         )));
     }
-    if footprint.iter().any(|c| c.change == "added" && c.asset == asset.to_string()) {
-        return Ok(Json(MessageOut {
-            message: format!("{asset} is in the footprint of {} already", company.social_id),
-        }));
-    }
-    if footprint.iter().filter(|c| c.change == "added").count() >= MAX_ADDED_ASSETS {
-        return Err(ApiError::bad(format!("A company may add at most {MAX_ADDED_ASSETS} assets")));
+    // A name another company holds on evidence (a verified domain at, above or below
+    // it, or a host its scans attributed) is never taken on a key's word.
+    let family = family_ids(&app, &own).await?;
+    let mut verified = true;
+    if let FootprintAsset::Name(name) = &asset {
+        if !app.store().holders_of(name, &family).await?.is_empty() {
+            return Err(ApiError::bad(format!(
+                "asset: {asset} is attributed to another company on evidence; only an operator can add it to {}",
+                company.social_id
+            )));
+        }
+        verified = under_verified(&app, &family, name).await?;
     }
     // Each addition queues a scan: a key cannot turn the scanner on the internet at will.
+    // The caps are counted and the addition made in one step of the store.
     let now = time::OffsetDateTime::now_utc();
-    let today = now.replace_time(time::Time::MIDNIGHT);
-    if footprint.iter().filter(|c| c.change == "added" && c.at.0 >= today).count() >= MAX_ADDED_PER_DAY {
-        let wait = (today + time::Duration::days(1) - now).unsigned_abs();
-        return Err(ApiError::TooManyRequests { message: ADDED_EXCEEDED, retry_after: wait });
-    }
     let by = key_name(&caller);
-    app.store().add_to_footprint(company.id, &asset, &reason, &by, now).await?;
+    let caps = store::FootprintCaps { per_day: MAX_ADDED_PER_DAY as u64, total: MAX_ADDED_ASSETS as u64 };
+    match app.store().add_to_footprint(company.id, &asset, &reason, &by, now, verified, caps).await? {
+        store::Added::Added => {}
+        store::Added::Already => {
+            return Ok(Json(MessageOut {
+                message: format!("{asset} is in the footprint of {} already", company.social_id),
+            }));
+        }
+        store::Added::TotalFull => {
+            return Err(ApiError::bad(format!("A company may add at most {MAX_ADDED_ASSETS} assets")));
+        }
+        store::Added::DayFull => {
+            let tomorrow = now.replace_time(time::Time::MIDNIGHT) + time::Duration::days(1);
+            return Err(ApiError::TooManyRequests {
+                message: ADDED_EXCEEDED,
+                retry_after: (tomorrow - now).unsigned_abs(),
+            });
+        }
+    }
     app.invalidate();
     super::queue_scan(&app, &company).await?;
+    let claim = if verified {
+        String::new()
+    } else {
+        format!(
+            "; {asset} is the company's claim, not yet verified: it is scanned, but neither found by domain nor shown \
+             to underwriters until POST /monitor-verify-domain proves control"
+        )
+    };
     Ok(Json(MessageOut {
-        message: format!("{asset} was added to the footprint of {}; its scan is queued", company.social_id),
+        message: format!("{asset} was added to the footprint of {}; its scan is queued{claim}", company.social_id),
     }))
 }
 
@@ -294,7 +330,6 @@ pub async fn remove_asset(
         .to_string();
     let reason = explanation(b.reason.as_ref(), "reason")?;
     let company = family_member(&app, &own, b.social_id.as_ref()).await?;
-    room_for_dispute(&app, company.id).await?;
     let by = key_name(&caller);
     let new = store::NewDispute {
         company: company.id,
@@ -304,6 +339,7 @@ pub async fn remove_asset(
         explanation: &reason,
         by: &by,
         at: time::OffsetDateTime::now_utc(),
+        max_open: MAX_OPEN_DISPUTES,
     };
     let (dispute, message) = match app.store().open_dispute(&new).await? {
         store::Opened::Opened(d) => {
@@ -315,7 +351,112 @@ pub async fn remove_asset(
             let m = format!("The removal of {asset} is asked already (dispute {})", d.id);
             (d, m)
         }
+        store::Opened::TooMany => return Err(too_many_open()),
         other => return Err(ApiError::Internal(format!("a removal came to {other:?}"))),
     };
     Ok(Json(DisputeAnswer { message, dispute: DisputeOut::from(&dispute) }))
+}
+
+/// The body of POST /monitor-verify-domain.
+#[derive(serde::Deserialize, ToSchema)]
+pub struct VerifyBody<'a> {
+    /// One of the company's domains (as add-subsidiary or add-asset claimed it).
+    #[schema(value_type = String, required = true)]
+    #[serde(default, borrow)]
+    domain: Option<Sent<'a>>,
+    /// The company (the key's own or one of its subsidiaries); the key's own by default.
+    #[schema(value_type = Option<String>)]
+    #[serde(default, borrow)]
+    social_id: Option<Sent<'a>>,
+}
+
+/// A fresh challenge token: 128 random bits, hex.
+fn challenge_token() -> Result<String, ApiError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| ApiError::Internal(format!("no random source: {e}")))?;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("rampart-verify={hex}"))
+}
+
+/// Proves control of a domain the company claimed (extension, docs/API.md "Domain
+/// ownership"). The first call issues a token; publish it as a TXT record at
+/// `_rampart-challenge.<domain>` or as the body of `/.well-known/rampart-challenge` on
+/// the domain's web server, and call again: each call queues a check through the
+/// scanner's guard. Verified, the domain answers `general-getsocialid-by-domain` and the
+/// company's rating is shown to underwriters.
+#[utoipa::path(post, path = "/monitor-verify-domain", operation_id = "monitor-verify-domain", tag = "Monitor",
+    request_body(content = VerifyBody, content_type = "application/json"),
+    responses((status = 200, description = "The claim's state (extension)", body = DomainVerificationOut), CommonErrors))]
+pub async fn verify_domain(
+    State(app): State<AppState>,
+    OwnUnrated { company: own, .. }: OwnUnrated,
+    raw: crate::params::RawBody,
+) -> Result<Json<DomainVerificationOut>, ApiError> {
+    let b: VerifyBody = body(&raw.0)?;
+    let name = Domain::parse(string(b.domain.as_ref(), "domain")?).map_err(|_| ApiError::not_valid("domain"))?;
+    let company = family_member(&app, &own, b.social_id.as_ref()).await?;
+    let claims = app.store().domain_claims(company.id).await?;
+    let Some(claim) = claims.iter().find(|c| c.name == name) else {
+        return Err(ApiError::bad(format!("domain: {name} is not a domain of {}", company.social_id)));
+    };
+    let txt_name = format!("_rampart-challenge.{name}");
+    let file_url = format!("https://{name}/.well-known/rampart-challenge");
+    if claim.verified {
+        return Ok(Json(DomainVerificationOut {
+            social_id: company.social_id.to_string(),
+            domain: name.to_string(),
+            state: "verified",
+            verified_by: Some(claim.verified_by.clone().unwrap_or_else(|| "operator".to_owned())),
+            token: None,
+            txt_record: txt_name,
+            file_url,
+            message: format!("{name} is a verified domain of {}", company.social_id),
+        }));
+    }
+    let issued = claim.challenge.is_some();
+    let token = app
+        .store()
+        .challenge_domain(company.id, &name, &challenge_token()?)
+        .await?
+        .ok_or_else(|| ApiError::Internal(format!("{name}: no challenge could be kept")))?;
+    let queued =
+        app.enqueue(&model::JobSpec::Verify { social_id: company.social_id.clone(), domain: name.clone() }).await?;
+    app.invalidate();
+    let message = if issued {
+        let when = if queued { "is queued" } else { "was queued already" };
+        format!("{name} is not verified yet: a check for the token {when}; call again to see its state")
+    } else {
+        format!(
+            "Publish the token as a TXT record at {txt_name} or as the body of {file_url}, then call again: each call \
+             queues a check"
+        )
+    };
+    Ok(Json(DomainVerificationOut {
+        social_id: company.social_id.to_string(),
+        domain: name.to_string(),
+        state: "unverified",
+        verified_by: None,
+        token: Some(token),
+        txt_record: txt_name,
+        file_url,
+        message,
+    }))
+}
+
+/// The answer of POST /monitor-verify-domain.
+#[derive(serde::Serialize, ToSchema)]
+pub struct DomainVerificationOut {
+    pub social_id: String,
+    pub domain: String,
+    /// `verified` or `unverified`.
+    pub state: &'static str,
+    /// How it was verified: `operator` (imported or discovered), `dns txt`, `well-known file`.
+    pub verified_by: Option<String>,
+    /// The token to publish (while unverified).
+    pub token: Option<String>,
+    /// Where the TXT record goes.
+    pub txt_record: String,
+    /// Where the file goes (HTTPS, or HTTP).
+    pub file_url: String,
+    pub message: String,
 }

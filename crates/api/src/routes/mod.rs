@@ -64,6 +64,16 @@ pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &S
         (None, None) => return Err(ApiError::bad(error::COMPANY_NOT_FOUND)),
     };
     may_see(app, caller, &company).await?;
+    // A company known only by a key's unverified claim of its domain is not shown to
+    // anyone outside its own tree as that domain's company (issue 38 §1).
+    if caller.company.is_none()
+        && !company.domain_verified
+        && let Some(d) = &company.domain
+    {
+        return Err(ApiError::bad(format!(
+            "social_id not rated: its domain {d} is claimed by the company and not yet verified"
+        )));
+    }
     Ok(company)
 }
 

@@ -352,9 +352,12 @@ pub async fn get_subdomain_findings(
     .await
 }
 
-/// What the model knows of the company (docs/PREDICTIONS.md) and the period asked for.
-async fn profile(app: &AppState, c: Company, p: &Params) -> Result<(Company, rating::predict::Profile, u32), ApiError> {
-    let period = p.period()?;
+/// What the model knows of the company (docs/PREDICTIONS.md), for the period asked for.
+async fn profile(
+    app: &AppState,
+    c: Company,
+    period: u32,
+) -> Result<(Company, rating::predict::Profile, u32), ApiError> {
     let incidents = app.store().incidents_for_company(c.id).await?;
     let exposures = exposures(app, c.id).await?;
     let today = time::OffsetDateTime::now_utc().date();
@@ -385,7 +388,7 @@ fn inputs(profile: &rating::predict::Profile) -> PredictionInputs {
     PredictionInputs::new(profile, &rating::predict::frequency(profile))
 }
 
-/// The most findings a tail-risk answer works out a "what if" for (each is a simulation).
+/// The most findings a tail-risk answer works out a "what if" for.
 const TAIL_WHAT_IFS: usize = 10;
 
 /// For each finding that triggers an exposure factor, the prediction's figure at the end
@@ -414,8 +417,8 @@ fn what_if(
 
 const METHOD: &str = rating::predict::PREDICTION_METHODOLOGY;
 
-async fn incident_prediction(app: &AppState, c: Company, p: &Params) -> Result<IncidentPrediction, ApiError> {
-    let (c, profile, period) = profile(app, c, p).await?;
+async fn incident_prediction(app: &AppState, c: Company, period: u32) -> Result<IncidentPrediction, ApiError> {
+    let (c, profile, period) = profile(app, c, period).await?;
     let inputs = inputs(&profile);
     let data = rating::predict::incident_prediction(&profile, period)
         .into_iter()
@@ -435,8 +438,8 @@ async fn incident_prediction(app: &AppState, c: Company, p: &Params) -> Result<I
     Ok(IncidentPrediction { social_id: c.social_id.to_string(), period, data, what_if, message: None })
 }
 
-async fn data_loss_prediction(app: &AppState, c: Company, p: &Params) -> Result<DataLossPrediction, ApiError> {
-    let (c, profile, period) = profile(app, c, p).await?;
+async fn data_loss_prediction(app: &AppState, c: Company, period: u32) -> Result<DataLossPrediction, ApiError> {
+    let (c, profile, period) = profile(app, c, period).await?;
     let inputs = inputs(&profile);
     let data = rating::predict::data_loss_prediction(&profile, period)
         .into_iter()
@@ -456,11 +459,26 @@ async fn data_loss_prediction(app: &AppState, c: Company, p: &Params) -> Result<
     Ok(DataLossPrediction { social_id: c.social_id.to_string(), period, data, what_if, message: None })
 }
 
-async fn tail_risk_prediction(app: &AppState, c: Company, p: &Params) -> Result<TailRiskPrediction, ApiError> {
-    let (c, profile, period) = profile(app, c, p).await?;
+/// The tail-risk answer: the simulation runs off the runtime within the bounds of
+/// [`crate::compute`] (per calling key and in all); its what-ifs are the closed-form
+/// expected loss with each finding fixed (no simulation).
+async fn tail_risk_prediction(
+    app: &AppState,
+    caller: &Caller,
+    c: Company,
+    period: u32,
+) -> Result<TailRiskPrediction, ApiError> {
+    let (c, profile, period) = profile(app, c, period).await?;
     // Seeded by the company: the same inputs give the same answer.
     let seed = u64::try_from(c.id).unwrap_or(0);
-    let t = rating::predict::tail_risk(&profile, period, 100_000, seed);
+    let simulated = profile.clone();
+    let t = app
+        .computations()
+        .run(caller.key_id, move || {
+            let paths = rating::predict::tail_paths(&simulated, period);
+            rating::predict::tail_risk(&simulated, period, paths, seed)
+        })
+        .await?;
     let data = vec![TailRiskOut {
         horizon_months: t.months,
         probability_of_loss: t.probability_of_loss,
@@ -482,10 +500,14 @@ async fn tail_risk_prediction(app: &AppState, c: Company, p: &Params) -> Result<
         inputs: inputs(&profile),
         methodology: METHOD,
     }];
-    // The same paths (seed) with each finding fixed: the difference is the finding's.
-    let what_if =
-        what_if(&profile, TAIL_WHAT_IFS, |p| rating::predict::tail_risk(p, period, 100_000, seed).expected_loss_usd);
+    let what_if = what_if(&profile, TAIL_WHAT_IFS, |p| rating::predict::expected_loss(p, period));
     Ok(TailRiskPrediction { social_id: c.social_id.to_string(), period, data, what_if, message: None })
+}
+
+/// The key of a prediction's kept answer: its inputs as parsed (`?period=06`, `?period=6`
+/// and no period are one answer), not the query as written.
+fn period_key(period: u32) -> String {
+    period.to_string()
 }
 
 /// Tail-risk (large-loss) estimation over `period` months.
@@ -494,12 +516,13 @@ async fn tail_risk_prediction(app: &AppState, c: Company, p: &Params) -> Result<
     responses((status = 200, description = "Tail-risk estimation", body = TailRiskPrediction), CommonErrors))]
 pub async fn get_tail_risk_estimation(
     State(app): State<AppState>,
+    Extension(caller): Extension<Caller>,
     p: Params,
     Own { company: c, .. }: Own,
 ) -> Result<Response, ApiError> {
-    let key = p.cache_key();
-    super::company_answer(app.clone(), c.id, "monitor::get_tail_risk_estimation", key, async move || {
-        tail_risk_prediction(&app, c, &p).await
+    let period = p.period()?;
+    super::company_answer(app.clone(), c.id, "monitor::get_tail_risk_estimation", period_key(period), async move || {
+        tail_risk_prediction(&app, &caller, c, period).await
     })
     .await
 }
@@ -513,9 +536,9 @@ pub async fn get_data_loss_prediction(
     p: Params,
     Own { company: c, .. }: Own,
 ) -> Result<Response, ApiError> {
-    let key = p.cache_key();
-    super::company_answer(app.clone(), c.id, "monitor::get_data_loss_prediction", key, async move || {
-        data_loss_prediction(&app, c, &p).await
+    let period = p.period()?;
+    super::company_answer(app.clone(), c.id, "monitor::get_data_loss_prediction", period_key(period), async move || {
+        data_loss_prediction(&app, c, period).await
     })
     .await
 }
@@ -529,9 +552,9 @@ pub async fn get_incident_prediction(
     p: Params,
     Own { company: c, .. }: Own,
 ) -> Result<Response, ApiError> {
-    let key = p.cache_key();
-    super::company_answer(app.clone(), c.id, "monitor::get_incident_prediction", key, async move || {
-        incident_prediction(&app, c, &p).await
+    let period = p.period()?;
+    super::company_answer(app.clone(), c.id, "monitor::get_incident_prediction", period_key(period), async move || {
+        incident_prediction(&app, c, period).await
     })
     .await
 }
@@ -730,22 +753,27 @@ pub async fn add_subsidiary(
                     .record_subsidiary_request(parent.id, child.id, caller.key_id, SubsidiaryState::Pending)
                     .await?;
                 tracing::info!(request = id, parent = %parent.social_id, child = %child.social_id, "subsidiary link pending approval");
-                format!(
-                    "Subsidiary {} is pending approval (request {id}): the company exists already, so an operator must \
-                     approve the link; nothing of it is visible to this key until then",
-                    child.social_id
-                )
+                pending_message(&child.social_id, id)
             }
         }
         None => {
             if let Some(key) = caller.key_id {
-                let today = OffsetDateTime::now_utc().replace_time(time::Time::MIDNIGHT);
-                if app.store().companies_created_by_key(key, today).await? >= MAX_CREATIONS_PER_DAY {
+                // Counted and recorded in one step of the store, for every API process.
+                let now = OffsetDateTime::now_utc();
+                let today = now.replace_time(time::Time::MIDNIGHT);
+                if !app.store().reserve_creation(key, today, now, MAX_CREATIONS_PER_DAY).await? {
                     let tomorrow = today + time::Duration::days(1);
-                    let wait = (tomorrow - OffsetDateTime::now_utc()).unsigned_abs();
+                    let wait = (tomorrow - now).unsigned_abs();
                     return Err(ApiError::TooManyRequests { message: CREATIONS_EXCEEDED, retry_after: wait });
                 }
             }
+            // Its domain: another company's on evidence (at, above or below it) makes the
+            // link wait for an operator; otherwise the key's claim, verified at once only
+            // when the key's verified tree covers it.
+            let family = super::disputes::family_ids(&app, &parent).await?;
+            let held = !app.store().holders_of(&new.domain, &family).await?.is_empty();
+            let verified = !held && super::disputes::under_verified(&app, &family, &new.domain).await?;
+            let domain = new.domain.clone();
             let profile = CompanyProfile {
                 social_id: Some(new.social_id.clone()),
                 company_name: new.name.clone(),
@@ -760,20 +788,52 @@ pub async fn add_subsidiary(
                 ..Default::default()
             };
             let created = app.store().save_company(&CompanySnapshot { profile, ..Default::default() }).await?;
+            let by = caller.key_id.map_or_else(|| "an operator".to_owned(), |k| format!("key {k}"));
+            let attribution = format!("claimed by {by} through add-subsidiary");
+            app.store().claim_domain(created.id, &domain, &attribution, verified).await?;
             if let Some(selectors) = &new.dkim_selectors {
                 app.store().set_dkim_selectors(created.id, selectors).await?;
             }
-            app.store()
-                .record_subsidiary_request(parent.id, created.id, caller.key_id, SubsidiaryState::Created)
-                .await?;
-            super::queue_scan(&app, &created).await?;
-            format!("Subsidiary {} ({}) was added to {}", created.company_name, created.social_id, parent.company_name)
+            if held {
+                let id = app
+                    .store()
+                    .record_subsidiary_request(parent.id, created.id, caller.key_id, SubsidiaryState::Pending)
+                    .await?;
+                tracing::info!(request = id, parent = %parent.social_id, child = %created.social_id, %domain, "subsidiary with another company's domain pending approval");
+                pending_message(&created.social_id, id)
+            } else {
+                app.store()
+                    .record_subsidiary_request(parent.id, created.id, caller.key_id, SubsidiaryState::Created)
+                    .await?;
+                super::queue_scan(&app, &created).await?;
+                let claim = if verified {
+                    String::new()
+                } else {
+                    format!(
+                        "; its domain {domain} is the company's claim, not yet verified: it is scanned, but neither \
+                         found by domain nor shown to underwriters until POST /monitor-verify-domain proves control"
+                    )
+                };
+                format!(
+                    "Subsidiary {} ({}) was added to {}{claim}",
+                    created.company_name, created.social_id, parent.company_name
+                )
+            }
         }
     };
     if wrote {
         app.invalidate();
     }
     Ok(Json(MessageOut { message }))
+}
+
+/// The answer to a link an operator must approve: the same whether the company existed
+/// or its domain is another company's, so the answer tells nothing of either.
+fn pending_message(child: &SocialId, request: i64) -> String {
+    format!(
+        "Subsidiary {child} is pending approval (request {request}): an operator must approve the link; nothing of \
+         it is visible to this key until then"
+    )
 }
 
 /// Companies one key may create through add-subsidiary per UTC day: creating companies

@@ -418,26 +418,13 @@ async fn hostile_input_never_crashes_the_server() {
         "1e308",
         &"a".repeat(3000),
     ];
-    let params = [
-        "social_id",
-        "company_name",
-        "domain",
-        "page",
-        "cve_id",
-        "cpe",
-        "limit",
-        "vendor",
-        "product",
-        "incident_id",
-        "subdomain",
-        "risk_vector_type",
-        "risk_vector_id",
-        "period",
-        "subsidiary_id",
-    ];
+    // Each operation with every parameter it takes (an unknown one is refused before
+    // its handler sees the query: `unknown_parameters_are_refused_by_name`).
+    let taken = documented_parameters();
     for (method, path, monitor, _) in operations() {
         let key = if monitor { &app.monitor } else { &app.underwriter };
         let base = path.split('?').next().unwrap();
+        let params = &taken[&(method.to_string(), base.to_owned())];
         for n in nasty {
             let query: Vec<String> = params.iter().map(|p| format!("{p}={n}")).collect();
             let (s, v, _) = app.call(method.clone(), &format!("{base}?{}", query.join("&")), Some(key), Some(n)).await;
@@ -600,4 +587,175 @@ async fn a_request_over_its_time_is_answered_503() {
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer:?}");
     assert!(answer.to_ascii_lowercase().contains("retry-after: 1"), "{answer:?}");
     assert!(took >= std::time::Duration::from_secs(2) && took < std::time::Duration::from_secs(6), "{took:?}");
+}
+
+/// The query parameters every operation takes, from the OpenAPI document.
+fn documented_parameters() -> std::collections::HashMap<(String, String), Vec<String>> {
+    let doc = serde_json::to_value(api::openapi::document()).unwrap();
+    let mut taken = std::collections::HashMap::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let names = op["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["in"] == "query")
+                .map(|p| p["name"].as_str().unwrap().to_owned())
+                .collect();
+            taken.insert((method.to_uppercase(), path.clone()), names);
+        }
+    }
+    taken
+}
+
+#[tokio::test]
+async fn unknown_parameters_are_refused_by_name() {
+    // Before, an unknown parameter was ignored: `?period=6&x=1` was another cached answer,
+    // and a misspelt parameter went unnoticed. Now every operation takes exactly the
+    // parameters its OpenAPI entry lists.
+    let app = TestApp::spawn().await;
+    let taken = documented_parameters();
+    for (method, path, monitor, body) in operations().into_iter().chain(crate::helpers::extensions()) {
+        let key = if monitor { &app.monitor } else { &app.underwriter };
+        let base = path.split('?').next().unwrap();
+        let listed = &taken[&(method.to_string(), base.to_owned())];
+        let joiner = if path.contains('?') { '&' } else { '?' };
+        let (s, v, _) = app.call(method.clone(), &format!("{path}{joiner}colour=red"), Some(key), body).await;
+        assert_eq!((s, v), (B, json!({"error": "Unknown parameter: colour"})), "{method} {path} (takes {listed:?})");
+        // A parameter of another operation is as unknown.
+        if !listed.iter().any(|p| p == "social_id") {
+            let (s, v, _) =
+                app.call(method.clone(), &format!("{path}{joiner}social_id=acme-robotics"), Some(key), body).await;
+            assert_eq!((s, v), (B, json!({"error": "Unknown parameter: social_id"})), "{method} {path}");
+        }
+    }
+    // Names are compared as sent (case matters), and a long one is cut in the message.
+    let (s, v) = app.get("/monitor-get-tail-risk-estimation?Period=6", &app.monitor).await;
+    assert_eq!((s, v), (B, json!({"error": "Unknown parameter: Period"})));
+    let long = "n".repeat(500);
+    let (s, v) = app.get(&format!("/vulnerability-get-vendors?{long}=1"), &app.underwriter).await;
+    assert_eq!((s, v), (B, json!({"error": format!("Unknown parameter: {}…", "n".repeat(64))})));
+    // The key is checked first: no key, no word about the parameters.
+    let (s, _, _) = app.call(Method::GET, "/vulnerability-get-vendors?colour=red", None, None).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    // The documented parameters are all accepted.
+    assert_eq!(
+        app.get("/general-getsocialid-by-companyname?company_name=acme&page=1", &app.underwriter).await.0,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn control_characters_in_parameters_are_refused() {
+    // Before, `company_name=%00` listed all the companies the key may see.
+    let app = TestApp::spawn().await;
+    let u = &app.underwriter;
+    let rows = [
+        ("/general-getsocialid-by-companyname?company_name=%00", "company_name is not valid"),
+        ("/general-getsocialid-by-companyname?company_name=acme%00", "company_name is not valid"),
+        ("/general-getsocialid-by-companyname?company_name=ac%0Ame", "company_name is not valid"),
+        ("/general-getsocialid-by-companyname?company_name=%09acme", "company_name is not valid"),
+        ("/general-getsocialid-by-companyname?company_name=acme&page=1%7F", "page is not valid"),
+        ("/general-getdomain-by-socialid?social_id=acme-robotics%1F", "social_id is not valid"),
+        ("/general-getsocialid-by-domain?domain=acme-robotics.example%0D", "domain is not valid"),
+        ("/vulnerability-search-by-vendor?vendor=apache&product=log4j%C2%85", "product is not valid"),
+        ("/underwriter-getincidentdetail-by-id?incident_id=RP-INC-2024-0001%00", "incident_id is not valid"),
+    ];
+    for (path, msg) in rows {
+        let (s, v) = app.get(path, u).await;
+        assert_eq!((s, v), (B, json!({"error": msg})), "{path}");
+    }
+    let (s, v) = app.get("/monitor-get-tail-risk-estimation?period=6%00", &app.monitor).await;
+    assert_eq!((s, v), (B, json!({"error": "period is not valid"})));
+    // The document says so: every text parameter has a pattern without them.
+    let doc = serde_json::to_value(api::openapi::document()).unwrap();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for op in item.as_object().unwrap().values() {
+            for p in op["parameters"].as_array().into_iter().flatten().filter(|p| p["schema"]["type"] == "string") {
+                let pattern = p["schema"]["pattern"].as_str().unwrap_or_else(|| panic!("{p}"));
+                assert!(pattern == api::openapi::TEXT_PATTERN || pattern.starts_with("^[A-Za-z0-9]"), "{p}");
+            }
+        }
+    }
+    // Text that is not a control character is still read as before.
+    let (s, v) = app.get("/general-getsocialid-by-companyname?company_name=%20acme%20", u).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+}
+
+#[tokio::test]
+async fn two_apikey_headers_are_an_invalid_key() {
+    // Before, the first of two `apikey` headers was used.
+    let app = TestApp::spawn().await;
+    let path = "/underwriter-getcompanyscores?social_id=acme-robotics";
+    for (first, second) in [(&app.underwriter, &app.underwriter), (&app.underwriter, &app.monitor)] {
+        let resp = app
+            .client
+            .get(app.url(path))
+            .header("apikey", first.as_str())
+            .header("apikey", second.as_str())
+            .send()
+            .await;
+        let resp = resp.unwrap();
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(resp.json::<serde_json::Value>().await.unwrap(), json!({"error": "Invalid API key"}));
+    }
+    assert_eq!(app.get(path, &app.underwriter).await.0, StatusCode::OK, "one header is still fine");
+}
+
+#[tokio::test]
+async fn one_key_cannot_take_the_simulations() {
+    // Twelve tail-risk requests at once from one key (no read cache: each one simulates):
+    // past two in flight the key is told to come back (429, Retry-After), and another
+    // key's cheap requests are answered meanwhile, off the simulations' threads.
+    let app = TestApp::spawn().await;
+    let flood = futures_util::future::join_all(
+        (0..12).map(|_| app.call(Method::GET, "/monitor-get-tail-risk-estimation?period=60", Some(&app.monitor), None)),
+    );
+    let cheap = async {
+        let mut took = Vec::new();
+        for _ in 0..5 {
+            let started = std::time::Instant::now();
+            let (s, _) = app.get("/underwriter-getcompanyscores?social_id=initech", &app.underwriter).await;
+            assert_eq!(s, StatusCode::OK);
+            took.push(started.elapsed());
+        }
+        took
+    };
+    let (answers, took) = tokio::join!(flood, cheap);
+    let refused: Vec<_> = answers.iter().filter(|(s, _, _)| *s == StatusCode::TOO_MANY_REQUESTS).collect();
+    assert!(!refused.is_empty(), "{:?}", answers.iter().map(|a| a.0).collect::<Vec<_>>());
+    for (_, v, h) in &refused {
+        assert_eq!(*v, json!({"error": "Too many predictions in flight for this API key"}));
+        assert_eq!(h["retry-after"], "1");
+    }
+    assert!(answers.iter().any(|(s, _, _)| *s == StatusCode::OK));
+    // The others were answered, or (a loaded machine) found no thread within the wait.
+    assert!(answers.iter().all(|(s, _, _)| [200, 429, 503].contains(&s.as_u16())));
+    assert!(took.iter().all(|t| *t < Duration::from_secs(3)), "{took:?}");
+    // The key's places come back: it is answered again.
+    assert_eq!(app.ok("/monitor-get-tail-risk-estimation?period=60", &app.monitor).await["period"], 60);
+}
+
+#[tokio::test]
+async fn a_prediction_is_kept_by_its_inputs_not_their_spelling() {
+    // With a read cache: `?period=6` is simulated once; `?period=06`, `?period=%2B6`, no
+    // period (6 by default) are the same inputs, served from that answer — twelve at once
+    // need no simulation, so none is refused (keyed by the query string, each spelling
+    // simulated again, and past two in flight they were 429s).
+    let app = TestApp::spawn_with(api::Config {
+        key_cache_ttl: Duration::ZERO,
+        read_cache_ttl: Duration::from_secs(600),
+        ..api::Config::default()
+    })
+    .await;
+    let first = app.ok("/monitor-get-tail-risk-estimation?period=6", &app.monitor).await;
+    let spellings = ["?period=06", "?period=006", "?period=%2B6", "", "?period=0006", "?period=6"];
+    let urls: Vec<String> =
+        spellings.iter().cycle().take(12).map(|q| format!("/monitor-get-tail-risk-estimation{q}")).collect();
+    let answers =
+        futures_util::future::join_all(urls.iter().map(|u| app.call(Method::GET, u, Some(&app.monitor), None))).await;
+    for (s, v, _) in answers {
+        assert_eq!(s, StatusCode::OK, "{v}");
+        assert_eq!(v, first);
+    }
 }

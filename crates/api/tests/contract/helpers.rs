@@ -238,6 +238,23 @@ impl TestApp {
         (status, value, headers)
     }
 
+    /// A second API server on the same database, as a second `rampart serve` process
+    /// would be: its own store handle (its own connections), its own caches.
+    pub async fn second_server(&self) -> SocketAddr {
+        let store = store::open(&self.db_url).await.expect("a second handle on the database");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let config = api::Config {
+            key_cache_ttl: Duration::ZERO,
+            read_cache_ttl: Duration::ZERO,
+            lab_addresses: true,
+            ..Default::default()
+        };
+        let state = api::AppState::with_store(store, config);
+        tokio::spawn(api::serve(listener, state, std::future::pending::<()>()));
+        addr
+    }
+
     pub async fn get(&self, path_and_query: &str, key: &str) -> (StatusCode, Value) {
         let (s, v, _) = self.call(Method::GET, path_and_query, Some(key), None).await;
         (s, v)
@@ -271,6 +288,7 @@ pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
         (Method::GET, "/monitor-getdisputes", true, None),
         (Method::POST, "/monitor-add-asset", true, Some(r#"{"asset":"shop.acme-robotics.example","reason":"x"}"#)),
         (Method::POST, "/monitor-remove-asset", true, Some(r#"{"asset":"old.acme-robotics.example","reason":"x"}"#)),
+        (Method::POST, "/monitor-verify-domain", true, Some(r#"{"domain":"acme-robotics.example"}"#)),
     ]
 }
 

@@ -303,7 +303,10 @@ async fn monitor_reads() {
     assert_eq!(v["period"], 6);
     assert!(v.get("message").is_none(), "{v}");
     let tail = &v["data"][0];
-    assert_eq!((tail["horizon_months"].as_u64(), tail["methodology"].as_str()), (Some(6), Some("2026.11.1")));
+    assert_eq!(
+        (tail["horizon_months"].as_u64(), tail["methodology"].as_str()),
+        (Some(6), Some(rating::predict::PREDICTION_METHODOLOGY))
+    );
     assert!(tail["var99_usd"].as_f64().unwrap() >= tail["var95_usd"].as_f64().unwrap());
     assert!(tail["inputs"]["revenue_basis"].is_string() && tail["units"].is_string());
     let again = app.ok("/monitor-get-tail-risk-estimation?period=6", k).await;
@@ -327,6 +330,7 @@ async fn an_exposed_rdp_port_moves_the_predictions_by_its_factor() {
     let k = &app.monitor;
     let rate = |v: &Value| v["data"][0]["inputs"]["annual_event_rate"].as_f64().unwrap();
     let before = app.ok("/monitor-get-incident-prediction?period=12", k).await;
+    let tail_before = app.ok("/monitor-get-tail-risk-estimation?period=12", k).await;
     let acme =
         app.store.company_by_social_id(&model::SocialId::parse("acme-robotics").unwrap()).await.unwrap().unwrap();
     let now = time::OffsetDateTime::now_utc();
@@ -363,6 +367,13 @@ async fn an_exposed_rdp_port_moves_the_predictions_by_its_factor() {
     let p12 = |v: &Value| v["data"][11]["probability"].as_f64().unwrap();
     assert!((fixed["at_period"].as_f64().unwrap() - p12(&before)).abs() < 1e-12);
     assert!(p12(&with) > p12(&before));
+    // The tail risk's what-if is the exact expected loss without the finding: the answer
+    // from before it was found, to the cent (no simulation, no sampling error).
+    let tail_with = app.ok("/monitor-get-tail-risk-estimation?period=12", k).await;
+    let loss = |v: &Value| v["data"][0]["expected_loss_usd"].as_f64().unwrap();
+    let fixed = tail_with["what_if"].as_array().unwrap().iter().find(|w| w["finding_id"] == id).expect("its what-if");
+    assert!((fixed["at_period"].as_f64().unwrap() / loss(&tail_before) - 1.0).abs() < 1e-12, "{fixed}");
+    assert!(loss(&tail_with) > loss(&tail_before));
     // Closed by a rescan that no longer sees it: the baseline again.
     app.store.record_scan(acme.id, scope(true), &[], now).await.unwrap();
     let after = app.ok("/monitor-get-incident-prediction?period=12", k).await;

@@ -247,3 +247,145 @@ async fn company_creations_per_key_are_capped() {
         }
     }
 }
+
+/// Issue 38 §1: a monitor key names another company's domain as a "subsidiary"'s
+/// website (the `www.` of it), or adds it as an asset: neither reaches that company.
+#[tokio::test]
+async fn another_companys_domain_is_never_taken_on_a_keys_word() {
+    let app = TestApp::spawn().await;
+    let stranger = domain_of(STRANGER);
+    let body = format!(
+        r#"{{"name":"Not Globex","website":"https://www.{stranger}/","social_id":"not-globex","parent_social_id":"acme-robotics"}}"#
+    );
+    let (s, v, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(&app.monitor), Some(&body)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let message = v["message"].as_str().unwrap();
+    assert!(message.contains("pending approval"), "{v}");
+    assert!(!message.contains("exists"), "the answer tells nothing of who holds what: {v}");
+    // Nothing of it is the key's, and nothing is scanned for it.
+    let (s, _) = app.get("/underwriter-getcompanyinfo?social_id=not-globex", &app.monitor).await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    let pending = store::testkit::pending_jobs(&*app.store).await.unwrap();
+    assert!(pending.iter().all(|j| j.spec.company().as_str() != "not-globex"), "{pending:?}");
+    // The domain still answers for its owner.
+    let v = app.ok(&format!("/general-getsocialid-by-domain?domain={stranger}"), &app.underwriter).await;
+    assert_eq!(v["social_id"], STRANGER);
+    // add-asset of the stranger's domain, of a name under it, of its parent: refused.
+    for asset in [stranger.to_owned(), format!("shop.{stranger}")] {
+        let body = format!(r#"{{"asset":"{asset}","reason":"ours, honestly"}}"#);
+        let (s, v, _) = app.call(Method::POST, "/monitor-add-asset", Some(&app.monitor), Some(&body)).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{asset}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("another company"), "{v}");
+    }
+    let footprint = app
+        .store
+        .footprint(app.store.company_by_social_id(&model::SocialId::parse(OWN).unwrap()).await.unwrap().unwrap().id)
+        .await
+        .unwrap();
+    assert!(footprint.iter().all(|c| !c.asset.contains(stranger)), "{footprint:?}");
+}
+
+/// Issue 38 §1: a domain nobody holds becomes a key's claim, not its property: scanned,
+/// seen by the key, never the answer of general-getsocialid-by-domain, never shown to an
+/// underwriter; the token that proves control is issued and its check queued.
+#[tokio::test]
+async fn an_unverified_claim_answers_nobody_but_its_own_tree() {
+    let app = TestApp::spawn().await;
+    let body = r#"{"name":"Claimed Co","website":"https://claimed-co.example","social_id":"claimed-co","parent_social_id":"acme-robotics"}"#;
+    let (s, v, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(&app.monitor), Some(body)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("not yet verified"), "{v}");
+    let (s, v) = app.get("/general-getsocialid-by-domain?domain=claimed-co.example", &app.underwriter).await;
+    assert_eq!((s, &v["error"]), (StatusCode::BAD_REQUEST, &serde_json::json!("Company not found")), "{v}");
+    let (s, v) = app.get("/underwriter-getcompanyinfo?social_id=claimed-co", &app.underwriter).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("not yet verified"), "{v}");
+    // Its own tree sees it (not rated yet: its scan is queued).
+    let (s, v) = app.get("/underwriter-getcompanyinfo?social_id=claimed-co", &app.monitor).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(v["error"], "social_id not processed yet, a scan will start soon");
+    // A name under the key's own verified domain is the tree's at once.
+    let body = r#"{"asset":"shop.acme-robotics.example","reason":"our shop"}"#;
+    let (s, v, _) = app.call(Method::POST, "/monitor-add-asset", Some(&app.monitor), Some(body)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(!v["message"].as_str().unwrap().contains("not yet verified"), "{v}");
+    // A new domain added as an asset is a claim too.
+    let body = r#"{"asset":"acme-shop.example","reason":"our other shop"}"#;
+    let (s, v, _) = app.call(Method::POST, "/monitor-add-asset", Some(&app.monitor), Some(body)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("not yet verified"), "{v}");
+    let (s, _) = app.get("/general-getsocialid-by-domain?domain=acme-shop.example", &app.underwriter).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+
+    // Proof of control: a token, issued once, and a check queued per call.
+    let body = r#"{"domain":"claimed-co.example","social_id":"claimed-co"}"#;
+    let (s, first, _) = app.call(Method::POST, "/monitor-verify-domain", Some(&app.monitor), Some(body)).await;
+    assert_eq!(s, StatusCode::OK, "{first}");
+    assert_eq!(first["state"], "unverified");
+    assert_eq!(first["txt_record"], "_rampart-challenge.claimed-co.example");
+    let token = first["token"].as_str().unwrap().to_owned();
+    assert!(token.starts_with("rampart-verify=") && token.len() == 15 + 32, "{token}");
+    let (_, again, _) = app.call(Method::POST, "/monitor-verify-domain", Some(&app.monitor), Some(body)).await;
+    assert_eq!(again["token"], first["token"], "the same token until it is found");
+    let jobs = store::testkit::pending_jobs(&*app.store).await.unwrap();
+    assert!(jobs.iter().any(|j| j.spec.kind() == "verify"), "{jobs:?}");
+    // Another company's domain cannot be verified by this key.
+    let body = format!(r#"{{"domain":"{}"}}"#, domain_of(STRANGER));
+    let (s, v, _) = app.call(Method::POST, "/monitor-verify-domain", Some(&app.monitor), Some(&body)).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    // Verified (as the worker's check would), the domain is the company's for everyone.
+    let c = app.store.company_by_social_id(&model::SocialId::parse("claimed-co").unwrap()).await.unwrap().unwrap();
+    assert!(
+        app.store.verify_domain(c.id, &model::Domain::parse("claimed-co.example").unwrap(), "dns txt").await.unwrap()
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    let v = app.ok("/general-getsocialid-by-domain?domain=claimed-co.example", &app.underwriter).await;
+    assert_eq!(v["social_id"], "claimed-co");
+}
+
+/// Issue 38 §3: the caps hold under concurrency, from two API processes on one
+/// database: 30 creations at once from one key make 20 companies; 60 additions at once
+/// to one footprint make 20.
+#[tokio::test]
+async fn caps_hold_under_concurrent_requests_from_two_processes() {
+    let app = TestApp::spawn().await;
+    let second = app.second_server().await;
+    let client = reqwest::Client::new();
+    let post = |addr: std::net::SocketAddr, path: &'static str, body: String| {
+        let client = client.clone();
+        let key = app.monitor.clone();
+        async move {
+            client
+                .post(format!("http://{addr}{path}"))
+                .header("apikey", key)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .map(|r| r.status())
+        }
+    };
+    let creations = (0..30).map(|i| {
+        let body = format!(
+            r#"{{"name":"Sub {i}","website":"https://sub{i}.acme-robotics.example","social_id":"acme-par-{i}","parent_social_id":"acme-robotics"}}"#
+        );
+        post(if i % 2 == 0 { app.addr } else { second }, "/monitor-add-subsidiary", body)
+    });
+    let statuses: Vec<StatusCode> =
+        futures_util::future::join_all(creations).await.into_iter().map(|r| r.unwrap()).collect();
+    let ok = statuses.iter().filter(|s| **s == StatusCode::OK).count();
+    assert_eq!(ok as u64, api::MAX_CREATIONS_PER_DAY, "{statuses:?}");
+    assert!(statuses.iter().all(|s| *s == StatusCode::OK || *s == StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
+
+    let additions = (0..60).map(|i| {
+        let body = format!(r#"{{"asset":"h{i}.acme-robotics.example","reason":"ours"}}"#);
+        post(if i % 2 == 0 { app.addr } else { second }, "/monitor-add-asset", body)
+    });
+    let statuses: Vec<StatusCode> =
+        futures_util::future::join_all(additions).await.into_iter().map(|r| r.unwrap()).collect();
+    let ok = statuses.iter().filter(|s| **s == StatusCode::OK).count();
+    assert_eq!(ok, api::MAX_ADDED_PER_DAY, "{statuses:?}");
+    let own = app.store.company_by_social_id(&model::SocialId::parse(OWN).unwrap()).await.unwrap().unwrap();
+    let added = app.store.footprint(own.id).await.unwrap().iter().filter(|c| c.change == "added").count();
+    assert_eq!(added, api::MAX_ADDED_PER_DAY);
+}

@@ -54,6 +54,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (6, "events", include_str!("../../migrations/postgres/0006_events.sql")),
     (7, "followers", include_str!("../../migrations/postgres/0007_followers.sql")),
     (8, "disputes", include_str!("../../migrations/postgres/0008_disputes.sql")),
+    (9, "domain_ownership", include_str!("../../migrations/postgres/0009_domain_ownership.sql")),
 ]);
 
 /// The channel a queued job is announced on.
@@ -514,13 +515,14 @@ async fn upsert_profile(tx: &mut Transaction<'_, Postgres>, p: &CompanyProfile, 
 async fn write_snapshot(tx: &mut Transaction<'_, Postgres>, id: i64, s: &CompanySnapshot) -> Result<()> {
     if let Some(domains) = &s.domains {
         sqlx::query(
-            "DELETE FROM domains WHERE company_id = $1 AND name IS DISTINCT FROM (SELECT domain FROM companies WHERE id = $1)",
+            "DELETE FROM domains WHERE company_id = $1 AND name IS DISTINCT FROM (SELECT domain FROM companies WHERE id = $1) \
+             AND verified AND verified_by IS NULL AND attribution NOT LIKE 'added by the company%'",
         )
         .bind(id)
         .execute(&mut **tx)
         .await?;
         for d in domains {
-            sqlx::query("INSERT INTO domains (company_id, name, attribution) VALUES ($1, $2, $3) ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution")
+            sqlx::query("INSERT INTO domains (company_id, name, attribution) VALUES ($1, $2, $3) ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution, verified = TRUE")
                 .bind(id)
                 .bind(d.name.as_str())
                 .bind(&d.attribution)

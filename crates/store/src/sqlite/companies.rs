@@ -46,7 +46,7 @@ impl crate::Companies for SqliteStore {
     async fn company_by_domain(&self, domain: &Domain) -> Result<Option<Company>> {
         for name in domain.self_and_parents() {
             let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "{COMPANY_SELECT} WHERE c.domain = ?1 OR c.id IN (SELECT company_id FROM domains WHERE name = ?1) \
+                "{COMPANY_SELECT} WHERE c.id IN (SELECT company_id FROM domains WHERE name = ?1 AND verified) \
                  ORDER BY (c.domain = ?1) DESC, c.id LIMIT 1"
             )))
             .bind(name)

@@ -78,6 +78,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (23, "events", include_str!("../../migrations/sqlite/0023_events.sql")),
     (24, "followers", include_str!("../../migrations/sqlite/0024_followers.sql")),
     (25, "disputes", include_str!("../../migrations/sqlite/0025_disputes.sql")),
+    (26, "domain_ownership", include_str!("../../migrations/sqlite/0026_domain_ownership.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -549,13 +550,14 @@ async fn upsert_profile(tx: &mut Transaction<'_, Sqlite>, p: &CompanyProfile, no
 async fn write_snapshot(tx: &mut Transaction<'_, Sqlite>, id: i64, s: &CompanySnapshot) -> Result<()> {
     if let Some(domains) = &s.domains {
         sqlx::query(
-            "DELETE FROM domains WHERE company_id = ?1 AND name IS NOT (SELECT domain FROM companies WHERE id = ?1)",
+            "DELETE FROM domains WHERE company_id = ?1 AND name IS NOT (SELECT domain FROM companies WHERE id = ?1) \
+             AND verified AND verified_by IS NULL AND attribution NOT LIKE 'added by the company%'",
         )
         .bind(id)
         .execute(&mut **tx)
         .await?;
         for d in domains {
-            sqlx::query("INSERT INTO domains (company_id, name, attribution) VALUES (?1, ?2, ?3) ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution")
+            sqlx::query("INSERT INTO domains (company_id, name, attribution) VALUES (?1, ?2, ?3) ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution, verified = TRUE")
                 .bind(id)
                 .bind(d.name.as_str())
                 .bind(&d.attribution)

@@ -1582,6 +1582,7 @@ pub async fn feed_changes(store: &dyn Store) {
                 asset: None,
                 below: false,
                 close_missing: true,
+                keep_open: &[],
             },
             &[f],
             now,
@@ -1893,6 +1894,7 @@ pub async fn disputes(store: &dyn Store) {
             asset: None,
             below: false,
             close_missing: false,
+            keep_open: &[],
         };
         store.record_scan(c.id, scope, &found, at("2026-02-01T00:00:00Z").0).await.unwrap();
     };
@@ -1907,6 +1909,7 @@ pub async fn disputes(store: &dyn Store) {
         explanation: "we disagree",
         by: "key 9",
         at: at("2026-02-02T00:00:00Z").0,
+        max_open: 200,
     };
     let opened = |o: Opened| match o {
         Opened::Opened(d) => d,
@@ -1989,10 +1992,63 @@ pub async fn disputes(store: &dyn Store) {
     assert!(matches!(store.open_dispute(&asset).await.unwrap(), Opened::AlreadyOpen(d) if d.id == removal.id));
     decide(removal.id, false).await;
     let shop = FootprintAsset::parse("shop.elsewhere.example").unwrap();
-    store.add_to_footprint(c.id, &shop, "our shop", "key 9", at("2026-02-05T00:00:00Z").0).await.unwrap();
+    store
+        .add_to_footprint(
+            c.id,
+            &shop,
+            "our shop",
+            "key 9",
+            at("2026-02-05T00:00:00Z").0,
+            true,
+            store::FootprintCaps { per_day: 20, total: 100 },
+        )
+        .await
+        .unwrap();
     let domains: Vec<String> = store.domains(c.id).await.unwrap().iter().map(|d| d.name.to_string()).collect();
     assert!(domains.contains(&"shop.elsewhere.example".to_owned()), "{domains:?}");
     assert_eq!(store.footprint(c.id).await.unwrap().len(), 2);
+
+    // The caps are the store's: the same asset again is `Already`, past the day's or
+    // the total cap nothing is added (issue 38 §3).
+    let tight = store::FootprintCaps { per_day: 2, total: 3 };
+    let day = at("2026-02-05T10:00:00Z").0;
+    let add = |name: &'static str, caps| async move {
+        store
+            .add_to_footprint(c.id, &FootprintAsset::parse(name).unwrap(), "ours", "key 9", day, false, caps)
+            .await
+            .unwrap()
+    };
+    assert_eq!(add("shop.elsewhere.example", tight).await, store::Added::Already);
+    assert_eq!(add("b.disputed.example", tight).await, store::Added::Added);
+    assert_eq!(add("c.disputed.example", tight).await, store::Added::DayFull, "two today already");
+    let roomy = store::FootprintCaps { per_day: 10, total: 2 };
+    assert_eq!(add("d.disputed.example", roomy).await, store::Added::TotalFull, "two in all already");
+    // Ownership: an unverified claim holds nothing and answers no look-up; verified, it does.
+    let claimed = model::Domain::parse("claimed-elsewhere.example").unwrap();
+    assert_eq!(
+        add("claimed-elsewhere.example", store::FootprintCaps { per_day: 10, total: 10 }).await,
+        store::Added::Added
+    );
+    let claims = store.domain_claims(c.id).await.unwrap();
+    let claim = claims.iter().find(|d| d.name == claimed).unwrap();
+    assert!(!claim.verified && claim.challenge.is_none(), "{claim:?}");
+    assert!(store.holders_of(&claimed, &[]).await.unwrap().is_empty(), "a claim is no evidence");
+    assert!(store.company_by_domain(&claimed).await.unwrap().is_none());
+    assert_eq!(store.challenge_domain(c.id, &claimed, "t1").await.unwrap().as_deref(), Some("t1"));
+    assert_eq!(store.challenge_domain(c.id, &claimed, "t2").await.unwrap().as_deref(), Some("t1"), "issued once");
+    assert!(store.verify_domain(c.id, &claimed, "dns txt").await.unwrap());
+    assert_eq!(store.company_by_domain(&claimed).await.unwrap().map(|f| f.id), Some(c.id));
+    let under = model::Domain::parse("www.claimed-elsewhere.example").unwrap();
+    assert_eq!(store.holders_of(&under, &[]).await.unwrap(), vec![c.id], "a name below a verified domain is held");
+    assert!(store.holders_of(&under, &[c.id]).await.unwrap().is_empty(), "the family is left out");
+    assert!(
+        store.holders_of(&model::Domain::parse("xclaimed-elsewhere.example").unwrap(), &[]).await.unwrap().is_empty()
+    );
+    // A key's creations are counted against its cap in one step.
+    let since = at("2026-02-05T00:00:00Z").0;
+    for i in 0..3 {
+        assert_eq!(store.reserve_creation(77, since, day, 2).await.unwrap(), i < 2, "{i}");
+    }
 
     let listed = store.disputes(Some(&[c.id]), None, Page::FIRST).await.unwrap();
     assert_eq!(listed.total, 4);
