@@ -76,7 +76,13 @@ pub struct Config {
     /// Lab mode: `/monitor-add-asset` accepts loopback addresses (the lab's, on
     /// 127.0.0.0/8); no other special address is accepted in any mode. Off by default.
     pub lab_addresses: bool,
+    /// The rescan cadence of companies without one of their own (`--rescan-every`): a
+    /// rating older than twice its company's cadence is answered as stale.
+    pub default_cadence: Duration,
 }
+
+/// The cadence the scheduler rescans by when nothing else is said (`--rescan-every`).
+pub const DEFAULT_CADENCE: Duration = Duration::from_secs(24 * 3600);
 
 impl Default for Config {
     fn default() -> Self {
@@ -93,6 +99,7 @@ impl Default for Config {
             metrics: None,
             metrics_on_api: true,
             lab_addresses: false,
+            default_cadence: DEFAULT_CADENCE,
         }
     }
 }

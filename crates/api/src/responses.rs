@@ -402,6 +402,16 @@ pub struct CompanyScores {
     /// sector and size band, and among all (absent without a rating).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer_benchmarks: Option<PeerBenchmarks>,
+    /// Extension: whether the rating is stale — its last full scan failed, or it is
+    /// older than twice its company's rescan cadence (absent without a rating).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<bool>,
+    /// Extension: why the rating is stale (absent when it is not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_reason: Option<String>,
+    /// Extension: when the company was last scanned successfully (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_successful_scan: Option<String>,
 }
 
 /// The company's percentile among its peers (extension; docs/METHODOLOGY.md, "Peer

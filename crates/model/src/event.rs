@@ -29,19 +29,23 @@ pub enum EventKind {
     /// A scan stopped at its budget, or left out a domain that does not exist: what it
     /// did not look at keeps its findings.
     ScanTruncated,
+    /// The company's rating became older than twice its rescan cadence (no scan has
+    /// refreshed it): it is answered as stale.
+    RatingStale,
 }
 
 /// How far a score moves (in points of 100) before the move is an event by itself.
 pub const SCORE_MOVE: f64 = 5.0;
 
 impl EventKind {
-    pub const ALL: [EventKind; 6] = [
+    pub const ALL: [EventKind; 7] = [
         EventKind::RatingChanged,
         EventKind::FindingOpened,
         EventKind::FindingClosed,
         EventKind::AssetAttributed,
         EventKind::ScanFailed,
         EventKind::ScanTruncated,
+        EventKind::RatingStale,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +56,7 @@ impl EventKind {
             EventKind::AssetAttributed => "asset_attributed",
             EventKind::ScanFailed => "scan_failed",
             EventKind::ScanTruncated => "scan_truncated",
+            EventKind::RatingStale => "rating_stale",
         }
     }
 

@@ -286,6 +286,9 @@ pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
                 @if who == Audience::Monitor { a.button href="/app/predictions" { "Predictions" } }
             }
             @if let Some(m) = s["message"].as_str() { p.notice { (m) } }
+            @if s["stale"].as_bool() == Some(true) {
+                p.notice.stale { strong { "Stale rating: " } (text(&s["stale_reason"])) ". Last successful scan " (day(text(&s["last_successful_scan"]))) "." }
+            }
             @let notes = items(&s["scan_notes"]);
             @if !notes.is_empty() {
                 div.notice { p { "What limited the last scan:" } ul { @for n in notes { li { (text(n)) } } } }
@@ -969,6 +972,20 @@ mod tests {
             ),
             incidents: Ok(json!({"incidents": [{"incident_id": "INC-1", "title": "Breach", "type": "breach"}]})),
         }
+    }
+
+    /// Issue 38 §5: a stale rating says so, with why and when the last scan succeeded.
+    #[test]
+    fn a_stale_rating_is_marked_on_the_scorecard() {
+        let fresh = scorecard(Audience::Underwriter, &card(scores())).into_string();
+        assert!(!fresh.contains("Stale rating"));
+        let mut s = scores();
+        s["stale"] = json!(true);
+        s["stale_reason"] = json!("the last scan failed at 2026-11-03T10:00:00Z: acme.test: REFUSED");
+        s["last_successful_scan"] = json!("2026-11-01T10:00:00Z");
+        let html = scorecard(Audience::Underwriter, &card(s)).into_string();
+        assert!(html.contains("Stale rating"), "{html}");
+        assert!(html.contains("the last scan failed at 2026-11-03T10:00:00Z: acme.test: REFUSED"));
     }
 
     #[test]

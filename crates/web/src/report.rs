@@ -85,6 +85,9 @@ pub fn render(scores: &Value, history: &Result<Value, Failure>, generated: &str)
                         None => p.global { "Not rated" },
                     }
                     p { "Rated " (text(&scores["scanned_at"])) ". Methodology version " strong.methodology { (methodology(scores)) } " (docs/METHODOLOGY.md). Report made " (generated) "." }
+                    @if scores["stale"].as_bool() == Some(true) {
+                        p.stale { strong { "Stale rating: " } (text(&scores["stale_reason"])) ". Last successful scan " (text(&scores["last_successful_scan"])) "." }
+                    }
                 }
                 section {
                     h2 { "Components" }
@@ -160,6 +163,14 @@ mod tests {
         assert!(html.contains("2026.11") && html.contains("<svg"));
         assert!(!html.contains("<script"), "a report runs nothing");
         assert_eq!(html.matches("<tr>").count(), (1 + 12) + (1 + 2), "components and history, each with a header row");
+        assert!(!html.contains("Stale rating"));
+        // A stale rating says so (issue 38 §5).
+        let mut stale = scores.clone();
+        stale["stale"] = json!(true);
+        stale["stale_reason"] = json!("rated 9 d ago, more than twice its rescan cadence of 24 h");
+        stale["last_successful_scan"] = json!("2026-11-01T10:00:00Z");
+        let html = render(&stale, &history, "2026-11-10T00:00:00Z").into_string();
+        assert!(html.contains("Stale rating") && html.contains("more than twice its rescan cadence of 24 h"), "{html}");
     }
 
     #[test]

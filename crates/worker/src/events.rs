@@ -256,6 +256,11 @@ pub async fn scan_failed(
 ) -> Result<Vec<model::Event>, StoreError> {
     let Some(company) = store.company_by_social_id(spec.company()).await? else { return Ok(Vec::new()) };
     let shown: String = error.chars().take(500).collect();
+    // A full scan that failed for good leaves the kept rating stale: the answers say so
+    // (with this reason) until a scan succeeds.
+    if matches!(spec, JobSpec::Scan { .. }) {
+        store.set_scan_error(company.id, Some(&shown)).await?;
+    }
     let event = NewEvent {
         company: company.id,
         kind: EventKind::ScanFailed,
@@ -266,6 +271,31 @@ pub async fn scan_failed(
         links: score_links(company.social_id.as_str()),
     };
     announce(store, &[event]).await
+}
+
+/// The `rating_stale` event of a company whose rating (at `row.last_scan`) is older than
+/// twice its cadence `every` at `now`; its time is the moment it became stale, so the
+/// scheduler's every round records it once.
+pub fn stale_rating(row: &store::ScheduleRow, every: std::time::Duration, now: OffsetDateTime) -> Option<NewEvent> {
+    let rated = row.last_scan?;
+    let since = rated + every * 2;
+    if since > now {
+        return None;
+    }
+    let at = model::timefmt::rfc3339(rated);
+    Some(NewEvent {
+        company: row.company,
+        kind: EventKind::RatingStale,
+        subject: at.clone(),
+        occurred_at: since,
+        summary: format!(
+            "{}: the rating of {at} is stale (older than twice its cadence of {} s, and no scan refreshed it)",
+            row.social_id,
+            every.as_secs()
+        ),
+        data: json!({"rated_at": at, "cadence_secs": every.as_secs()}),
+        links: score_links(row.social_id.as_str()),
+    })
 }
 
 /// Keeps `events` and queues a delivery of each new one to every webhook that follows
@@ -295,6 +325,31 @@ mod tests {
 
     fn company() -> Whose<'static> {
         Whose { id: 7, social_id: "acme", name: "Acme" }
+    }
+
+    /// Issue 38 §5: a rating older than twice its cadence is an event once, timed when
+    /// it became stale (so every later round records the same event).
+    #[test]
+    fn a_rating_past_twice_its_cadence_is_a_stale_event_once() {
+        let day = std::time::Duration::from_secs(86_400);
+        let rated = OffsetDateTime::from_unix_timestamp(1_780_000_000).unwrap();
+        let row = store::ScheduleRow {
+            company: 7,
+            social_id: model::SocialId::parse("acme").unwrap(),
+            last_scan: Some(rated),
+            queued_at: None,
+            next_at: None,
+            every: None,
+            planned_every: None,
+            watched: false,
+        };
+        assert!(stale_rating(&row, day, rated + day).is_none(), "one cadence old is not stale");
+        let e = stale_rating(&row, day, rated + day * 3).unwrap();
+        let again = stale_rating(&row, day, rated + day * 4).unwrap();
+        assert_eq!((e.kind, e.occurred_at), (EventKind::RatingStale, rated + day * 2));
+        assert_eq!((e.subject.as_str(), e.occurred_at), (again.subject.as_str(), again.occurred_at));
+        assert_eq!(e.data["cadence_secs"], 86_400);
+        assert!(stale_rating(&store::ScheduleRow { last_scan: None, ..row }, day, rated + day * 9).is_none());
     }
 
     fn rating(score: f64, grade: Grade, at: i64) -> ScoreSnapshot {

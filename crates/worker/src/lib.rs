@@ -543,6 +543,10 @@ pub async fn process_leased(
             let mut assessed = rate::Assessed::default();
             let mut truncated = false;
             let mut absent = Vec::new();
+            // Domains whose scan failed (a lookup REFUSED, SERVFAIL or timed out): their
+            // own checks are not assessable and what earlier scans found under them is
+            // kept; the other domains are scanned and rated.
+            let mut failed: Vec<(String, scanner::dns::DnsError)> = Vec::new();
             let mut notes = Vec::new();
             for (i, domain) in domains.iter().enumerate() {
                 let within = if i == 0 { &footprint } else { &names_only };
@@ -558,7 +562,11 @@ pub async fn process_leased(
                         absent.push(d);
                         continue;
                     }
-                    Err(e) => return Err(e.into()),
+                    Err(e) => {
+                        tracing::warn!(company = %social_id, domain, error = %e, "the domain's scan failed: its findings are kept");
+                        failed.push((domain.clone(), e));
+                        continue;
+                    }
                 };
                 report_budget(&social_id, &scan);
                 notes.extend(scan_notes(&scan));
@@ -581,6 +589,22 @@ pub async fn process_leased(
                 store.set_scan_error(company.id, Some(&e.to_string())).await?;
                 return Err(e.into());
             }
+            if !failed.is_empty() && failed.len() + absent.len() == domains.len() {
+                // Nothing could be scanned: the job fails (and is tried again); the kept
+                // rating is marked stale with the reason until a scan succeeds.
+                let (_, e) = failed.swap_remove(0);
+                hold(store, lease).await?;
+                store.set_scan_error(company.id, Some(&e.to_string())).await?;
+                return Err(e.into());
+            }
+            let failed_domains: Vec<String> = failed.iter().map(|(d, _)| d.clone()).collect();
+            for (d, e) in &failed {
+                let why = format!("not reached: {e}");
+                notes.push(format!("{d}: not scanned ({e}); what earlier scans found under it is kept"));
+                for v in [RiskVector::Spf, RiskVector::Dkim, RiskVector::Dmarc, RiskVector::ItStandardization] {
+                    assessed.checks.push(model::Check::unreached(v, "domain", d, why.clone()));
+                }
+            }
             // Domains that do not exist are not scanned: what was found on them stays as
             // it was (the scan is partial, like a truncated one).
             truncated |= !absent.is_empty();
@@ -601,7 +625,7 @@ pub async fn process_leased(
             metrics::not_assessable(&assessed.checks);
             // The open findings on hosts the scan could not reach stay open, and those
             // hosts are judged on them (a host hidden from the scanner is not clean).
-            let unreached = unreached_findings(store, company.id, &assessed.checks).await?;
+            let unreached = unreached_findings(store, company.id, &assessed.checks, &failed_domains).await?;
             assessed.carried = unreached.hosts;
             // A scan cut short by its budget opens and refreshes what it saw and closes
             // nothing: what it did not look at is unknown, not fixed.
@@ -649,7 +673,7 @@ pub async fn process_leased(
                 .await?;
                 report_budget(&social_id, &scan);
                 complete = !scan.truncated();
-                keep_open = unreached_findings(store, company.id, &scan.checks).await?.ids;
+                keep_open = unreached_findings(store, company.id, &scan.checks, &[]).await?.ids;
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
                 hold(store, lease).await?;
                 store.record_discovery(company.id, &h, &e, now).await?;
@@ -707,9 +731,10 @@ pub async fn process_leased(
 }
 
 /// The open findings a scan must keep although it did not see them: those on a target
-/// its checks of that vector could not reach ([`model::Check::unreached`]), by id, and
-/// per risk vector the number of such targets that carry some (they count as assets
-/// judged on their last observed state).
+/// its checks of that vector could not reach ([`model::Check::unreached`]) and every one
+/// under a domain whose scan failed (`failed`), by id, and per risk vector the number of
+/// such targets that carry some (they count as assets judged on their last observed
+/// state).
 struct Unreached {
     ids: Vec<i64>,
     hosts: std::collections::BTreeMap<RiskVector, u32>,
@@ -719,18 +744,19 @@ async fn unreached_findings(
     store: &dyn Store,
     company: i64,
     checks: &[model::Check],
+    failed: &[String],
 ) -> Result<Unreached, store::StoreError> {
     use std::collections::{BTreeMap, BTreeSet};
     let targets: BTreeSet<(RiskVector, String)> =
         checks.iter().filter(|c| c.unreached).map(|c| (c.risk_vector, host_of(&c.asset))).collect();
     let mut out = Unreached { ids: Vec::new(), hosts: BTreeMap::new() };
-    if targets.is_empty() {
+    if targets.is_empty() && failed.is_empty() {
         return Ok(out);
     }
     let mut carried: BTreeSet<(RiskVector, String)> = BTreeSet::new();
     for f in store.open_findings(company).await? {
         let key = (f.risk_vector, host_of(&f.asset));
-        if targets.contains(&key) {
+        if targets.contains(&key) || failed.iter().any(|d| under(&key.1, d)) {
             out.ids.push(f.id);
             carried.insert(key);
         }

@@ -148,8 +148,12 @@ impl Scheduler {
         let mut round = Round { leader: true, waiting, ..Round::default() };
         let rows = self.store.rescan_candidates(now, self.config.every, CANDIDATES).await?;
         let mut plans = Vec::with_capacity(rows.len());
+        let mut stale = Vec::new();
         for row in &rows {
             let (every, decision) = decide(row, now, self.config.every);
+            if let Some(event) = crate::events::stale_rating(row, every, now) {
+                stale.push(event);
+            }
             match decision {
                 Decision::Queue { next_at } => {
                     if budget == 0 {
@@ -169,6 +173,10 @@ impl Scheduler {
             }
         }
         self.store.plan_rescans(&plans).await?;
+        // Kept once per company and rating (the event's time is when it became stale).
+        if !stale.is_empty() {
+            crate::events::announce(&*self.store, &stale).await?;
+        }
         self.left = Some(waiting + round.queued);
         crate::metrics::scheduled(round.queued, round.held_back);
         Ok(round)

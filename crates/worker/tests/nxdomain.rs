@@ -198,3 +198,70 @@ async fn a_verify_job_finds_the_token_in_dns() {
     }
     lab.down().await;
 }
+
+/// The lab of [`a_domain_whose_dns_fails_freezes_nothing`]: `refused.test` answers, or
+/// (`failing`) its server refuses every question about it.
+fn refusing_lab(failing: bool) -> LabFile {
+    let failures = if failing { r#", "failures": [{"name": "@", "answer": "refused"}]"# } else { "" };
+    LabFile::parse(&format!(
+        r#"{{"dns": {{"address": "127.79.12.53"}}, "port_map": {{"53": 10053}},
+            "zones": [{{"origin": "test"}},
+                      {{"origin": "good.test", "records": ["@ TXT \"v=spf1 -all\""]}},
+                      {{"origin": "refused.test", "records": ["@ TXT \"v=spf1 +all\""]{failures}}}]}}"#
+    ))
+    .unwrap()
+}
+
+/// Issue 38 §5: one company domain whose DNS answers REFUSED made every full scan fail
+/// and froze the old rating. Now that domain's checks are not assessable, what earlier
+/// scans found under it is kept, the rest is scanned and rated, and the rating says what
+/// it left out; a company with no domain that answers fails its scan with the reason
+/// kept for the answers (stale).
+#[tokio::test]
+async fn a_domain_whose_dns_fails_freezes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", dir.path().join("r.db").display())).await.unwrap();
+    let split = company(&*store, "split-co", &["good.test", "refused.test"]).await;
+    let alone = company(&*store, "alone-co", &["refused.test"]).await;
+    let scan = |c: &model::Company| model::JobSpec::Scan { social_id: c.social_id.clone() };
+
+    let file = refusing_lab(false);
+    let lab = Lab::up(&file).await.unwrap();
+    let ctx = Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
+    worker::process(&*store, &ctx, &scan(&split)).await.unwrap();
+    worker::process(&*store, &ctx, &scan(&alone)).await.unwrap();
+    lab.down().await;
+    let before = store.open_findings(split.id).await.unwrap();
+    let on_refused: Vec<i64> = before.iter().filter(|f| f.asset.contains("refused.test")).map(|f| f.id).collect();
+    assert!(!on_refused.is_empty(), "+all is a finding: {before:#?}");
+
+    let file = refusing_lab(true);
+    let lab = Lab::up(&file).await.unwrap();
+    let ctx = Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
+    worker::process(&*store, &ctx, &scan(&split)).await.expect("one failing domain does not fail the scan");
+    let failed = worker::process(&*store, &ctx, &scan(&alone)).await;
+    lab.down().await;
+
+    let after = store.open_findings(split.id).await.unwrap();
+    for id in &on_refused {
+        assert!(after.iter().any(|f| f.id == *id), "finding {id} under the failing domain was closed");
+    }
+    let rated = store.latest_score(split.id).await.unwrap().unwrap();
+    assert!(rated.notes.iter().any(|n| n.starts_with("refused.test: not scanned")), "{:?}", rated.notes);
+    let spf = &rated.components[&model::RiskVector::Spf];
+    assert!(
+        spf.checks
+            .as_ref()
+            .unwrap()
+            .list
+            .iter()
+            .any(|c| c.asset == "refused.test" && c.outcome == model::CheckOutcome::NotAssessable),
+        "{spf:?}"
+    );
+    assert!(store.scan_error(split.id).await.unwrap().is_none());
+
+    assert!(failed.is_err(), "nothing of alone-co could be scanned");
+    let (why, _) = store.scan_error(alone.id).await.unwrap().expect("the reason is kept for the answers");
+    assert!(why.contains("refused.test"), "{why}");
+    assert!(store.latest_score(alone.id).await.unwrap().is_some(), "the old rating is kept (and answered as stale)");
+}

@@ -261,6 +261,14 @@ pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, 
     let subsidiaries_number = app.store().subsidiaries(c.id, Some(Page::FIRST)).await?.total;
     let latest = app.store().latest_score(c.id).await?;
     let scan_notes = latest.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
+    let (stale, stale_reason, last_successful_scan) = match &latest {
+        Some(snap) => {
+            let last = c.last_scanned_at.map_or(snap.scanned_at.0, |t| t.max(snap.scanned_at.0));
+            let why = staleness(app, &c, last).await?;
+            (Some(why.is_some()), why, Some(model::timefmt::rfc3339(last)))
+        }
+        None => (None, None, None),
+    };
     let mut peer_benchmarks = None;
     let (global_score, grade, scanned_at, score, message) = match latest {
         Some(snap) => {
@@ -292,7 +300,42 @@ pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, 
         message,
         scan_notes,
         peer_benchmarks,
+        stale,
+        stale_reason,
+        last_successful_scan,
     })
+}
+
+/// Why a rating whose last successful scan was at `last` is stale, if it is: the last
+/// full scan failed after it (the reason the worker kept), or it is older than twice the
+/// company's rescan cadence.
+async fn staleness(app: &AppState, c: &Company, last: time::OffsetDateTime) -> Result<Option<String>, ApiError> {
+    if let Some((why, at)) = app.store().scan_error(c.id).await?
+        && at >= last
+    {
+        return Ok(Some(format!("the last scan failed at {}: {why}", model::timefmt::rfc3339(at))));
+    }
+    let cadence = app.store().cadence(c.id).await?.unwrap_or(app.config().default_cadence);
+    let age = time::OffsetDateTime::now_utc() - last;
+    if age > cadence * 2 {
+        return Ok(Some(format!(
+            "rated {} ago, more than twice its rescan cadence of {}",
+            span(age.unsigned_abs()),
+            span(cadence)
+        )));
+    }
+    Ok(None)
+}
+
+/// A span as people say it: `36 h`, `3 d`, `90 s`.
+fn span(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..120 => format!("{s} s"),
+        120..7_200 => format!("{} min", s / 60),
+        7_200..172_800 => format!("{} h", s / 3_600),
+        _ => format!("{} d", s / 86_400),
+    }
 }
 
 pub(crate) async fn stats(app: &AppState, c: &Company, page: Page) -> Result<CompanyStats, ApiError> {

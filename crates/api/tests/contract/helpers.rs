@@ -96,6 +96,7 @@ impl TestApp {
             metrics: Some(std::sync::Arc::new(api::metrics::Metrics::new(Default::default()))),
             metrics_on_api: true,
             lab_addresses: true,
+            default_cadence: api::DEFAULT_CADENCE,
         })
         .await
     }
@@ -160,6 +161,7 @@ impl TestApp {
             metrics: Some(std::sync::Arc::new(api::metrics::Metrics::new(Default::default()))),
             metrics_on_api: true,
             lab_addresses: true,
+            default_cadence: api::DEFAULT_CADENCE,
         };
         let state = api::AppState::with_store(store.clone(), config);
         tokio::spawn(api::serve(listener, state, async move {

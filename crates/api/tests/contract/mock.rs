@@ -28,6 +28,7 @@ async fn spawn_mock() -> TestApp {
         metrics: Some(std::sync::Arc::new(api::metrics::Metrics::new(Default::default()))),
         metrics_on_api: true,
         lab_addresses: false,
+        default_cadence: api::DEFAULT_CADENCE,
     })
     .await
 }

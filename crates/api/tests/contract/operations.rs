@@ -20,6 +20,57 @@ async fn all_43_operations_answer_with_the_spec_shapes() {
     }
 }
 
+/// Issue 38 §5: a rating says when it is stale — its last full scan failed after it, or
+/// it is older than twice its rescan cadence — with why and when the company was last
+/// scanned successfully, for underwriters and monitor keys alike.
+#[tokio::test]
+async fn a_stale_rating_says_so_and_why() {
+    let app = TestApp::spawn().await;
+    let sid = model::SocialId::parse("acme-robotics").unwrap();
+    let c = app.store.company_by_social_id(&sid).await.unwrap().unwrap();
+    // Rated now: fresh.
+    let mut snap = app.store.latest_score(c.id).await.unwrap().unwrap();
+    let now = time::OffsetDateTime::now_utc().replace_millisecond(0).unwrap();
+    snap.scanned_at = model::OffsetDateTimeText(now);
+    app.store.replace_rating(c.id, &snap).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    let v = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", &app.underwriter).await;
+    assert_eq!(v["stale"], false, "{v}");
+    assert!(v.get("stale_reason").is_none(), "{v}");
+    assert_eq!(v["last_successful_scan"], model::timefmt::rfc3339(now));
+    // Its next full scan failed for good: stale, with the worker's reason.
+    app.store.set_scan_error(c.id, Some("acme-robotics.example: REFUSED")).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    for (path, key) in [
+        ("/underwriter-getcompanyscores?social_id=acme-robotics", &app.underwriter),
+        ("/monitor-getcompanyscores", &app.monitor),
+    ] {
+        let v = app.ok(path, key).await;
+        assert_eq!(v["stale"], true, "{path}: {v}");
+        let why = v["stale_reason"].as_str().unwrap();
+        assert!(
+            why.starts_with("the last scan failed at ") && why.ends_with(": acme-robotics.example: REFUSED"),
+            "{why}"
+        );
+    }
+    // Rated three days ago on a daily cadence: stale by age.
+    app.store.set_scan_error(c.id, None).await.unwrap();
+    let globex =
+        app.store.company_by_social_id(&model::SocialId::parse("globex-logistics").unwrap()).await.unwrap().unwrap();
+    let mut old = app.store.latest_score(globex.id).await.unwrap().unwrap();
+    old.scanned_at = model::OffsetDateTimeText(now - time::Duration::days(3));
+    app.store.replace_rating(globex.id, &old).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    let v = app.ok("/underwriter-getcompanyscores?social_id=globex-logistics", &app.underwriter).await;
+    if v["last_successful_scan"] == model::timefmt::rfc3339(now - time::Duration::days(3)) {
+        assert_eq!(v["stale"], true, "{v}");
+        assert_eq!(v["stale_reason"], "rated 3 d ago, more than twice its rescan cadence of 24 h");
+    } else {
+        // The sample's own rating of it is newer than three days ago: judged on that one.
+        assert!(v["stale"].is_boolean(), "{v}");
+    }
+}
+
 #[tokio::test]
 async fn the_score_history_extension_lists_ratings_newest_first() {
     let app = TestApp::spawn().await;
@@ -378,6 +429,46 @@ async fn an_exposed_rdp_port_moves_the_predictions_by_its_factor() {
     app.store.record_scan(acme.id, scope(true), &[], now).await.unwrap();
     let after = app.ok("/monitor-get-incident-prediction?period=12", k).await;
     assert_eq!(rate(&after), rate(&before));
+}
+
+/// Issue 38 §6: a website is parsed at input; markup in it is refused (400), and what
+/// is stored and answered is the normalised URL.
+#[tokio::test]
+async fn add_subsidiary_stores_its_website_parsed_and_normalised() {
+    let app = TestApp::spawn().await;
+    let k = &app.monitor;
+    let body = |social_id: &str, website: &str| {
+        json!({"name": "Acme Drones", "website": website, "social_id": social_id, "parent_social_id": "acme-robotics"})
+            .to_string()
+    };
+    for website in [
+        "https://acme-drones.example/<script>alert(1)</script>",
+        "https://acme-drones.example/\" onmouseover=\"alert(1)",
+        "https://acme-drones.example/?q=<b>",
+        "javascript:alert(1)//acme-drones.example",
+        "https://acme-drones.example/a b",
+    ] {
+        let (s, v, _) =
+            app.call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body("acme-drones", website))).await;
+        assert_eq!((s, v), (StatusCode::BAD_REQUEST, json!({"error": "website is not valid"})), "{website}");
+    }
+    let id = model::SocialId::parse("acme-drones").unwrap();
+    assert!(app.store.company_by_social_id(&id).await.unwrap().is_none(), "nothing stored of a refused body");
+
+    for (social_id, sent, stored) in [
+        ("acme-drones", "HTTPS://WWW.Acme-Drones.Example/About-Us", "https://www.acme-drones.example/About-Us"),
+        ("acme-drones-eu", "www.Acme-Drones-EU.example", "https://www.acme-drones-eu.example"),
+    ] {
+        let (s, v, _) = app.call(Method::POST, "/monitor-add-subsidiary", Some(k), Some(&body(social_id, sent))).await;
+        assert_eq!(s, StatusCode::OK, "{sent}: {v}");
+        let c = app.store.company_by_social_id(&model::SocialId::parse(social_id).unwrap()).await.unwrap().unwrap();
+        assert_eq!(c.website, stored, "{sent}");
+        assert_eq!(c.domain.unwrap().as_str(), stored.trim_start_matches("https://www.").split('/').next().unwrap());
+        // Answered as stored (the subsidiary is not rated yet: its list entry shows it).
+        let subs = app.ok("/monitor-getcompanysubsidiaries", k).await;
+        let listed = subs.as_array().unwrap().iter().find(|s| s["social_id"] == social_id).expect("listed");
+        assert_eq!(listed["website"], stored, "{listed}");
+    }
 }
 
 #[tokio::test]
