@@ -88,8 +88,13 @@ impl CompanyRecord {
         if self.company_name.trim().is_empty() {
             return Err(format!("{}: company_name is required", self.social_id));
         }
-        if self.domain.is_none() && !self.website.is_empty() && Domain::from_url(&self.website).is_err() {
-            return Err(format!("{}: website {:?} is not an http(s) URL", self.social_id, self.website));
+        // The website is shown in answers and pages: parsed as the API parses it, so that
+        // markup never enters through an import either.
+        if !self.website.is_empty() && model::ids::Website::parse(&self.website).is_err() {
+            return Err(format!(
+                "{}: website {:?} is not an http(s) URL of a host name with a path of URL-safe characters only",
+                self.social_id, self.website
+            ));
         }
         if let Some(selectors) = &self.dkim_selectors {
             model::dkim_selectors(selectors).map_err(|e| format!("{}: {e}", self.social_id))?;
@@ -113,12 +118,14 @@ impl CompanyRecord {
     }
 
     fn snapshot(&self) -> CompanySnapshot {
+        // Normalised; `validate` refused a website that does not parse.
+        let website = model::ids::Website::parse(&self.website).ok();
         CompanySnapshot {
             profile: CompanyProfile {
                 social_id: Some(self.social_id.clone()),
                 company_name: self.company_name.trim().to_owned(),
-                website: self.website.clone(),
-                domain: self.domain.clone().or_else(|| Domain::from_website(&self.website).ok()),
+                website: website.as_ref().map(ToString::to_string).unwrap_or_default(),
+                domain: self.domain.clone().or_else(|| website.map(|w| w.domain().clone())),
                 industry: self.industry.clone(),
                 description: self.description.clone(),
                 company_id: self.company_id.clone(),
@@ -268,5 +275,30 @@ mod tests {
         assert_eq!(store.subsidiaries(p.id, None).await.unwrap().items[0].social_id.as_str(), "c");
         let orphan = "{\"social_id\":\"o\",\"company_name\":\"O\",\"parent_social_id\":\"nobody\"}";
         assert!(import_companies(&store, orphan.as_bytes()).await.is_err());
+    }
+
+    /// Issue 38 §6: a website is parsed as add-subsidiary parses it, with or without a
+    /// `domain`, and stored normalised.
+    #[tokio::test]
+    async fn websites_are_parsed_and_stored_normalised() {
+        let store = memory().await;
+        for website in
+            ["https://x.example/<script>alert(1)</script>", "https://x.example/\"onload=\"x", "ftp://x.example"]
+        {
+            for domain in ["", ",\"domain\":\"x.example\""] {
+                let line = format!(
+                    "{{\"social_id\":\"x\",\"company_name\":\"X\",\"website\":{}{domain}}}",
+                    serde_json::to_string(website).unwrap()
+                );
+                let err = import_companies(&store, line.as_bytes()).await.unwrap_err().to_string();
+                assert!(err.starts_with("line 1: x: website"), "{line}: {err}");
+            }
+        }
+        let input = "{\"social_id\":\"w\",\"company_name\":\"W\",\"website\":\"HTTPS://WWW.W.Example/About\"}\n{\"social_id\":\"h\",\"company_name\":\"H\",\"website\":\"www.h.example\",\"domain\":\"h.example\"}\n";
+        import_companies(&store, input.as_bytes()).await.unwrap();
+        let w = store.company_by_social_id(&SocialId::parse("w").unwrap()).await.unwrap().unwrap();
+        assert_eq!((w.website.as_str(), w.domain.unwrap().as_str()), ("https://www.w.example/About", "w.example"));
+        let h = store.company_by_social_id(&SocialId::parse("h").unwrap()).await.unwrap().unwrap();
+        assert_eq!(h.website, "https://www.h.example");
     }
 }

@@ -12,6 +12,8 @@ pub enum IdError {
     Domain,
     #[error("cve_id is not valid")]
     CveId,
+    #[error("website is not valid")]
+    Website,
     #[error(
         "dkim_selectors: at most 16 selectors, each one to three dot-separated labels of letters, digits, '-' and '_'"
     )]
@@ -128,10 +130,15 @@ impl Domain {
 
     /// The web domain of a website URL: its host without a leading `www.`.
     pub fn from_website(url: &str) -> Result<Self, IdError> {
-        let host = Self::from_url(url)?;
-        match host.0.strip_prefix("www.") {
-            Some(rest) if rest.contains('.') => Ok(Self(rest.to_owned())),
-            _ => Ok(host),
+        Ok(Self::from_url(url)?.without_www())
+    }
+
+    /// The web domain of a website's host: the host without a leading `www.` (unless
+    /// that leaves one label).
+    fn without_www(self) -> Self {
+        match self.0.strip_prefix("www.") {
+            Some(rest) if rest.contains('.') => Self(rest.to_owned()),
+            _ => self,
         }
     }
 
@@ -152,6 +159,83 @@ impl Domain {
             || (self.0.len() > other.0.len()
                 && self.0.ends_with(&other.0)
                 && self.0.as_bytes()[self.0.len() - other.0.len() - 1] == b'.')
+    }
+}
+
+/// A company's website as it is stored and shown: an `http` or `https` URL whose host
+/// is a [`Domain`], with an optional port and an optional path of URL-safe characters
+/// only (RFC 3986 unreserved characters and `/`, percent-escapes allowed). No query,
+/// fragment, userinfo, whitespace, quotes or angle brackets: the text is shown in
+/// answers and pages, so nothing in it may be markup. A bare host name means `https`.
+///
+/// Normalised: scheme and host in lower case, the scheme's default port left out,
+/// percent-escapes in upper case; the path as given (`https://www.x.example` and
+/// `https://www.x.example/` stay as they are).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Website(String, Domain);
+
+impl Website {
+    /// Longer than any website a company gives; the API refuses longer text anyway.
+    pub const MAX_LEN: usize = 2048;
+
+    pub fn parse(raw: &str) -> Result<Self, IdError> {
+        if raw.len() > Self::MAX_LEN {
+            return Err(IdError::Website);
+        }
+        let (scheme, rest) = match raw.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("https") => ("https", rest),
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => ("http", rest),
+            Some(_) => return Err(IdError::Website),
+            None => ("https", raw),
+        };
+        let (authority, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+        let (host, port) = match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        };
+        // `Domain::parse` takes letters, digits, `-` and `.` only: no userinfo, no IP
+        // literal, nothing else in the host.
+        let host = Domain::parse(host).map_err(|_| IdError::Website)?;
+        let port = match port {
+            None => None,
+            Some(p) if (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()) => match p.parse::<u16>() {
+                Ok(0) | Err(_) => return Err(IdError::Website),
+                Ok(443) if scheme == "https" => None,
+                Ok(80) if scheme == "http" => None,
+                Ok(n) => Some(n),
+            },
+            Some(_) => return Err(IdError::Website),
+        };
+        let mut url = format!("{scheme}://{}", host.as_str());
+        if let Some(n) = port {
+            url.push_str(&format!(":{n}"));
+        }
+        let mut bytes = path.bytes();
+        while let Some(b) = bytes.next() {
+            match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => url.push(char::from(b)),
+                b'%' => {
+                    let (Some(hi), Some(lo)) = (bytes.next(), bytes.next()) else {
+                        return Err(IdError::Website);
+                    };
+                    if !hi.is_ascii_hexdigit() || !lo.is_ascii_hexdigit() {
+                        return Err(IdError::Website);
+                    }
+                    url.extend(['%', char::from(hi.to_ascii_uppercase()), char::from(lo.to_ascii_uppercase())]);
+                }
+                _ => return Err(IdError::Website),
+            }
+        }
+        Ok(Self(url, host.without_www()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The web domain: the host without a leading `www.` (as [`Domain::from_website`]).
+    pub fn domain(&self) -> &Domain {
+        &self.1
     }
 }
 
@@ -210,6 +294,7 @@ macro_rules! string_newtype_impls {
 string_newtype_impls!(SocialId);
 string_newtype_impls!(Domain);
 string_newtype_impls!(CveId);
+string_newtype_impls!(Website);
 
 #[cfg(test)]
 mod tests {
@@ -242,6 +327,79 @@ mod tests {
     }
 
     #[test]
+    fn websites() {
+        let ok = [
+            ("https://www.acme.example/", "https://www.acme.example/", "acme.example"),
+            ("HTTPS://WWW.Acme.Example/about", "https://www.acme.example/about", "acme.example"),
+            ("http://shop.acme.example:8080/a/b.html", "http://shop.acme.example:8080/a/b.html", "shop.acme.example"),
+            ("https://acme.example:443", "https://acme.example", "acme.example"),
+            ("http://acme.example:80/", "http://acme.example/", "acme.example"),
+            ("https://acme.example:8443/", "https://acme.example:8443/", "acme.example"),
+            ("www.acme.example", "https://www.acme.example", "acme.example"),
+            ("acme.example/about-us", "https://acme.example/about-us", "acme.example"),
+            ("https://acme.example./caf%c3%a9~x_y", "https://acme.example/caf%C3%A9~x_y", "acme.example"),
+            ("http://www.example", "http://www.example", "www.example"),
+        ];
+        for (raw, stored, domain) in ok {
+            let w = Website::parse(raw).unwrap_or_else(|e| panic!("{raw:?}: {e}"));
+            assert_eq!((w.as_str(), w.domain().as_str()), (stored, domain), "{raw:?}");
+            assert_eq!(w.domain(), &Domain::from_website(raw).unwrap(), "{raw:?}");
+        }
+        for bad in [
+            "",
+            "https://",
+            "https:///x",
+            "ftp://acme.example",
+            "javascript:alert(1)",
+            "https://x.example/<script>alert(1)</script>",
+            "https://x.example/a b",
+            "https://x.example/\"onmouseover=\"x",
+            "https://x.example/it's",
+            "https://x.example/?q=1",
+            "https://x.example/#top",
+            "https://x.example?q=1",
+            "https://user:pw@x.example/",
+            "https://x.example@evil.example/",
+            "https://x.example:/",
+            "https://x.example:0/",
+            "https://x.example:65536/",
+            "https://x.example:+80/",
+            "https://x.example:8080:1/",
+            "https://1.2.3.4/",
+            "https://[::1]/",
+            "https://x_y.example/",
+            "https://x.example/%zz",
+            "https://x.example/%4",
+            "https://x.example/a\tb",
+            " https://x.example/",
+            "https://x.example/\u{7f}",
+            "https://x.example/é",
+            "https://x.example\\evil.example",
+        ] {
+            assert!(Website::parse(bad).is_err(), "{bad:?}");
+        }
+        // Percent-escapes stay escaped: what they stand for is never markup in the text.
+        assert_eq!(Website::parse("https://x.example/%3c").unwrap().as_str(), "https://x.example/%3C");
+        assert!(Website::parse(&format!("https://x.example/{}", "a".repeat(Website::MAX_LEN))).is_err());
+    }
+
+    /// An accepted website parses again to itself and holds nothing a page could take
+    /// for markup.
+    fn website_is_inert(raw: &str) -> Result<(), TestCaseError> {
+        if let Ok(w) = Website::parse(raw) {
+            prop_assert_eq!(Website::parse(w.as_str()), Ok(w.clone()));
+            prop_assert!(
+                !w.as_str().chars().any(|c| matches!(c, '<' | '>' | '"' | '\'') || c.is_whitespace() || c.is_control()),
+                "{:?} from {:?}",
+                w.as_str(),
+                raw
+            );
+            prop_assert!(w.as_str().starts_with("http://") || w.as_str().starts_with("https://"));
+        }
+        Ok(())
+    }
+
+    #[test]
     fn cve_ids() {
         assert_eq!(CveId::parse("cve-2021-44228").unwrap().as_str(), "CVE-2021-44228");
         for bad in ["CVE-21-1234", "CVE-2021-123", "CVE-2021-12a4", "2021-1234", "CVE-2021-", "CVE-0999-1234"] {
@@ -255,7 +413,20 @@ mod tests {
             let _ = SocialId::parse(&s);
             let _ = Domain::parse(&s);
             let _ = Domain::from_url(&s);
+            let _ = Website::parse(&s);
             let _ = CveId::parse(&s);
+        }
+
+        #[test]
+        fn any_accepted_website_roundtrips(s in "\\PC{0,120}") {
+            website_is_inert(&s)?;
+        }
+
+        #[test]
+        fn url_shaped_websites_roundtrip(
+            s in "((https?|HTTPS?|ftp|javascript):(//)?)?(user@)?[a-zA-Z0-9.-]{1,20}(:[0-9+]{0,6})?(/[a-zA-Z0-9._~%<>\"' \t?#@!$&()*+,;=:-]{0,12}){0,3}"
+        ) {
+            website_is_inert(&s)?;
         }
 
         #[test]

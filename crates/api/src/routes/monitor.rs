@@ -639,7 +639,12 @@ pub struct AddSubsidiaryBody<'a> {
     #[schema(value_type = String, required = true)]
     #[serde(default, borrow)]
     name: Option<Sent<'a>>,
-    /// http(s) URL or host name of the subsidiary's website.
+    /// The subsidiary's website: an `http` or `https` URL, or a host name (meaning
+    /// `https`), with an optional port and an optional path of URL-safe characters only
+    /// (letters, digits, `-`, `.`, `_`, `~`, `/` and percent-escapes); no query, fragment
+    /// or user name. Stored normalised (scheme and host in lower case): `WWW.Acme.example`
+    /// is stored as `https://www.acme.example`. Its host without `www.` is the
+    /// subsidiary's domain.
     #[schema(value_type = String, required = true)]
     #[serde(default, borrow)]
     website: Option<Sent<'a>>,
@@ -686,8 +691,11 @@ impl AddSubsidiaryBody<'_> {
         let body: AddSubsidiaryBody =
             crate::params::object(raw).ok_or_else(|| ApiError::bad(crate::error::INVALID_REQUEST))?;
         let name = text(body.name.as_ref(), "name", true)?.unwrap_or_default().to_owned();
-        let website = text(body.website.as_ref(), "website", true)?.unwrap_or_default().to_owned();
-        let domain = Domain::from_website(&website).map_err(|_| ApiError::not_valid("website"))?;
+        // Parsed, and stored in its normalised form: the text is shown in answers and pages.
+        let website = model::ids::Website::parse(text(body.website.as_ref(), "website", true)?.unwrap_or_default())
+            .map_err(|_| ApiError::not_valid("website"))?;
+        let domain = website.domain().clone();
+        let website = website.to_string();
         let employees = count_field(body.employees.as_ref(), "employees")?;
         let followers = count_field(body.followers.as_ref(), "followers")?;
         let industry = text(body.industry.as_ref(), "industry", false)?.unwrap_or_default();

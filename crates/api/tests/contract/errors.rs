@@ -184,6 +184,8 @@ async fn writes_validate_their_input() {
         (with("dkim_selectors", json!(vec![0; 20_000])), "dkim_selectors is not valid"),
         (without("website"), "website is a required parameter"),
         (with("website", json!("ftp://x.example")), "website is not valid"),
+        (with("website", json!("https://x.example/<script>alert(1)</script>")), "website is not valid"),
+        (with("website", json!("https://x.example/#'><img src=x>")), "website is not valid"),
         (with("employees", json!(-5)), "employees is not valid"),
         (with("employees", json!("many")), "employees is not valid"),
         (with("followers", json!(1.5)), "followers is not valid"),
