@@ -236,6 +236,12 @@ enum Command {
         #[command(subcommand)]
         action: SubsidiariesAction,
     },
+    /// Footprint additions that keys asked for (another company's on evidence) and an
+    /// operator must approve.
+    Footprint {
+        #[command(subcommand)]
+        action: SubsidiariesAction,
+    },
     /// Webhooks: where a company's events (and its subsidiaries') are delivered, signed.
     Webhooks {
         #[command(subcommand)]
@@ -355,7 +361,9 @@ enum Command {
     },
     /// The whole pipeline on this machine: bring the lab up, register its fictional
     /// companies, scan and rate them with in-process workers, print working keys and curl
-    /// commands, and serve the API (workers keep running for rescans).
+    /// commands, and serve the API (workers keep running for rescans). Started again on
+    /// its database, it serves at once: the companies rated before are queued for the
+    /// workers, and only those never rated are scanned before it serves.
     Demo {
         #[arg(long, env = "RAMPART_LISTEN", default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
@@ -405,7 +413,7 @@ enum WebhooksAction {
         #[arg(long)]
         url: String,
         /// The event types delivered, comma-separated (rating_changed, finding_opened,
-        /// finding_closed, asset_attributed, scan_failed, scan_truncated); all when absent.
+        /// finding_closed, asset_attributed, scan_failed, scan_truncated, rating_stale); all when absent.
         #[arg(long, value_parser = parse_event_kinds)]
         events: Option<EventKinds>,
         /// Lab mode: admit a loopback or private address as the URL's host (the workers'
@@ -775,6 +783,52 @@ async fn subsidiaries(action: SubsidiariesAction) -> Result<()> {
         SubsidiariesAction::Approve { db, id, note } => decide(&db.db, id, true, &note).await,
         SubsidiariesAction::Reject { db, id, note } => decide(&db.db, id, false, &note).await,
     }
+}
+
+/// `rampart footprint pending|approve|reject`: the assets keys asked to add that another
+/// company holds on evidence (docs/API.md, "Domain ownership").
+async fn footprint_requests(action: SubsidiariesAction) -> Result<()> {
+    match action {
+        SubsidiariesAction::Pending { db, all } => {
+            let store = open(&db.db).await?;
+            let requests = store.asset_requests(all).await?;
+            say!("{:<6} {:<9} {:<24} {:<32} {:<10} {:<20} REASON", "ID", "STATE", "COMPANY", "ASSET", "BY", "ASKED");
+            for r in &requests {
+                say!(
+                    "{:<6} {:<9} {:<24} {:<32} {:<10} {:<20} {}",
+                    r.id,
+                    r.state,
+                    crate::clip(r.company.as_str(), 24),
+                    crate::clip(&r.asset, 32),
+                    crate::clip(&r.requested_by, 10),
+                    crate::clip(&r.requested_at, 20),
+                    crate::clip(&r.reason, 60)
+                );
+            }
+            if requests.is_empty() {
+                eprintln!("no requests");
+            }
+            Ok(())
+        }
+        SubsidiariesAction::Approve { db, id, note } => decide_asset(&db.db, id, true, &note).await,
+        SubsidiariesAction::Reject { db, id, note } => decide_asset(&db.db, id, false, &note).await,
+    }
+}
+
+async fn decide_asset(db: &str, id: i64, approve: bool, note: &str) -> Result<()> {
+    if note.len() > 1000 {
+        bail!("--note is {} bytes; at most 1000", note.len());
+    }
+    let store = open(db).await?;
+    let Some(r) = store.decide_asset_request(id, approve, note, model::timefmt::now()).await? else {
+        bail!("no pending request {id} (`rampart footprint pending --all` lists them)");
+    };
+    if approve {
+        // Its scan, as an addition a key makes queues one.
+        store.enqueue(&model::JobSpec::Scan { social_id: r.company.clone() }).await?;
+    }
+    say!("request {id} {}: {} for {}", r.state, r.asset, r.company);
+    Ok(())
 }
 
 async fn decide(db: &str, id: i64, approve: bool, note: &str) -> Result<()> {
@@ -1201,6 +1255,7 @@ async fn main() -> Result<()> {
                 auth_failures_per_minute,
                 trusted_proxies,
                 lab_addresses: net.lab_mode(),
+                default_cadence: rescan_every.0.unwrap_or(api::DEFAULT_CADENCE),
                 ..Default::default()
             };
             let mut running = None;
@@ -1223,6 +1278,7 @@ async fn main() -> Result<()> {
         }
         Command::Jobs { action } => jobs(action).await,
         Command::Subsidiaries { action } => subsidiaries(action).await,
+        Command::Footprint { action } => footprint_requests(action).await,
         Command::Disputes { action } => disputes(action).await,
         Command::Companies { action } => companies(action).await,
         Command::Webhooks { action } => webhooks(action).await,
@@ -1636,34 +1692,67 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     if !incidents.errors.is_empty() || incidents.linked_by_name != lab::INCIDENTS.len() {
         anyhow::bail!("the lab's incidents did not import whole: {incidents:?}");
     }
+    // Serving never waits for scans of companies rated before (a restart on the same
+    // database): their full scans are queued for the workers that run beside the server,
+    // at background priority. Only companies never rated are scanned first, so a fresh
+    // demo prints its keys with every lab company rated.
+    let total = file.companies.len();
+    let mut rated_before = Vec::new();
+    let mut never_rated = Vec::new();
+    for company in &file.companies {
+        let id = SocialId::parse(company.social_id())?;
+        let latest = match store.company_by_social_id(&id).await? {
+            Some(c) => store.latest_score(c.id).await?,
+            None => None,
+        };
+        match latest {
+            Some(r) => rated_before.push((id, r)),
+            None => never_rated.push(id),
+        }
+    }
+    let doing = match (rated_before.len(), never_rated.len()) {
+        (0, _) => "scanning:".to_owned(),
+        (_, 0) => "every company was rated before: their scans are queued for the workers".to_owned(),
+        (q, n) => format!("{q} companies rated before are queued for the workers, {n} never rated are scanned now:"),
+    };
     say!(
-        "Rampart demo — database {db}; the lab is up ({} companies, {} hosts, DNS {resolver}); scanning:",
+        "Rampart demo — database {db}; the lab is up ({} companies, {} hosts, DNS {resolver}); {doing}",
         file.companies.len(),
         file.hosts.len()
     );
+    let mut done = 0;
+    let now = time::OffsetDateTime::now_utc();
+    for (id, r) in &rated_before {
+        done += 1;
+        let queued = store
+            .enqueue_with(&model::JobSpec::Scan { social_id: id.clone() }, model::JobSpec::BACKGROUND, now)
+            .await?;
+        say!(
+            "  [{done:>2}/{total}] {:<24} {} (rated {:.1} ({}) at {})",
+            id.as_str(),
+            if queued { "scan queued" } else { "scan already queued" },
+            r.score.as_f64(),
+            r.grade.as_str(),
+            model::timefmt::rfc3339(r.scanned_at.0)
+        );
+    }
 
-    // Scan and rate every lab company, a few at a time, and say how each came out.
+    // Scan and rate every company never rated, a few at a time, and say how each came out.
     let mut scans = tokio::task::JoinSet::new();
     let limit = Arc::new(tokio::sync::Semaphore::new(4));
-    for company in &file.companies {
+    for id in never_rated {
         let (store, ctx, limit) = (store.clone(), ctx.clone(), limit.clone());
-        let social_id = company.social_id().to_owned();
         scans.spawn(async move {
             let _permit = limit.acquire_owned().await;
             let t = std::time::Instant::now();
-            let outcome = match model::SocialId::parse(&social_id) {
-                Ok(id) => worker::process(&*store, &ctx, &model::JobSpec::Scan { social_id: id }).await,
-                Err(e) => Err(worker::JobError::Payload(e.to_string())),
-            };
-            (social_id, outcome, t.elapsed())
+            let outcome = worker::process(&*store, &ctx, &model::JobSpec::Scan { social_id: id.clone() }).await;
+            (id, outcome, t.elapsed())
         });
     }
-    let total = file.companies.len();
-    let mut done = 0;
     while let Some(joined) = scans.join_next().await {
-        let (social_id, outcome, took) = joined?;
+        let (id, outcome, took) = joined?;
+        let social_id = id.as_str();
         done += 1;
-        let id = SocialId::parse(&social_id)?;
         let rated = match store.company_by_social_id(&id).await? {
             Some(c) => store.latest_score(c.id).await?,
             None => None,
@@ -1680,7 +1769,15 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
             (Err(e), _) => say!("  [{done:>2}/{total}] {social_id:<24} scan failed: {e}"),
         }
     }
-    say!("Scanned and rated in {:.1} s.\n", started.elapsed().as_secs_f64());
+    if rated_before.is_empty() {
+        say!("Scanned and rated in {:.1} s.\n", started.elapsed().as_secs_f64());
+    } else {
+        say!(
+            "Ready in {:.1} s; the {} queued scans run beside the server.\n",
+            started.elapsed().as_secs_f64(),
+            rated_before.len()
+        );
+    }
 
     let stamp = model::timefmt::rfc3339(model::timefmt::now());
     let underwriter = create_key(

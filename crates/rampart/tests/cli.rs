@@ -267,6 +267,139 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     }
 }
 
+/// Starts `rampart demo` on `db` and reads what it prints up to its last line ("API
+/// documentation: …"), at most `within`; the demo keeps running.
+async fn start_demo(db: &str, octet: u8, log: PathBuf, within: Duration) -> (Server, String, Vec<String>) {
+    let port = free_port();
+    let mut child = rampart()
+        .args(["demo", "--db", db, "--listen", &format!("127.0.0.1:{port}"), "--lab-octet", &octet.to_string()])
+        .env_remove("RAMPART_LOG")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let server = Server(child);
+    let read = tokio::task::spawn_blocking(move || {
+        let mut lines = Vec::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let done = line.starts_with("API documentation");
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+        lines
+    });
+    // A demo that never gets there is stopped when `server` is dropped (its stdout then
+    // ends, and so does the reading thread).
+    let lines = tokio::time::timeout(within, read).await.expect("the demo printed its keys in time").unwrap();
+    (server, format!("http://127.0.0.1:{port}"), lines)
+}
+
+/// Issue 38 §6: serving never waits for scans. A demo started again on its database,
+/// after a company rated before got a host in its footprint that accepts connections
+/// and never answers, listens at once: the companies rated before are printed as queued
+/// and scanned by the workers beside the server, not before it serves; the port answers
+/// while the slow company's scan is still waiting or running.
+#[tokio::test]
+async fn a_restarted_demo_queues_the_scans_of_rated_companies_and_serves_at_once() {
+    const OCTET: u8 = 91;
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("demo.db").display());
+    // A fresh database: every lab company is scanned and rated before the keys.
+    let (first, first_base, lines) =
+        start_demo(&db, OCTET, dir.path().join("first.err"), Duration::from_secs(900)).await;
+    let scanned = lines.iter().filter(|l| l.contains("/16]") && l.contains(" score ")).count();
+    assert_eq!(scanned, 16, "{lines:#?}");
+    assert!(lines.iter().any(|l| l.starts_with("Scanned and rated in ")), "{lines:#?}");
+    // Stopped once it serves (a stop asked for before then is not the demo's concern here).
+    wait_healthy(&first_base).await;
+    drop(first);
+
+    // The slow host: the lab maps 443 and 80 to 10443 and 10080; it holds every
+    // connection open and says nothing.
+    let slow = format!("127.{OCTET}.250.9");
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut holders = tokio::task::JoinSet::new();
+    for port in [10443, 10080] {
+        let silent = tokio::net::TcpListener::bind(format!("{slow}:{port}")).await.unwrap();
+        let accepted = accepted.clone();
+        holders.spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((s, _)) = silent.accept().await {
+                accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                held.push(s);
+            }
+        });
+    }
+    let store = store::open(&db).await.unwrap();
+    let kestrel = model::SocialId::parse("kestrel-logistics").unwrap();
+    let c = store.company_by_social_id(&kestrel).await.unwrap().unwrap();
+    assert!(store.latest_score(c.id).await.unwrap().is_some(), "rated by the first start");
+    let caps = store::FootprintCaps { per_day: 10, total: 10 };
+    let asset = model::FootprintAsset::parse(&slow).unwrap();
+    let added =
+        store.add_to_footprint(c.id, &asset, "a slow host", "the test", time::OffsetDateTime::now_utc(), true, caps);
+    assert_eq!(added.await.unwrap(), store::Added::Added);
+
+    // Started again: nothing scanned before it serves, every company queued.
+    let started = Instant::now();
+    let (second, base, lines) = start_demo(&db, OCTET, dir.path().join("second.err"), Duration::from_secs(120)).await;
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(2)).build().unwrap();
+    let healthy = loop {
+        match client.get(format!("{base}/healthz")).send().await {
+            Ok(r) if r.status().is_success() => break started.elapsed(),
+            _ if started.elapsed() > Duration::from_secs(120) => panic!("the restarted demo never answered"),
+            _ => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    };
+    // What its workers had done when it answered: the slow company's scan was not done.
+    let jobs = store.jobs(None, 1_000).await.unwrap();
+    let kestrel_scan = jobs.iter().find(|j| j.spec.kind() == "scan" && j.spec.company() == &kestrel);
+    let status = kestrel_scan.map(|j| j.status);
+    assert!(
+        matches!(status, Some(model::JobStatus::Queued | model::JobStatus::Running)),
+        "the slow company's scan waits for the workers: {status:?} ({} slow-host connections)",
+        accepted.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    assert!(
+        lines.iter().all(|l| !l.contains(" score ") && !l.starts_with("Scanned and rated")),
+        "nothing scanned before serving: {lines:#?}"
+    );
+    let queued: Vec<&String> = lines.iter().filter(|l| l.contains("/16]") && l.contains(" queued (rated ")).collect();
+    assert_eq!(queued.len(), 16, "{lines:#?}");
+    assert!(lines.iter().any(|l| l.starts_with("Ready in ") && l.contains("the 16 queued scans")), "{lines:#?}");
+    // A bound for a loaded 2-core machine (it answers in a few seconds; the slow host
+    // alone held the old demo up for about a minute).
+    assert!(healthy < Duration::from_secs(30), "answered {healthy:?} after the start");
+    // The keys it printed work at once, on the ratings from before.
+    let key = lines.iter().find_map(|l| l.strip_prefix("Monitor key for kestrel-logistics:")).unwrap().trim();
+    let (s, v) = get(&format!("{base}/monitor-getcompanyscores"), Some(key)).await;
+    assert_eq!(s, 200, "{v}");
+    eprintln!(
+        "restarted demo answered after {healthy:?}; the slow host took {} connections",
+        accepted.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    // The slow host lets go (its connections reset); the workers beside the server then
+    // run every queued scan.
+    holders.abort_all();
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let jobs = store.jobs(None, 1_000).await.unwrap();
+        let scans: Vec<&model::Job> = jobs.iter().filter(|j| j.spec.kind() == "scan").collect();
+        let done: std::collections::BTreeSet<&str> =
+            scans.iter().filter(|j| j.status == model::JobStatus::Done).map(|j| j.spec.company().as_str()).collect();
+        if done.len() == 16 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the queued scans did not run: {scans:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    drop(second);
+}
+
 #[tokio::test]
 async fn lab_up_serves_the_hosts_of_a_lab_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -895,4 +1028,43 @@ async fn disputes_are_listed_and_decided_by_an_operator() {
     assert!(status.contains("Disputes: 0 open"), "{status}");
     let line = status.lines().find(|l| l.contains("open_ports.redis_exposed")).unwrap_or_else(|| panic!("{status}"));
     assert_eq!(line.split_whitespace().last(), Some("1"), "{line}");
+}
+
+/// Issue 38 §1: an operator lists the footprint additions keys asked for (another
+/// company's on evidence), approves one (it joins the footprint, verified, and a scan is
+/// queued) and rejects another; decided twice, the command fails in one line.
+#[tokio::test]
+async fn footprint_requests_are_listed_and_decided_by_an_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = seeded_db(&dir);
+    let store = store::open(&db).await.unwrap();
+    let acme = store.company_by_social_id(&model::SocialId::parse("acme-robotics").unwrap()).await.unwrap().unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    let mut ids = Vec::new();
+    for asset in ["shop.globex-logistics.example", "globex-logistics.example"] {
+        let a = model::FootprintAsset::parse(asset).unwrap();
+        ids.push(store.request_asset(acme.id, &a, "our shop, hosted by them", "key 1", now).await.unwrap());
+    }
+    let out = run(&["footprint", "pending", "--db", &db]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success() && text.lines().count() == 3, "{text}");
+    assert!(text.contains("shop.globex-logistics.example") && text.contains("acme-robotics"), "{text}");
+    let approve = run(&["footprint", "approve", "--db", &db, &ids[0].to_string(), "--note", "checked the contract"]);
+    assert!(approve.status.success(), "{}", String::from_utf8_lossy(&approve.stderr));
+    assert!(
+        String::from_utf8_lossy(&approve.stdout).contains("approved: shop.globex-logistics.example for acme-robotics")
+    );
+    let reject = run(&["footprint", "reject", "--db", &db, &ids[1].to_string(), "--note", "not theirs"]);
+    assert!(reject.status.success());
+    let again = run(&["footprint", "approve", "--db", &db, &ids[1].to_string()]);
+    let err = String::from_utf8_lossy(&again.stderr).into_owned();
+    assert!(!again.status.success() && err.contains("no pending request"), "{err}");
+    let claims = store.domain_claims(acme.id).await.unwrap();
+    let shop = claims.iter().find(|c| c.name.as_str() == "shop.globex-logistics.example").expect("the approved name");
+    assert!(shop.verified && shop.verified_by.as_deref() == Some("operator"), "{shop:?}");
+    assert!(claims.iter().all(|c| c.name.as_str() != "globex-logistics.example"));
+    let jobs = store::testkit::pending_jobs(&*store).await.unwrap();
+    assert!(jobs.iter().any(|j| j.spec == model::JobSpec::Scan { social_id: acme.social_id.clone() }), "{jobs:?}");
+    let all = run(&["footprint", "pending", "--db", &db, "--all"]);
+    assert_eq!(String::from_utf8_lossy(&all.stdout).lines().count(), 3);
 }

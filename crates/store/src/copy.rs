@@ -23,6 +23,7 @@ const TABLES: &[&str] = &[
     "findings",
     "disputes",
     "footprint",
+    "asset_requests",
     "scores",
     "component_scores",
     "incidents",

@@ -66,6 +66,21 @@ pub enum Added {
     TotalFull,
 }
 
+/// An asset a key asked to add that another company holds on evidence: an operator
+/// approves or rejects it (`rampart footprint pending|approve|reject`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssetRequest {
+    pub id: i64,
+    pub company: model::SocialId,
+    pub asset: String,
+    pub reason: String,
+    pub requested_by: String,
+    pub requested_at: String,
+    /// `pending`, `approved` or `rejected`.
+    pub state: String,
+    pub note: Option<String>,
+}
+
 /// A domain attributed to a company, and whether the attribution rests on evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DomainClaim {
@@ -166,6 +181,31 @@ pub trait Disputes: Send + Sync + 'static {
 
     /// Marks the company's domain `name` verified (`how`); false when it has none.
     async fn verify_domain(&self, company: i64, name: &model::Domain, how: &str) -> Result<bool>;
+
+    /// Records a key's request to add `asset` (another company's on evidence) for an
+    /// operator; one pending request per company and asset (the one there is answered).
+    async fn request_asset(
+        &self,
+        company: i64,
+        asset: &FootprintAsset,
+        reason: &str,
+        by: &str,
+        at: OffsetDateTime,
+    ) -> Result<i64>;
+
+    /// The asset requests, oldest first; the pending ones only unless `all`.
+    async fn asset_requests(&self, all: bool) -> Result<Vec<AssetRequest>>;
+
+    /// Decides a pending asset request: approved, the asset joins the company's footprint
+    /// (a name as a verified domain: an operator's word is evidence), in the same
+    /// transaction. `None` when there is no such pending request.
+    async fn decide_asset_request(
+        &self,
+        id: i64,
+        approve: bool,
+        note: &str,
+        at: OffsetDateTime,
+    ) -> Result<Option<AssetRequest>>;
 
     /// The company's footprint changes, oldest first.
     async fn footprint(&self, company: i64) -> Result<Vec<FootprintChange>>;
@@ -656,6 +696,126 @@ macro_rules! disputes_impl {
                     .await?;
                 tx.commit().await?;
                 Ok(true)
+            }
+
+            async fn request_asset(
+                &self,
+                company: i64,
+                asset: &model::FootprintAsset,
+                reason: &str,
+                by: &str,
+                at: time::OffsetDateTime,
+            ) -> Result<i64> {
+                let mut tx = self.begin().await?;
+                let id: Option<i64> = sqlx::query_scalar(
+                    "INSERT INTO asset_requests (company_id, asset, reason, requested_by, requested_at) \
+                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id",
+                )
+                .bind(company)
+                .bind(asset.to_string())
+                .bind(reason)
+                .bind(by)
+                .bind(rfc3339(at))
+                .fetch_optional(&mut *tx)
+                .await?;
+                let id = match id {
+                    Some(id) => id,
+                    None => {
+                        sqlx::query_scalar(
+                            "SELECT id FROM asset_requests WHERE company_id = $1 AND asset = $2 AND state = 'pending'",
+                        )
+                        .bind(company)
+                        .bind(asset.to_string())
+                        .fetch_one(&mut *tx)
+                        .await?
+                    }
+                };
+                tx.commit().await?;
+                Ok(id)
+            }
+
+            async fn asset_requests(&self, all: bool) -> Result<Vec<crate::disputes::AssetRequest>> {
+                let mut conn = self.reader().await?;
+                let rows: Vec<(i64, String, String, String, String, String, String, Option<String>)> = sqlx::query_as(
+                    "SELECT r.id, c.social_id, r.asset, r.reason, r.requested_by, r.requested_at, r.state, r.note \
+                     FROM asset_requests r JOIN companies c ON c.id = r.company_id \
+                     WHERE $1 OR r.state = 'pending' ORDER BY r.id",
+                )
+                .bind(all)
+                .fetch_all(&mut *conn)
+                .await?;
+                rows.into_iter()
+                    .map(|(id, sid, asset, reason, requested_by, requested_at, state, note)| {
+                        Ok(crate::disputes::AssetRequest {
+                            id,
+                            company: model::SocialId::parse(&sid).map_err(|_| corrupt("social_id", &sid))?,
+                            asset,
+                            reason,
+                            requested_by,
+                            requested_at,
+                            state,
+                            note,
+                        })
+                    })
+                    .collect()
+            }
+
+            async fn decide_asset_request(
+                &self,
+                id: i64,
+                approve: bool,
+                note: &str,
+                at: time::OffsetDateTime,
+            ) -> Result<Option<crate::disputes::AssetRequest>> {
+                let mut tx = self.begin().await?;
+                let row: Option<(i64, String, String)> = sqlx::query_as(
+                    "SELECT company_id, asset, reason FROM asset_requests WHERE id = $1 AND state = 'pending'",
+                )
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some((company, asset, reason)) = row else {
+                    tx.rollback().await?;
+                    return Ok(None);
+                };
+                let state = if approve { "approved" } else { "rejected" };
+                let at = rfc3339(at);
+                sqlx::query("UPDATE asset_requests SET state = $2, decided_at = $3, note = $4 WHERE id = $1")
+                    .bind(id)
+                    .bind(state)
+                    .bind(&at)
+                    .bind(note)
+                    .execute(&mut *tx)
+                    .await?;
+                if approve {
+                    let parsed = model::FootprintAsset::parse(&asset)
+                        .map_err(|e| StoreError::Invalid(format!("asset request {id}: {e}")))?;
+                    let why = format!("{reason} (approved by an operator: {note})");
+                    sqlx::query(
+                        "INSERT INTO footprint (company_id, asset, change, reason, changed_by, changed_at) \
+                         VALUES ($1, $2, 'added', $3, 'operator', $4)",
+                    )
+                    .bind(company)
+                    .bind(&asset)
+                    .bind(&why)
+                    .bind(&at)
+                    .execute(&mut *tx)
+                    .await?;
+                    if let model::FootprintAsset::Name(name) = parsed {
+                        sqlx::query(
+                            "INSERT INTO domains (company_id, name, attribution, verified, verified_by) \
+                             VALUES ($1, $2, $3, TRUE, 'operator') \
+                             ON CONFLICT (company_id, name) DO UPDATE SET verified = TRUE, verified_by = 'operator'",
+                        )
+                        .bind(company)
+                        .bind(name.as_str())
+                        .bind(format!("added by the company, approved by an operator: {why}"))
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                }
+                tx.commit().await?;
+                Ok(self.asset_requests(true).await?.into_iter().find(|r| r.id == id))
             }
 
             async fn verify_domain(&self, company: i64, name: &model::Domain, how: &str) -> Result<bool> {

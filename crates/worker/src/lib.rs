@@ -548,6 +548,7 @@ pub async fn process_leased(
             // kept; the other domains are scanned and rated.
             let mut failed: Vec<(String, scanner::dns::DnsError)> = Vec::new();
             let mut notes = Vec::new();
+            let unproven = rate::unproven_claims(store, company.id).await?;
             for (i, domain) in domains.iter().enumerate() {
                 let within = if i == 0 { &footprint } else { &names_only };
                 let scanned =
@@ -574,7 +575,11 @@ pub async fn process_leased(
                     metrics::truncated();
                 }
                 truncated |= scan.truncated();
-                assessed.add_scan(&scan);
+                if unproven.contains(domain) {
+                    notes.push(format!("{domain}: claimed by the company, not yet verified: scanned, not rated"));
+                } else {
+                    assessed.add_scan(&scan);
+                }
                 found.extend(scan.findings.into_iter().filter(|f| !disputes::excluded(&footprint, &f.asset)));
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
                 hosts.extend(h);

@@ -192,6 +192,21 @@ pub async fn kev_among(store: &dyn Store, findings: &[model::Finding]) -> Result
     Ok(store.served_cves(&cves).await?.into_iter().filter(|c| c.kev.is_some()).map(|c| c.id.to_string()).collect())
 }
 
+/// The company's domains that are a key's unverified claims, when it also holds a
+/// verified one (a company known by claims alone is rated on them, and not shown outside
+/// its tree: docs/API.md, "Domain ownership").
+pub async fn unproven_claims(store: &dyn Store, company: i64) -> Result<Vec<String>, store::StoreError> {
+    let claims = store.domain_claims(company).await?;
+    if !claims.iter().any(|c| c.verified) {
+        return Ok(Vec::new());
+    }
+    Ok(claims
+        .iter()
+        .filter(|c| !c.verified && !claims.iter().any(|v| v.verified && c.name.is_within(&v.name)))
+        .map(|c| c.name.to_string())
+        .collect())
+}
+
 /// The host of a company's website (`https://www.acme.test/x` → `www.acme.test`).
 pub fn website_host(website: &str) -> Option<String> {
     website
@@ -213,7 +228,12 @@ pub async fn rate(
     basis: &Basis,
     now: OffsetDateTime,
 ) -> Result<Option<ScoreSnapshot>, store::StoreError> {
-    let findings = store.open_findings(company).await?;
+    let mut findings = store.open_findings(company).await?;
+    // A company's unverified claims (names a key added that it has not proved) are
+    // scanned but not rated, unless the company is known by claims alone: hosts a key
+    // claims can neither improve nor worsen a grade underwriters read.
+    let unproven = unproven_claims(store, company).await?;
+    findings.retain(|f| !unproven.iter().any(|d| store::asset_under(&f.asset, d)));
     let kev = kev_among(store, &findings).await?;
     let rating =
         rating::rate(&rating::Input { findings: &findings, assets_checked: &basis.assets, kev: &kev, website_host });

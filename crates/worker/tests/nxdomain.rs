@@ -1,7 +1,10 @@
-//! A company domain that does not exist is not rated: on a lab whose parent zone answers
-//! NXDOMAIN for it, the scan job ends dead at once (no retry) with the reason, the
-//! company keeps no rating and no finding, and the reason is stored for the API. A
-//! company with one existing and one absent domain is rated on the existing one only.
+//! What a scan cannot see, and what it may not count. A company domain that does not
+//! exist is not rated: on a lab whose parent zone answers NXDOMAIN for it, the scan job
+//! ends dead at once (no retry) with the reason, the company keeps no rating and no
+//! finding, and the reason is stored for the API; a company with one existing and one
+//! absent domain is rated on the existing one only. A host hidden behind an internal
+//! address, or a domain whose DNS fails, keeps its findings (issue 38 §2, §5); a domain
+//! a key claimed is scanned but not rated until it is proved (§1).
 
 use std::sync::Arc;
 
@@ -264,4 +267,40 @@ async fn a_domain_whose_dns_fails_freezes_nothing() {
     let (why, _) = store.scan_error(alone.id).await.unwrap().expect("the reason is kept for the answers");
     assert!(why.contains("refused.test"), "{why}");
     assert!(store.latest_score(alone.id).await.unwrap().is_some(), "the old rating is kept (and answered as stale)");
+}
+
+/// Issue 38 §1: a name a key claimed and has not proved is scanned (its findings are the
+/// company's to see) but not rated: a host it does not own cannot change the grade.
+#[tokio::test]
+async fn an_unproven_claim_is_scanned_but_not_rated() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", dir.path().join("c.db").display())).await.unwrap();
+    let c = company(&*store, "claim-co", &["good.test", "refused.test"]).await;
+    let claimed = Domain::parse("refused.test").unwrap();
+    store.claim_domain(c.id, &claimed, "added by the company (key 1): ours", false).await.unwrap();
+    let file = refusing_lab(false);
+    let lab = Lab::up(&file).await.unwrap();
+    let ctx = Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
+    worker::process(&*store, &ctx, &model::JobSpec::Scan { social_id: c.social_id.clone() }).await.unwrap();
+    lab.down().await;
+    let open = store.open_findings(c.id).await.unwrap();
+    assert!(open.iter().any(|f| f.asset == "refused.test" && f.risk_vector == model::RiskVector::Spf), "{open:#?}");
+    let rated = store.latest_score(c.id).await.unwrap().unwrap();
+    let spf = &rated.components[&model::RiskVector::Spf];
+    assert_eq!(spf.findings_count, 0, "the claim's +all is not rated: {spf:?}");
+    assert_eq!(spf.assets_checked, 1, "good.test alone: {spf:?}");
+    assert!(
+        rated.notes.iter().any(|n| n == "refused.test: claimed by the company, not yet verified: scanned, not rated"),
+        "{:?}",
+        rated.notes
+    );
+    // Proved, it is rated.
+    store.verify_domain(c.id, &claimed, "dns txt").await.unwrap();
+    let file = refusing_lab(false);
+    let lab = Lab::up(&file).await.unwrap();
+    let ctx = Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
+    worker::process(&*store, &ctx, &model::JobSpec::Scan { social_id: c.social_id.clone() }).await.unwrap();
+    lab.down().await;
+    let spf = store.latest_score(c.id).await.unwrap().unwrap().components[&model::RiskVector::Spf].clone();
+    assert!(spf.findings_count >= 1 && spf.assets_checked == 2, "{spf:?}");
 }

@@ -268,10 +268,19 @@ pub async fn add_asset(
     let mut verified = true;
     if let FootprintAsset::Name(name) = &asset {
         if !app.store().holders_of(name, &family).await?.is_empty() {
-            return Err(ApiError::bad(format!(
-                "asset: {asset} is attributed to another company on evidence; only an operator can add it to {}",
-                company.social_id
-            )));
+            // An operator decides (`rampart footprint pending|approve|reject`); nothing
+            // of it is scanned for this company until then.
+            let by = key_name(&caller);
+            let now = time::OffsetDateTime::now_utc();
+            let id = app.store().request_asset(company.id, &asset, &reason, &by, now).await?;
+            tracing::info!(request = id, company = %company.social_id, %asset, "footprint addition pending approval");
+            return Ok(Json(MessageOut {
+                message: format!(
+                    "{asset} is pending approval (request {id}): an operator must approve adding it to the footprint of \
+                     {}; nothing of it is scanned for it until then",
+                    company.social_id
+                ),
+            }));
         }
         verified = under_verified(&app, &family, name).await?;
     }

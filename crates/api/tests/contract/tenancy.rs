@@ -270,19 +270,46 @@ async fn another_companys_domain_is_never_taken_on_a_keys_word() {
     // The domain still answers for its owner.
     let v = app.ok(&format!("/general-getsocialid-by-domain?domain={stranger}"), &app.underwriter).await;
     assert_eq!(v["social_id"], STRANGER);
-    // add-asset of the stranger's domain, of a name under it, of its parent: refused.
+    // add-asset of the stranger's domain or a name under it: pending an operator.
+    let own = app.store.company_by_social_id(&model::SocialId::parse(OWN).unwrap()).await.unwrap().unwrap();
+    let scans_before = store::testkit::pending_jobs(&*app.store).await.unwrap().len();
     for asset in [stranger.to_owned(), format!("shop.{stranger}")] {
         let body = format!(r#"{{"asset":"{asset}","reason":"ours, honestly"}}"#);
         let (s, v, _) = app.call(Method::POST, "/monitor-add-asset", Some(&app.monitor), Some(&body)).await;
-        assert_eq!(s, StatusCode::BAD_REQUEST, "{asset}: {v}");
-        assert!(v["error"].as_str().unwrap().contains("another company"), "{v}");
+        assert_eq!(s, StatusCode::OK, "{asset}: {v}");
+        assert!(v["message"].as_str().unwrap().contains("pending approval"), "{v}");
     }
-    let footprint = app
+    assert!(app.store.footprint(own.id).await.unwrap().iter().all(|c| !c.asset.contains(stranger)));
+    assert_eq!(store::testkit::pending_jobs(&*app.store).await.unwrap().len(), scans_before, "nothing is scanned");
+    let requests = app.store.asset_requests(false).await.unwrap();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    // The same request again is the one pending.
+    let body = format!(r#"{{"asset":"{stranger}","reason":"again"}}"#);
+    let (_, v, _) = app.call(Method::POST, "/monitor-add-asset", Some(&app.monitor), Some(&body)).await;
+    assert!(v["message"].as_str().unwrap().contains(&format!("request {}", requests[0].id)), "{v}");
+    // An operator rejects one and approves the other: the approved name joins, verified.
+    let rejected = app
         .store
-        .footprint(app.store.company_by_social_id(&model::SocialId::parse(OWN).unwrap()).await.unwrap().unwrap().id)
+        .decide_asset_request(requests[0].id, false, "not theirs", time::OffsetDateTime::now_utc())
         .await
         .unwrap();
-    assert!(footprint.iter().all(|c| !c.asset.contains(stranger)), "{footprint:?}");
+    assert_eq!(rejected.unwrap().state, "rejected");
+    let approved = app
+        .store
+        .decide_asset_request(requests[1].id, true, "a shared shop", time::OffsetDateTime::now_utc())
+        .await
+        .unwrap();
+    assert_eq!(approved.unwrap().state, "approved");
+    assert!(
+        app.store
+            .decide_asset_request(requests[1].id, true, "twice", time::OffsetDateTime::now_utc())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let footprint = app.store.footprint(own.id).await.unwrap();
+    assert!(footprint.iter().any(|c| c.asset == format!("shop.{stranger}") && c.change == "added"), "{footprint:?}");
+    assert!(footprint.iter().all(|c| c.asset != stranger), "{footprint:?}");
 }
 
 /// Issue 38 §1: a domain nobody holds becomes a key's claim, not its property: scanned,

@@ -17,3 +17,17 @@ CREATE TABLE key_creations (
     created_at TEXT NOT NULL
 );
 CREATE INDEX key_creations_key ON key_creations (key_id, created_at);
+-- Assets a key asked to add that another company holds on evidence: pending until an
+-- operator approves (the asset joins the footprint, verified) or rejects them.
+CREATE TABLE asset_requests (
+    id           INTEGER PRIMARY KEY,
+    company_id   INTEGER NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
+    asset        TEXT NOT NULL,
+    reason       TEXT NOT NULL,
+    requested_by TEXT NOT NULL,
+    requested_at TEXT NOT NULL,
+    state        TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'approved', 'rejected')),
+    decided_at   TEXT,
+    note         TEXT
+);
+CREATE UNIQUE INDEX asset_requests_pending ON asset_requests (company_id, asset) WHERE state = 'pending';
