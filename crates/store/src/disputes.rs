@@ -164,6 +164,10 @@ pub trait Disputes: Send + Sync + 'static {
     /// equal to it, above it or below it, or a host of that name their scans attributed.
     async fn holders_of(&self, name: &model::Domain, family: &[i64]) -> Result<Vec<i64>>;
 
+    /// The companies other than `family` whose scans observed a service on one of
+    /// `addresses` (a footprint range of at most 256).
+    async fn address_holders(&self, addresses: &[std::net::IpAddr], family: &[i64]) -> Result<Vec<i64>>;
+
     /// Sets how the company holds `name` (inserting the domain when it has none).
     async fn claim_domain(&self, company: i64, name: &model::Domain, attribution: &str, verified: bool) -> Result<()>;
 
@@ -613,6 +617,22 @@ macro_rules! disputes_impl {
                     .collect();
                 out.sort_unstable();
                 out.dedup();
+                Ok(out)
+            }
+
+            async fn address_holders(&self, addresses: &[std::net::IpAddr], family: &[i64]) -> Result<Vec<i64>> {
+                if addresses.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let list: Vec<String> = (1..=addresses.len()).map(|i| format!("${i}")).collect();
+                let sql = format!("SELECT DISTINCT company_id FROM network_endpoints WHERE ip IN ({})", list.join(", "));
+                let mut q = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql));
+                for a in addresses {
+                    q = q.bind(a.to_string());
+                }
+                let mut conn = self.reader().await?;
+                let mut out: Vec<i64> = q.fetch_all(&mut *conn).await?.into_iter().filter(|id| !family.contains(id)).collect();
+                out.sort_unstable();
                 Ok(out)
             }
 

@@ -627,6 +627,31 @@ pub async fn process_leased(
             let kept = serde_json::to_string(&detected).map_err(|e| JobError::Payload(e.to_string()))?;
             store.save_detected_software(company.id, &kept, &feeds::products(&detected), now).await?;
             assessed.set_software(&detected);
+            // Hosts earlier scans saw findings on that this scan did not find: gone from
+            // DNS (NXDOMAIN, no address) their findings close, but a name whose lookup
+            // now fails or whose address the guard refuses was not looked at.
+            let seen: std::collections::BTreeSet<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+            let left_out: Vec<&str> = failed_domains.iter().chain(absent.iter()).map(String::as_str).collect();
+            let mut missing: std::collections::BTreeMap<String, std::collections::BTreeSet<RiskVector>> =
+                std::collections::BTreeMap::new();
+            for f in store.open_findings(company.id).await? {
+                let host = host_of(&f.asset);
+                if model::Domain::parse(&host).is_err()
+                    || seen.contains(host.as_str())
+                    || left_out.iter().any(|d| under(&host, d))
+                    || disputes::excluded(&footprint, &host)
+                {
+                    continue;
+                }
+                missing.entry(host).or_default().insert(f.risk_vector);
+            }
+            for (host, vectors) in missing.iter().take(MAX_RECHECKED_HOSTS) {
+                if let Some(why) = scanner::probes::unreached_host(ctx, host).await {
+                    for v in vectors {
+                        assessed.checks.push(model::Check::unreached(*v, "host", host, &why));
+                    }
+                }
+            }
             metrics::not_assessable(&assessed.checks);
             // The open findings on hosts the scan could not reach stay open, and those
             // hosts are judged on them (a host hidden from the scanner is not clean).
@@ -734,6 +759,10 @@ pub async fn process_leased(
         }
     }
 }
+
+/// The most hosts a full scan looks up again because earlier findings are on them and
+/// this scan did not find them (each one DNS question through the guard).
+const MAX_RECHECKED_HOSTS: usize = 200;
 
 /// The open findings a scan must keep although it did not see them: those on a target
 /// its checks of that vector could not reach ([`model::Check::unreached`]) and every one

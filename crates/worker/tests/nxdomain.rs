@@ -304,3 +304,36 @@ async fn an_unproven_claim_is_scanned_but_not_rated() {
     let spf = store.latest_score(c.id).await.unwrap().unwrap().components[&model::RiskVector::Spf].clone();
     assert!(spf.findings_count >= 1 && spf.assets_checked == 2, "{spf:?}");
 }
+
+/// The lab of [`a_host_whose_name_fails_to_resolve_keeps_its_findings`]: a web host with
+/// an exposed Telnet; `failing`: the zone's server refuses every question about it.
+fn flaky_lab(failing: bool) -> LabFile {
+    let failures = if failing { r#", "failures": [{"name": "www", "answer": "refused"}]"# } else { "" };
+    LabFile::parse(&format!(
+        r#"{{"dns": {{"address": "127.79.13.53"}}, "port_map": {{"53": 10053, "80": 10080, "443": 10443, "23": 10023}},
+            "zones": [{{"origin": "test"}},
+                      {{"origin": "flaky.test", "records": ["@ TXT \"v=spf1 -all\""]{failures}}}],
+            "hosts": [{{"name": "www.flaky.test", "address": "127.79.13.2", "services": [
+                {{"port": 80, "kind": "http"}}, {{"port": 23, "kind": "telnet"}}]}}]}}"#
+    ))
+    .unwrap()
+}
+
+/// Issue 38 §2: a host whose name stops resolving (its server answers REFUSED) was not
+/// looked at: the findings earlier scans saw on it stay open.
+#[tokio::test]
+async fn a_host_whose_name_fails_to_resolve_keeps_its_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", dir.path().join("f.db").display())).await.unwrap();
+    let c = company(&*store, "flaky-co", &["flaky.test"]).await;
+    let scan = model::JobSpec::Scan { social_id: c.social_id.clone() };
+    for failing in [false, true] {
+        let file = flaky_lab(failing);
+        let lab = Lab::up(&file).await.unwrap();
+        let ctx = Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
+        worker::process(&*store, &ctx, &scan).await.unwrap();
+        lab.down().await;
+        let open = store.open_findings(c.id).await.unwrap();
+        assert!(open.iter().any(|f| f.code == "open_ports.telnet_exposed"), "failing {failing}: {open:#?}");
+    }
+}

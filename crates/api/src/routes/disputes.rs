@@ -265,25 +265,29 @@ pub async fn add_asset(
     // A name another company holds on evidence (a verified domain at, above or below
     // it, or a host its scans attributed) is never taken on a key's word.
     let family = family_ids(&app, &own).await?;
-    let mut verified = true;
-    if let FootprintAsset::Name(name) = &asset {
-        if !app.store().holders_of(name, &family).await?.is_empty() {
-            // An operator decides (`rampart footprint pending|approve|reject`); nothing
-            // of it is scanned for this company until then.
-            let by = key_name(&caller);
-            let now = time::OffsetDateTime::now_utc();
-            let id = app.store().request_asset(company.id, &asset, &reason, &by, now).await?;
-            tracing::info!(request = id, company = %company.social_id, %asset, "footprint addition pending approval");
-            return Ok(Json(MessageOut {
-                message: format!(
-                    "{asset} is pending approval (request {id}): an operator must approve adding it to the footprint of \
-                     {}; nothing of it is scanned for it until then",
-                    company.social_id
-                ),
-            }));
-        }
-        verified = under_verified(&app, &family, name).await?;
+    let held = match &asset {
+        FootprintAsset::Name(name) => !app.store().holders_of(name, &family).await?.is_empty(),
+        other => !app.store().address_holders(&other.addresses(), &family).await?.is_empty(),
+    };
+    if held {
+        // An operator decides (`rampart footprint pending|approve|reject`); nothing of it
+        // is scanned for this company until then.
+        let by = key_name(&caller);
+        let now = time::OffsetDateTime::now_utc();
+        let id = app.store().request_asset(company.id, &asset, &reason, &by, now).await?;
+        tracing::info!(request = id, company = %company.social_id, %asset, "footprint addition pending approval");
+        return Ok(Json(MessageOut {
+            message: format!(
+                "{asset} is pending approval (request {id}): an operator must approve adding it to the footprint of \
+                 {}; nothing of it is scanned for it until then",
+                company.social_id
+            ),
+        }));
     }
+    let verified = match &asset {
+        FootprintAsset::Name(name) => under_verified(&app, &family, name).await?,
+        _ => true,
+    };
     // Each addition queues a scan: a key cannot turn the scanner on the internet at will.
     // The caps are counted and the addition made in one step of the store.
     let now = time::OffsetDateTime::now_utc();

@@ -61,6 +61,9 @@ pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &S
             .company_by_social_id(&mock.company)
             .await?
             .ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))?,
+        // A key bound to a company is told the same of a company that does not exist as
+        // of one outside its tree: whether a company exists is nothing it may learn.
+        (None, None) if caller.company.is_some() => return Err(ApiError::Forbidden),
         (None, None) => return Err(ApiError::bad(error::COMPANY_NOT_FOUND)),
     };
     may_see(app, caller, &company).await?;

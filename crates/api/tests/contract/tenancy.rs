@@ -310,6 +310,31 @@ async fn another_companys_domain_is_never_taken_on_a_keys_word() {
     let footprint = app.store.footprint(own.id).await.unwrap();
     assert!(footprint.iter().any(|c| c.asset == format!("shop.{stranger}") && c.change == "added"), "{footprint:?}");
     assert!(footprint.iter().all(|c| c.asset != stranger), "{footprint:?}");
+    // An address range where the stranger's scans saw a service waits for an operator too.
+    let globex = app.store.company_by_social_id(&model::SocialId::parse(STRANGER).unwrap()).await.unwrap().unwrap();
+    let now = model::OffsetDateTimeText(time::OffsetDateTime::now_utc());
+    let endpoint = model::NetworkEndpoint {
+        ip: "93.184.216.34".parse().unwrap(),
+        port: 443,
+        protocol: "tcp".into(),
+        host: Some(format!("www.{stranger}")),
+        service: Some("https".into()),
+        product: None,
+        version: None,
+        banner: String::new(),
+        attribution: None,
+        first_seen: now,
+        last_seen: now,
+    };
+    app.store.record_discovery(globex.id, &[], &[endpoint], now.0).await.unwrap();
+    let body = r#"{"asset":"93.184.216.0/24","reason":"our range"}"#;
+    let (s, v, _) = app.call(Method::POST, "/monitor-add-asset", Some(&app.monitor), Some(body)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("pending approval"), "{v}");
+    let body = r#"{"asset":"93.184.217.0/24","reason":"our other range"}"#;
+    let (s, v, _) = app.call(Method::POST, "/monitor-add-asset", Some(&app.monitor), Some(body)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("was added"), "a range nobody holds is added: {v}");
 }
 
 /// Issue 38 §1: a domain nobody holds becomes a key's claim, not its property: scanned,
@@ -415,4 +440,20 @@ async fn caps_hold_under_concurrent_requests_from_two_processes() {
     let own = app.store.company_by_social_id(&model::SocialId::parse(OWN).unwrap()).await.unwrap().unwrap();
     let added = app.store.footprint(own.id).await.unwrap().iter().filter(|c| c.change == "added").count();
     assert_eq!(added, api::MAX_ADDED_PER_DAY);
+}
+
+/// Issue 38 §6: a bound key learns nothing of whether a company exists: a stranger and a
+/// company that does not exist are answered alike (403), while an unbound key is told
+/// "Company not found".
+#[tokio::test]
+async fn a_bound_key_cannot_tell_a_stranger_from_nobody() {
+    let app = TestApp::spawn().await;
+    for path in ["/underwriter-getcompanyscores", "/underwriter-getcompanyinfo", "/general-getdomain-by-socialid"] {
+        let (stranger, a) = app.get(&format!("{path}?social_id={STRANGER}"), &app.monitor).await;
+        let (nobody, b) = app.get(&format!("{path}?social_id=no-such-company-at-all"), &app.monitor).await;
+        assert_eq!((stranger, &a), (nobody, &b), "{path}");
+        assert_eq!(stranger, StatusCode::FORBIDDEN, "{path}: {a}");
+        let (s, v) = app.get(&format!("{path}?social_id=no-such-company-at-all"), &app.underwriter).await;
+        assert_eq!((s, &v["error"]), (StatusCode::BAD_REQUEST, &serde_json::json!("Company not found")), "{path}");
+    }
 }
