@@ -167,31 +167,8 @@ async fn mock_needs_no_database_and_accepts_any_key() {
 #[tokio::test]
 async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
     let db = format!("sqlite://{}", dir.path().join("demo.db").display());
-    let mut child = rampart()
-        .args(["demo", "--db", &db, "--listen", &format!("127.0.0.1:{port}"), "--lab-octet", "96"])
-        .env_remove("RAMPART_LOG")
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(dir.path().join("demo.err")).unwrap())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _server = Server(child);
-    let lines = tokio::task::spawn_blocking(move || {
-        let mut lines = Vec::new();
-        for line in BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            let done = line.starts_with("API documentation");
-            lines.push(line);
-            if done {
-                break;
-            }
-        }
-        lines
-    })
-    .await
-    .unwrap();
+    let (_server, _, lines) = start_demo(&db, 96, dir.path().join("demo.err"), Duration::from_secs(600)).await;
     // Every lab company was scanned and rated.
     let rated: Vec<&String> = lines.iter().filter(|l| l.contains("/16]") && l.contains(" score ")).collect();
     assert_eq!(rated.len(), 16, "{lines:#?}");

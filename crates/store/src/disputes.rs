@@ -347,56 +347,50 @@ macro_rules! disputes_impl {
                         (new.asset.to_owned(), None, None, None)
                     }
                 };
-                let open: i64 = sqlx::query_scalar("SELECT count(*) FROM disputes WHERE company_id = $1 AND state = 'open'")
-                    .bind(new.company)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                let same: i64 = sqlx::query_scalar(
-                    "SELECT count(*) FROM disputes WHERE state = 'open' AND company_id = $1 \
+                // One open dispute per finding and per asset: the one there is answered
+                // (and this transaction, its `disputed` mark, rolled back). Under the
+                // company's lock nobody opens one meanwhile; the unique indexes hold it too.
+                let existing: Option<i64> = sqlx::query_scalar(
+                    "SELECT id FROM disputes WHERE state = 'open' AND company_id = $1 \
                      AND (finding_id = $2 OR ($2 IS NULL AND finding_id IS NULL AND asset = $3))",
                 )
                 .bind(new.company)
                 .bind(new.finding)
                 .bind(&asset)
-                .fetch_one(&mut *tx)
+                .fetch_optional(&mut *tx)
                 .await?;
-                if same == 0 && u64::try_from(open).unwrap_or(0) >= new.max_open {
+                let open: i64 = sqlx::query_scalar("SELECT count(*) FROM disputes WHERE company_id = $1 AND state = 'open'")
+                    .bind(new.company)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                if existing.is_none() && u64::try_from(open).unwrap_or(0) >= new.max_open {
                     tx.rollback().await?;
                     return Ok(Opened::TooMany);
                 }
-                // The unique indexes keep one open dispute per finding and per asset: one
-                // open already (opened before, or meanwhile by another process) is answered,
-                // and this transaction (its `disputed` mark) rolled back.
-                let id: Option<i64> = sqlx::query_scalar(
-                    "INSERT INTO disputes (company_id, finding_id, asset, risk_vector, code, title, reason, explanation, \
-                     state, opened_at, opened_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10) \
-                     ON CONFLICT DO NOTHING RETURNING id",
-                )
-                .bind(new.company)
-                .bind(new.finding)
-                .bind(&asset)
-                .bind(vector)
-                .bind(code)
-                .bind(title)
-                .bind(new.reason.as_str())
-                .bind(new.explanation)
-                .bind(rfc3339(new.at))
-                .bind(new.by)
-                .fetch_optional(&mut *tx)
-                .await?;
+                let id: Option<i64> = match existing {
+                    Some(_) => None,
+                    None => {
+                        sqlx::query_scalar(
+                            "INSERT INTO disputes (company_id, finding_id, asset, risk_vector, code, title, reason, explanation, \
+                             state, opened_at, opened_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9, $10) \
+                             ON CONFLICT DO NOTHING RETURNING id",
+                        )
+                        .bind(new.company)
+                        .bind(new.finding)
+                        .bind(&asset)
+                        .bind(vector)
+                        .bind(code)
+                        .bind(title)
+                        .bind(new.reason.as_str())
+                        .bind(new.explanation)
+                        .bind(rfc3339(new.at))
+                        .bind(new.by)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                    }
+                };
                 let Some(id) = id else {
                     tx.rollback().await?;
-                    let mut conn = self.reader().await?;
-                    let existing: Option<i64> = sqlx::query_scalar(
-                        "SELECT id FROM disputes WHERE state = 'open' AND company_id = $1 \
-                         AND (finding_id = $2 OR ($2 IS NULL AND finding_id IS NULL AND asset = $3))",
-                    )
-                    .bind(new.company)
-                    .bind(new.finding)
-                    .bind(&asset)
-                    .fetch_optional(&mut *conn)
-                    .await?;
-                    drop(conn);
                     return match existing {
                         Some(id) => match self.dispute(id).await? {
                             Some(d) => Ok(Opened::AlreadyOpen(d)),
