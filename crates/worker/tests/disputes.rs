@@ -198,31 +198,10 @@ async fn each_reason_comes_to_its_outcome() {
     assert!(!hosts(store.clone()).await.iter().any(|h| h.name == "zz-extra.disp.test"), "not found by discovery");
     let now = time::OffsetDateTime::now_utc();
     let name = FootprintAsset::parse("zz-extra.disp.test").unwrap();
-    store
-        .add_to_footprint(
-            c.id,
-            &name,
-            "our partner portal",
-            "key 1",
-            now,
-            true,
-            store::FootprintCaps { per_day: 20, total: 100 },
-        )
-        .await
-        .unwrap();
+    let caps = store::FootprintCaps { per_day: 20, total: 100 };
+    store.add_to_footprint(c.id, &name, "our partner portal", "key 1", now, true, caps).await.unwrap();
     let addr = FootprintAsset::parse("127.79.20.6").unwrap();
-    store
-        .add_to_footprint(
-            c.id,
-            &addr,
-            "our cache server",
-            "key 1",
-            now,
-            true,
-            store::FootprintCaps { per_day: 20, total: 100 },
-        )
-        .await
-        .unwrap();
+    store.add_to_footprint(c.id, &addr, "our cache server", "key 1", now, true, caps).await.unwrap();
     worker::process(&*store, &ctx, &scan).await.unwrap();
     let all = hosts(store.clone()).await;
     let extra = all.iter().find(|h| h.name == "zz-extra.disp.test").expect("the added host");
