@@ -1464,23 +1464,34 @@ async fn lab_up(file: Option<&std::path::Path>, out: &std::path::Path) -> Result
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Completes at Ctrl-C or SIGTERM. The listeners are registered when this is called,
+/// not when the future is first polled: a signal that arrives before the caller awaits
+/// it (the demo prints its keys first) is not lost.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
+    let (interrupt, term) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (signal(SignalKind::interrupt()).ok(), signal(SignalKind::terminate()).ok())
     };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutting down");
+    async move {
+        #[cfg(unix)]
+        {
+            let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! { _ = wait(interrupt) => {}, _ = wait(term) => {} }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        tracing::info!("shutting down");
+    }
 }
 
 async fn create_key(
@@ -1779,6 +1790,10 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
         );
     }
 
+    // Ctrl-C and SIGTERM are listened for before the keys are printed: a stop asked
+    // from then on stops the workers and the server alike (until now a signal ends the
+    // process as it would any other).
+    let (stop_workers, stop_serving) = (shutdown_signal(), shutdown_signal());
     let stamp = model::timefmt::rfc3339(model::timefmt::now());
     let underwriter = create_key(
         &*store,
@@ -1819,10 +1834,10 @@ async fn demo(listen: SocketAddr, db: &str, lab_octet: u8) -> Result<()> {
     say!("API documentation: {base}/docs   (Ctrl-C stops the server and the lab)");
     // Workers keep running beside the API: rescans and new companies are scanned in the lab.
     let config = worker::Config { concurrency: 2, ..Default::default() };
-    let workers = tokio::spawn(worker::run(store.clone(), ctx, config, shutdown_signal()));
+    let workers = tokio::spawn(worker::run(store.clone(), ctx, config, stop_workers));
     // The lab's companies live on 127.0.0.0/8: their own addresses may be added.
     let state = api::AppState::with_store(store, api::Config { lab_addresses: true, ..Default::default() });
-    api::serve_app(listener, state.clone(), with_web_app(&state), shutdown_signal()).await?;
+    api::serve_app(listener, state.clone(), with_web_app(&state), stop_serving).await?;
     let _ = workers.await;
     running.down().await;
     Ok(())

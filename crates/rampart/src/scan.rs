@@ -456,9 +456,8 @@ pub async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result
 /// `rampart probe ports HOST`.
 pub async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()> {
     let ctx = opts.context()?;
-    if host.parse::<std::net::IpAddr>().is_err() {
-        model::Domain::parse(host).with_context(|| format!("{host:?} is not a host name"))?;
-    }
+    // An address (`[fd00::1]` too) or a host name, as the guard takes a target.
+    scanner::guard::target(host).with_context(|| format!("{host:?} is not an address or a host name"))?;
     let ports = port_list(ports)?;
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.set_message(format!("scanning {} ports of {host}", ports.len()));

@@ -1045,3 +1045,42 @@ async fn footprint_requests_are_listed_and_decided_by_an_operator() {
     let all = run(&["footprint", "pending", "--db", &db, "--all"]);
     assert_eq!(String::from_utf8_lossy(&all.stdout).lines().count(), 3);
 }
+
+/// A stop asked the moment the demo has printed its keys (before it serves) is not
+/// lost: the signal listeners are registered before the keys are printed, so the demo
+/// ends, workers and server alike.
+#[tokio::test]
+async fn a_demo_stopped_as_it_prints_its_keys_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("demo.db").display());
+    let (mut server, _, lines) = start_demo(&db, 92, dir.path().join("demo.err"), Duration::from_secs(600)).await;
+    assert!(lines.iter().any(|l| l.starts_with("Underwriter key")), "{lines:#?}");
+    let pid = server.0.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = server.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the demo did not end within 60 s of SIGTERM");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(status.success(), "{status:?}");
+}
+
+/// Issue 38 §2: `probe ports` of an address the guard refuses says so and fails (it
+/// printed "0 of 55 ports open" with exit 0); nothing is connected to.
+#[test]
+fn probe_ports_refuses_an_internal_address_in_words() {
+    for (target, why) in [
+        ("10.0.0.1", "refused: 10.0.0.1 is a private (RFC 1918) address"),
+        ("127.0.0.1", "refused: 127.0.0.1 is a loopback address"),
+        ("[fd00::1]", "refused: fd00::1 is a unique local (RFC 4193) address"),
+    ] {
+        let out = rampart().args(["probe", "ports", target]).env_remove("RUST_BACKTRACE").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "{target}: {err}");
+        assert!(err.contains(why) && err.contains("--allow-private"), "{target}: {err}");
+        assert!(out.stdout.is_empty(), "{target}: nothing printed as a result");
+    }
+}
