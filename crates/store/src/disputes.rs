@@ -81,6 +81,21 @@ pub struct AssetRequest {
     pub note: Option<String>,
 }
 
+/// The names among `claims` that are a key's unverified claims of a company that also
+/// holds a verified domain (and lie under none of its verified ones): scanned, but not
+/// rated nor shown as the company's (a company known by claims alone is rated on them,
+/// and answered to nobody outside its tree).
+pub fn unproven(claims: &[DomainClaim]) -> Vec<String> {
+    if !claims.iter().any(|c| c.verified) {
+        return Vec::new();
+    }
+    claims
+        .iter()
+        .filter(|c| !c.verified && !claims.iter().any(|v| v.verified && c.name.is_within(&v.name)))
+        .map(|c| c.name.to_string())
+        .collect()
+}
+
 /// A domain attributed to a company, and whether the attribution rests on evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DomainClaim {

@@ -196,15 +196,7 @@ pub async fn kev_among(store: &dyn Store, findings: &[model::Finding]) -> Result
 /// verified one (a company known by claims alone is rated on them, and not shown outside
 /// its tree: docs/API.md, "Domain ownership").
 pub async fn unproven_claims(store: &dyn Store, company: i64) -> Result<Vec<String>, store::StoreError> {
-    let claims = store.domain_claims(company).await?;
-    if !claims.iter().any(|c| c.verified) {
-        return Ok(Vec::new());
-    }
-    Ok(claims
-        .iter()
-        .filter(|c| !c.verified && !claims.iter().any(|v| v.verified && c.name.is_within(&v.name)))
-        .map(|c| c.name.to_string())
-        .collect())
+    Ok(store::disputes::unproven(&store.domain_claims(company).await?))
 }
 
 /// The host of a company's website (`https://www.acme.test/x` → `www.acme.test`).

@@ -272,7 +272,22 @@ pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, 
     let mut peer_benchmarks = None;
     let (global_score, grade, scanned_at, score, message) = match latest {
         Some(snap) => {
-            let top = app.store().top_findings(c.id, TOP_FINDINGS).await?;
+            // What the rating counts: findings on a key's unproven claims are not the
+            // company's in its score (docs/API.md, "Domain ownership").
+            let unproven = store::disputes::unproven(&app.store().domain_claims(c.id).await?);
+            let top = if unproven.is_empty() {
+                app.store().top_findings(c.id, TOP_FINDINGS).await?
+            } else {
+                let mut kept: Vec<model::Finding> = Vec::new();
+                for f in app.store().top_findings(c.id, TOP_FINDINGS * 8).await? {
+                    let same_vector = kept.iter().filter(|k| k.risk_vector == f.risk_vector).count();
+                    if same_vector < TOP_FINDINGS as usize && !unproven.iter().any(|d| store::asset_under(&f.asset, d))
+                    {
+                        kept.push(f);
+                    }
+                }
+                kept
+            };
             let disputed = app.store().disputed_vectors(c.id).await?;
             peer_benchmarks = Some(super::peers(app, &c, snap.score.as_f64()).await?);
             (

@@ -368,6 +368,22 @@ async fn an_unverified_claim_answers_nobody_but_its_own_tree() {
     assert!(v["message"].as_str().unwrap().contains("not yet verified"), "{v}");
     let (s, _) = app.get("/general-getsocialid-by-domain?domain=acme-shop.example", &app.underwriter).await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
+    // What a scan finds on the claim is the company's to see, not a finding of its score.
+    let own = app.store.company_by_social_id(&model::SocialId::parse(OWN).unwrap()).await.unwrap().unwrap();
+    let on_claim =
+        super::helpers::finding("rdp.acme-shop.example:3389", "open_ports.rdp_exposed", model::RiskVector::OpenPorts);
+    let scope = store::ScanScope {
+        risk_vectors: &[model::RiskVector::OpenPorts],
+        asset: Some("rdp.acme-shop.example:3389"),
+        below: false,
+        close_missing: false,
+        keep_open: &[],
+    };
+    app.store.record_scan(own.id, scope, &[on_claim], time::OffsetDateTime::now_utc()).await.unwrap();
+    assert!(app.store.open_findings(own.id).await.unwrap().iter().any(|f| f.asset.contains("acme-shop.example")));
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    let v = app.ok("/underwriter-getcompanyscores?social_id=acme-robotics", &app.underwriter).await;
+    assert!(!v["score"].to_string().contains("acme-shop.example"), "a claim's finding in the score answer: {v}");
 
     // Proof of control: a token, issued once, and a check queued per call.
     let body = r#"{"domain":"claimed-co.example","social_id":"claimed-co"}"#;
