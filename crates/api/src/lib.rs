@@ -26,7 +26,7 @@ pub mod redis_limit;
 pub mod responses;
 mod routes;
 pub use auth::FAILURES_PER_MINUTE;
-pub use routes::disputes::MAX_ADDED_PER_DAY;
+pub use routes::disputes::{MAX_ADDED_PER_DAY, MAX_PENDING_ASSETS};
 pub use routes::monitor::MAX_CREATIONS_PER_DAY;
 
 pub use auth::{Caller, GeneratedKey, KeyError, generate_key, hash_key};

@@ -1020,7 +1020,9 @@ async fn footprint_requests_are_listed_and_decided_by_an_operator() {
     let mut ids = Vec::new();
     for asset in ["shop.globex-logistics.example", "globex-logistics.example"] {
         let a = model::FootprintAsset::parse(asset).unwrap();
-        ids.push(store.request_asset(acme.id, &a, "our shop, hosted by them", "key 1", now).await.unwrap());
+        ids.push(
+            store.request_asset(acme.id, &a, "our shop, hosted by them", "key 1", now, 20).await.unwrap().unwrap(),
+        );
     }
     let out = run(&["footprint", "pending", "--db", &db]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -203,6 +203,8 @@ pub trait Disputes: Send + Sync + 'static {
 
     /// Records a key's request to add `asset` (another company's on evidence) for an
     /// operator; one pending request per company and asset (the one there is answered).
+    /// `None`, and nothing recorded, when the company has `max_pending` pending already
+    /// (counted and inserted under a lock of the company's row).
     async fn request_asset(
         &self,
         company: i64,
@@ -210,7 +212,8 @@ pub trait Disputes: Send + Sync + 'static {
         reason: &str,
         by: &str,
         at: OffsetDateTime,
-    ) -> Result<i64>;
+        max_pending: u64,
+    ) -> Result<Option<i64>>;
 
     /// The asset requests, oldest first; the pending ones only unless `all`.
     async fn asset_requests(&self, all: bool) -> Result<Vec<AssetRequest>>;
@@ -734,8 +737,20 @@ macro_rules! disputes_impl {
                 reason: &str,
                 by: &str,
                 at: time::OffsetDateTime,
-            ) -> Result<i64> {
+                max_pending: u64,
+            ) -> Result<Option<i64>> {
                 let mut tx = self.begin().await?;
+                sqlx::query("UPDATE companies SET id = id WHERE id = $1").bind(company).execute(&mut *tx).await?;
+                let pending: Vec<String> =
+                    sqlx::query_scalar("SELECT asset FROM asset_requests WHERE company_id = $1 AND state = 'pending'")
+                        .bind(company)
+                        .fetch_all(&mut *tx)
+                        .await?;
+                let text = asset.to_string();
+                if !pending.contains(&text) && pending.len() as u64 >= max_pending {
+                    tx.rollback().await?;
+                    return Ok(None);
+                }
                 let id: Option<i64> = sqlx::query_scalar(
                     "INSERT INTO asset_requests (company_id, asset, reason, requested_by, requested_at) \
                      VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id",
@@ -760,7 +775,7 @@ macro_rules! disputes_impl {
                     }
                 };
                 tx.commit().await?;
-                Ok(id)
+                Ok(Some(id))
             }
 
             async fn asset_requests(&self, all: bool) -> Result<Vec<crate::disputes::AssetRequest>> {

@@ -20,6 +20,11 @@ pub const MAX_ADDED_ASSETS: usize = 100;
 /// a key cannot flood the operators' queue.
 pub const MAX_OPEN_DISPUTES: u64 = 200;
 const OPEN_EXCEEDED: &str = "Too many open disputes for this company: wait for the decisions of those open";
+/// Footprint additions a company may have waiting for an operator at once (each names
+/// another company's asset): a key cannot flood the operators' queue.
+pub const MAX_PENDING_ASSETS: u64 = 20;
+const PENDING_EXCEEDED: &str =
+    "Too many footprint additions of this company wait for an operator: wait for the decisions of those pending";
 /// Assets a company may add per UTC day.
 pub const MAX_ADDED_PER_DAY: usize = 20;
 const ADDED_EXCEEDED: &str = "Too many assets added to this company's footprint today";
@@ -274,7 +279,13 @@ pub async fn add_asset(
         // is scanned for this company until then.
         let by = key_name(&caller);
         let now = time::OffsetDateTime::now_utc();
-        let id = app.store().request_asset(company.id, &asset, &reason, &by, now).await?;
+        let Some(id) = app.store().request_asset(company.id, &asset, &reason, &by, now, MAX_PENDING_ASSETS).await?
+        else {
+            return Err(ApiError::TooManyRequests {
+                message: PENDING_EXCEEDED,
+                retry_after: std::time::Duration::from_secs(3600),
+            });
+        };
         tracing::info!(request = id, company = %company.social_id, %asset, "footprint addition pending approval");
         return Ok(Json(MessageOut {
             message: format!(

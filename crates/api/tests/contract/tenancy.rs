@@ -335,6 +335,16 @@ async fn another_companys_domain_is_never_taken_on_a_keys_word() {
     let (s, v, _) = app.call(Method::POST, "/monitor-add-asset", Some(&app.monitor), Some(body)).await;
     assert_eq!(s, StatusCode::OK, "{v}");
     assert!(v["message"].as_str().unwrap().contains("was added"), "a range nobody holds is added: {v}");
+    // At most MAX_PENDING_ASSETS wait for an operator at once (one waits already).
+    for i in 1..api::MAX_PENDING_ASSETS {
+        let body = format!(r#"{{"asset":"h{i}.{stranger}","reason":"ours"}}"#);
+        let (s, v, _) = app.call(Method::POST, "/monitor-add-asset", Some(&app.monitor), Some(&body)).await;
+        assert_eq!(s, StatusCode::OK, "{i}: {v}");
+    }
+    let body = format!(r#"{{"asset":"one-more.{stranger}","reason":"ours"}}"#);
+    let (s, v, headers) = app.call(Method::POST, "/monitor-add-asset", Some(&app.monitor), Some(&body)).await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS, "{v}");
+    assert!(headers.contains_key("retry-after"));
 }
 
 /// Issue 38 §1: a domain nobody holds becomes a key's claim, not its property: scanned,
