@@ -334,7 +334,7 @@ macro_rules! disputes_impl {
                 let mut tx = self.begin().await?;
                 // The company's row, locked (a write, on SQLite the database's): the count
                 // of open disputes and the insert are one step for every process.
-                sqlx::query("UPDATE companies SET id = id WHERE id = $1").bind(new.company).execute(&mut *tx).await?;
+                lock_company(&mut tx, new.company).await?;
                 let (asset, vector, code, title) = match new.finding {
                     Some(fid) => {
                         let Some(row) = sqlx::query(
@@ -554,7 +554,7 @@ macro_rules! disputes_impl {
                 let mut tx = self.begin().await?;
                 // The company's row, locked: the caps are counted and the addition made in
                 // one step for every process.
-                sqlx::query("UPDATE companies SET id = id WHERE id = $1").bind(company).execute(&mut *tx).await?;
+                lock_company(&mut tx, company).await?;
                 let added: Vec<(String, String)> = sqlx::query_as(
                     "SELECT asset, changed_at FROM footprint WHERE company_id = $1 AND change = 'added'",
                 )
@@ -740,68 +740,40 @@ macro_rules! disputes_impl {
                 max_pending: u64,
             ) -> Result<Option<i64>> {
                 let mut tx = self.begin().await?;
-                sqlx::query("UPDATE companies SET id = id WHERE id = $1").bind(company).execute(&mut *tx).await?;
-                let pending: Vec<String> =
-                    sqlx::query_scalar("SELECT asset FROM asset_requests WHERE company_id = $1 AND state = 'pending'")
+                lock_company(&mut tx, company).await?;
+                // One pending request per company and asset: the one there is answered.
+                let pending: Vec<(i64, String)> =
+                    sqlx::query_as("SELECT id, asset FROM asset_requests WHERE company_id = $1 AND state = 'pending'")
                         .bind(company)
                         .fetch_all(&mut *tx)
                         .await?;
                 let text = asset.to_string();
-                if !pending.contains(&text) && pending.len() as u64 >= max_pending {
+                if let Some((id, _)) = pending.iter().find(|(_, a)| *a == text) {
+                    tx.rollback().await?;
+                    return Ok(Some(*id));
+                }
+                if pending.len() as u64 >= max_pending {
                     tx.rollback().await?;
                     return Ok(None);
                 }
-                let id: Option<i64> = sqlx::query_scalar(
+                let id: i64 = sqlx::query_scalar(
                     "INSERT INTO asset_requests (company_id, asset, reason, requested_by, requested_at) \
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id",
+                     VALUES ($1, $2, $3, $4, $5) RETURNING id",
                 )
                 .bind(company)
-                .bind(asset.to_string())
+                .bind(&text)
                 .bind(reason)
                 .bind(by)
                 .bind(rfc3339(at))
-                .fetch_optional(&mut *tx)
+                .fetch_one(&mut *tx)
                 .await?;
-                let id = match id {
-                    Some(id) => id,
-                    None => {
-                        sqlx::query_scalar(
-                            "SELECT id FROM asset_requests WHERE company_id = $1 AND asset = $2 AND state = 'pending'",
-                        )
-                        .bind(company)
-                        .bind(asset.to_string())
-                        .fetch_one(&mut *tx)
-                        .await?
-                    }
-                };
                 tx.commit().await?;
                 Ok(Some(id))
             }
 
             async fn asset_requests(&self, all: bool) -> Result<Vec<crate::disputes::AssetRequest>> {
                 let mut conn = self.reader().await?;
-                let rows: Vec<(i64, String, String, String, String, String, String, Option<String>)> = sqlx::query_as(
-                    "SELECT r.id, c.social_id, r.asset, r.reason, r.requested_by, r.requested_at, r.state, r.note \
-                     FROM asset_requests r JOIN companies c ON c.id = r.company_id \
-                     WHERE $1 OR r.state = 'pending' ORDER BY r.id",
-                )
-                .bind(all)
-                .fetch_all(&mut *conn)
-                .await?;
-                rows.into_iter()
-                    .map(|(id, sid, asset, reason, requested_by, requested_at, state, note)| {
-                        Ok(crate::disputes::AssetRequest {
-                            id,
-                            company: model::SocialId::parse(&sid).map_err(|_| corrupt("social_id", &sid))?,
-                            asset,
-                            reason,
-                            requested_by,
-                            requested_at,
-                            state,
-                            note,
-                        })
-                    })
-                    .collect()
+                read_asset_requests(&mut conn, all, None).await
             }
 
             async fn decide_asset_request(
@@ -858,8 +830,9 @@ macro_rules! disputes_impl {
                         .await?;
                     }
                 }
+                let decided = read_asset_requests(&mut tx, true, Some(id)).await?.pop();
                 tx.commit().await?;
-                Ok(self.asset_requests(true).await?.into_iter().find(|r| r.id == id))
+                Ok(decided)
             }
 
             async fn verify_domain(&self, company: i64, name: &model::Domain, how: &str) -> Result<bool> {
@@ -932,6 +905,45 @@ macro_rules! disputes_impl {
                     .map(|(id, naics_code, employees, score)| crate::disputes::RatedCompany { id, naics_code, employees, score })
                     .collect())
             }
+        }
+
+        /// Locks the company's row for the rest of `tx` (a write: on PostgreSQL the row's
+        /// lock, on SQLite the database's), so that a cap counted in `tx` and the insert
+        /// it allows are one step for every process.
+        async fn lock_company(tx: &mut sqlx::Transaction<'static, $db>, company: i64) -> Result<()> {
+            sqlx::query("UPDATE companies SET id = id WHERE id = $1").bind(company).execute(&mut **tx).await?;
+            Ok(())
+        }
+
+        /// The asset requests: pending ones only unless `all`, the one `id` when given.
+        async fn read_asset_requests(
+            conn: &mut <$db as sqlx::Database>::Connection,
+            all: bool,
+            id: Option<i64>,
+        ) -> Result<Vec<crate::disputes::AssetRequest>> {
+            let rows: Vec<(i64, String, String, String, String, String, String, Option<String>)> = sqlx::query_as(
+                "SELECT r.id, c.social_id, r.asset, r.reason, r.requested_by, r.requested_at, r.state, r.note \
+                 FROM asset_requests r JOIN companies c ON c.id = r.company_id \
+                 WHERE ($1 OR r.state = 'pending') AND ($2 IS NULL OR r.id = $2) ORDER BY r.id",
+            )
+            .bind(all)
+            .bind(id)
+            .fetch_all(&mut *conn)
+            .await?;
+            rows.into_iter()
+                .map(|(id, sid, asset, reason, requested_by, requested_at, state, note)| {
+                    Ok(crate::disputes::AssetRequest {
+                        id,
+                        company: model::SocialId::parse(&sid).map_err(|_| corrupt("social_id", &sid))?,
+                        asset,
+                        reason,
+                        requested_by,
+                        requested_at,
+                        state,
+                        note,
+                    })
+                })
+                .collect()
         }
 
         /// Removes what `asset` covers from the company: hosts, endpoints, applications,

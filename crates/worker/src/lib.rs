@@ -634,7 +634,8 @@ pub async fn process_leased(
             let left_out: Vec<&str> = failed_domains.iter().chain(absent.iter()).map(String::as_str).collect();
             let mut missing: std::collections::BTreeMap<String, std::collections::BTreeSet<RiskVector>> =
                 std::collections::BTreeMap::new();
-            for f in store.open_findings(company.id).await? {
+            let open = store.open_findings(company.id).await?;
+            for f in &open {
                 let host = host_of(&f.asset);
                 if model::Domain::parse(&host).is_err()
                     || seen.contains(host.as_str())
@@ -655,7 +656,7 @@ pub async fn process_leased(
             metrics::not_assessable(&assessed.checks);
             // The open findings on hosts the scan could not reach stay open, and those
             // hosts are judged on them (a host hidden from the scanner is not clean).
-            let unreached = unreached_findings(store, company.id, &assessed.checks, &failed_domains).await?;
+            let unreached = unreached_findings(&open, &assessed.checks, &failed_domains);
             assessed.carried = unreached.hosts;
             // A scan cut short by its budget opens and refreshes what it saw and closes
             // nothing: what it did not look at is unknown, not fixed.
@@ -703,7 +704,9 @@ pub async fn process_leased(
                 .await?;
                 report_budget(&social_id, &scan);
                 complete = !scan.truncated();
-                keep_open = unreached_findings(store, company.id, &scan.checks, &[]).await?.ids;
+                if scan.checks.iter().any(|c| c.unreached) {
+                    keep_open = unreached_findings(&store.open_findings(company.id).await?, &scan.checks, &[]).ids;
+                }
                 let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
                 hold(store, lease).await?;
                 store.record_discovery(company.id, &h, &e, now).await?;
@@ -774,21 +777,16 @@ struct Unreached {
     hosts: std::collections::BTreeMap<RiskVector, u32>,
 }
 
-async fn unreached_findings(
-    store: &dyn Store,
-    company: i64,
-    checks: &[model::Check],
-    failed: &[String],
-) -> Result<Unreached, store::StoreError> {
+fn unreached_findings(open: &[Finding], checks: &[model::Check], failed: &[String]) -> Unreached {
     use std::collections::{BTreeMap, BTreeSet};
     let targets: BTreeSet<(RiskVector, String)> =
         checks.iter().filter(|c| c.unreached).map(|c| (c.risk_vector, host_of(&c.asset))).collect();
     let mut out = Unreached { ids: Vec::new(), hosts: BTreeMap::new() };
     if targets.is_empty() && failed.is_empty() {
-        return Ok(out);
+        return out;
     }
     let mut carried: BTreeSet<(RiskVector, String)> = BTreeSet::new();
-    for f in store.open_findings(company).await? {
+    for f in open {
         let key = (f.risk_vector, host_of(&f.asset));
         if targets.contains(&key) || failed.iter().any(|d| under(&key.1, d)) {
             out.ids.push(f.id);
@@ -798,7 +796,7 @@ async fn unreached_findings(
     for (v, _) in carried {
         *out.hosts.entry(v).or_default() += 1;
     }
-    Ok(out)
+    out
 }
 
 /// The host an asset text names (`https://www.acme.test/`, `www.acme.test:443` →

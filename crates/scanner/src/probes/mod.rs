@@ -1323,10 +1323,7 @@ pub async fn unreached_host(ctx: &Context, host: &str) -> Option<String> {
     if host.starts_with("*.") {
         return None;
     }
-    match ctx.guard.resolve(host).await {
-        Ok(_) | Err(crate::guard::GuardError::NoAddress(_)) => None,
-        Err(e) => Some(ports::Unreached::of(&e).0),
-    }
+    ports::reach(&ctx.guard, host).await.err().map(|why| why.0)
 }
 
 /// What a rescan of one host saw: its findings, or why the host was not probed (then

@@ -434,8 +434,16 @@ fn smb2_negotiate() -> Vec<u8> {
 /// a check not assessable), never "no port open". A name without an address has no
 /// port open.
 pub async fn scan(guard: &Guard, host: &str, ports: &[u16]) -> Result<Vec<OpenPort>, Unreached> {
+    let addrs = reach(guard, host).await?;
+    Ok(scan_addresses(guard, host, &addrs, ports).await)
+}
+
+/// The addresses of `host` the guard admits (none for a name without an address), or
+/// why the host is not reached: the guard refuses one of its addresses, or its name
+/// fails to resolve.
+pub async fn reach(guard: &Guard, host: &str) -> Result<Vec<std::net::IpAddr>, Unreached> {
     match guard.resolve(host).await {
-        Ok(addrs) => Ok(scan_addresses(guard, host, &addrs, ports).await),
+        Ok(addrs) => Ok(addrs),
         Err(crate::guard::GuardError::NoAddress(_)) => Ok(Vec::new()),
         Err(e) => Err(Unreached::of(&e)),
     }
