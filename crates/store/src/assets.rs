@@ -7,6 +7,30 @@ use model::{Application, Domain, DomainAsset, NetworkEndpoint, Page, SbomCompone
 use crate::{Paged, Result};
 use async_trait::async_trait;
 
+/// SQL, the same on both backends: true when the host name in `host` (a column of a row of
+/// the company in `company`) lies under none of the company's unproven claims, the names
+/// [`crate::disputes::unproven`] leaves out of its rating (a key's claim, not within a
+/// verified domain, of a company that holds one). The asset lists show what the rating
+/// counts; a row without a host name (an address in a range) is kept.
+pub(crate) fn rated_host(host: &str, company: &str) -> String {
+    format!(
+        "NOT EXISTS (SELECT 1 FROM domains u WHERE u.company_id = {company} AND NOT u.verified \
+         AND ({host} = u.name OR {host} LIKE '%.' || u.name) \
+         AND EXISTS (SELECT 1 FROM domains v WHERE v.company_id = {company} AND v.verified) \
+         AND NOT EXISTS (SELECT 1 FROM domains v WHERE v.company_id = {company} AND v.verified \
+             AND (u.name = v.name OR u.name LIKE '%.' || v.name)))"
+    )
+}
+
+/// SQL: the SBOM component `c` was seen on a host the rating counts (or on none recorded).
+pub(crate) fn rated_component() -> String {
+    format!(
+        "(NOT EXISTS (SELECT 1 FROM sbom_hosts sh WHERE sh.component_id = c.id) \
+         OR EXISTS (SELECT 1 FROM sbom_hosts sh WHERE sh.component_id = c.id AND {}))",
+        rated_host("sh.host", "c.company_id")
+    )
+}
+
 /// Subdomain (host) with the SBOM components seen on it.
 #[derive(Debug, Clone)]
 pub struct HostComponents {

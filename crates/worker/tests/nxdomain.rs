@@ -156,24 +156,38 @@ async fn a_host_hidden_behind_an_internal_address_keeps_its_findings() {
 }
 
 /// Issue 38 §1: a `verify` job finds the token the company was issued in a TXT record at
-/// `_rampart-challenge.<domain>` and makes the claim a verified domain; a domain where
-/// the token is not published stays a claim.
+/// `_rampart-challenge.<domain>`, or in the file `/.well-known/rampart-challenge` of the
+/// domain's web server, and makes the claim a verified domain; a domain where the token
+/// is not published (another token, the file elsewhere, a redirect to it) stays a claim.
 #[tokio::test]
-async fn a_verify_job_finds_the_token_in_dns() {
+async fn a_verify_job_finds_the_token_in_dns_or_a_well_known_file() {
     let file = LabFile::parse(
-        r#"{"dns": {"address": "127.79.11.53"}, "port_map": {"53": 10053},
+        r#"{"dns": {"address": "127.79.11.53"}, "port_map": {"53": 10053, "80": 10080, "443": 10443},
             "zones": [{"origin": "test"},
                       {"origin": "proof.test", "records": ["_rampart-challenge TXT \"rampart-verify=0123\""]},
-                      {"origin": "miss.test", "records": ["_rampart-challenge TXT \"rampart-verify=0123\""]}]}"#,
+                      {"origin": "miss.test", "records": ["_rampart-challenge TXT \"rampart-verify=0123\""]},
+                      {"origin": "file.test"}, {"origin": "misfile.test"}, {"origin": "hop.test"}],
+            "hosts": [
+              {"name": "file.test", "address": "127.79.11.2", "services": [{"port": 443, "kind": "https", "http": {
+                  "pages": [{"path": "/.well-known/rampart-challenge", "body": "rampart-verify=4567\n"}]}}]},
+              {"name": "misfile.test", "address": "127.79.11.3", "services": [{"port": 80, "kind": "http", "http": {
+                  "pages": [{"path": "/rampart-challenge", "body": "rampart-verify=4567"}]}}]},
+              {"name": "hop.test", "address": "127.79.11.4", "services": [{"port": 80, "kind": "http", "http": {
+                  "redirect": "http://file.test"}}]}]}"#,
     )
     .unwrap();
     let lab = Lab::up(&file).await.unwrap();
-    let ctx = Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap();
+    let ctx = Context::lab(lab.resolver.unwrap(), file.effective_port_map(), lab.ca_root_der.clone(), "").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", dir.path().join("v.db").display())).await.unwrap();
-    for (id, name, token) in
-        [("proof-co", "proof.test", "rampart-verify=0123"), ("miss-co", "miss.test", "rampart-verify=9999")]
-    {
+    let proved = [("proof-co", "dns txt"), ("file-co", "well-known file")];
+    for (id, name, token) in [
+        ("proof-co", "proof.test", "rampart-verify=0123"),
+        ("miss-co", "miss.test", "rampart-verify=9999"),
+        ("file-co", "file.test", "rampart-verify=4567"),
+        ("misfile-co", "misfile.test", "rampart-verify=4567"),
+        ("hop-co", "hop.test", "rampart-verify=4567"),
+    ] {
         let c = company(&*store, id, &[name]).await;
         let domain = Domain::parse(name).unwrap();
         store.claim_domain(c.id, &domain, "claimed by key 1 through add-subsidiary", false).await.unwrap();
@@ -190,12 +204,12 @@ async fn a_verify_job_finds_the_token_in_dns() {
         .unwrap();
         let claim = store.domain_claims(c.id).await.unwrap().into_iter().find(|d| d.name == domain).unwrap();
         let found = store.company_by_domain(&domain).await.unwrap().map(|f| f.social_id.to_string());
-        if id == "proof-co" {
+        if let Some((_, how)) = proved.iter().find(|(p, _)| *p == id) {
             assert!(claim.verified, "{claim:?}");
-            assert_eq!(claim.verified_by.as_deref(), Some("dns txt"));
-            assert_eq!(found.as_deref(), Some("proof-co"));
+            assert_eq!(claim.verified_by.as_deref(), Some(*how));
+            assert_eq!(found.as_deref(), Some(id));
         } else {
-            assert!(!claim.verified, "another token does not prove control: {claim:?}");
+            assert!(!claim.verified, "{id}: the token is not where it must be: {claim:?}");
             assert_eq!(found, None);
         }
     }

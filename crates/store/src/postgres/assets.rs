@@ -1,6 +1,7 @@
 //! [`crate::Assets`] on PostgreSQL.
 
 use super::*;
+use crate::assets::{rated_component, rated_host};
 
 #[async_trait]
 impl crate::Assets for PgStore {
@@ -21,13 +22,18 @@ impl crate::Assets for PgStore {
     }
 
     async fn counts(&self, company: i64) -> Result<CompanyCounts> {
-        let row = sqlx::query(
-            "SELECT (SELECT count(*) FROM applications WHERE company_id = $1) AS apps, \
-             (SELECT count(*) FROM network_endpoints WHERE company_id = $1) AS eps, \
-             (SELECT count(*) FROM (SELECT ip FROM network_endpoints WHERE company_id = $1 UNION \
-                SELECT unnest(string_to_array(addresses, ',')) COLLATE \"C\" FROM hosts WHERE company_id = $1 AND addresses <> '') a) AS ips, \
-             (SELECT count(*) FROM sbom_components WHERE company_id = $1) AS sbom",
-        )
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT (SELECT count(*) FROM applications a WHERE company_id = $1 AND {apps}) AS apps, \
+                 (SELECT count(*) FROM network_endpoints e WHERE company_id = $1 AND {eps}) AS eps, \
+                 (SELECT count(*) FROM (SELECT ip FROM network_endpoints e WHERE company_id = $1 AND {eps} UNION \
+                    SELECT unnest(string_to_array(addresses, ',')) COLLATE \"C\" FROM hosts h \
+                    WHERE company_id = $1 AND addresses <> '' AND {hosts}) a) AS ips, \
+                 (SELECT count(*) FROM sbom_components c WHERE company_id = $1 AND {sbom}) AS sbom",
+            apps = rated_host("a.host", "a.company_id"),
+            eps = rated_host("e.host", "e.company_id"),
+            hosts = rated_host("h.name", "h.company_id"),
+            sbom = rated_component(),
+        )))
         .bind(company)
         .fetch_one(&self.pool)
         .await?;
@@ -35,13 +41,22 @@ impl crate::Assets for PgStore {
         for s in Severity::ALL {
             findings.insert(*s, 0);
         }
-        for r in sqlx::query("SELECT severity, count(*) AS n FROM findings WHERE company_id = $1 AND closed_at IS NULL GROUP BY severity")
-            .bind(company)
-            .fetch_all(&self.pool)
-            .await?
+        // The open findings the rating counts: none on an unproven claim (their assets are
+        // names, `host:port` or URLs, matched as the rating matches them).
+        let unproven = crate::disputes::unproven(&crate::Disputes::domain_claims(self, company).await?);
+        for r in sqlx::query(
+            "SELECT severity, asset, count(*) AS n FROM findings WHERE company_id = $1 AND closed_at IS NULL GROUP BY severity, asset",
+        )
+        .bind(company)
+        .fetch_all(&self.pool)
+        .await?
         {
+            let asset: String = r.try_get("asset")?;
+            if unproven.iter().any(|d| model::asset_under(&asset, d)) {
+                continue;
+            }
             let s: String = r.try_get("severity")?;
-            findings.insert(Severity::parse(&s).map_err(|_| corrupt("severity", &s))?, count(r.try_get("n")?));
+            *findings.entry(Severity::parse(&s).map_err(|_| corrupt("severity", &s))?).or_default() += count(r.try_get("n")?);
         }
         Ok(CompanyCounts {
             applications: count(row.try_get("apps")?),
@@ -53,13 +68,17 @@ impl crate::Assets for PgStore {
     }
 
     async fn applications(&self, company: i64, page: Page) -> Result<Paged<Application>> {
-        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM applications WHERE company_id = $1")
-            .bind(company)
-            .fetch_one(&self.pool)
-            .await?;
-        let items = sqlx::query(
-            "SELECT * FROM applications WHERE company_id = $1 ORDER BY lower(name), host, id LIMIT $2 OFFSET $3",
-        )
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT count(*) FROM applications a WHERE company_id = $1 AND {}",
+            rated_host("a.host", "a.company_id")
+        )))
+        .bind(company)
+        .fetch_one(&self.pool)
+        .await?;
+        let items = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT * FROM applications a WHERE company_id = $1 AND {} ORDER BY lower(name), host, id LIMIT $2 OFFSET $3",
+            rated_host("a.host", "a.company_id")
+        )))
         .bind(company)
         .bind(page.limit())
         .bind(page.offset())
@@ -72,13 +91,17 @@ impl crate::Assets for PgStore {
     }
 
     async fn network_endpoints(&self, company: i64, page: Page) -> Result<Paged<NetworkEndpoint>> {
-        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM network_endpoints WHERE company_id = $1")
-            .bind(company)
-            .fetch_one(&self.pool)
-            .await?;
-        let items = sqlx::query(
-            "SELECT * FROM network_endpoints WHERE company_id = $1 ORDER BY ip, port, id LIMIT $2 OFFSET $3",
-        )
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT count(*) FROM network_endpoints e WHERE company_id = $1 AND {}",
+            rated_host("e.host", "e.company_id")
+        )))
+        .bind(company)
+        .fetch_one(&self.pool)
+        .await?;
+        let items = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT * FROM network_endpoints e WHERE company_id = $1 AND {} ORDER BY ip, port, id LIMIT $2 OFFSET $3",
+            rated_host("e.host", "e.company_id")
+        )))
         .bind(company)
         .bind(page.limit())
         .bind(page.offset())
@@ -92,12 +115,12 @@ impl crate::Assets for PgStore {
 
     async fn sbom(&self, company: i64, page: Page, with_cves: bool) -> Result<Paged<SbomComponent>> {
         let filter = if with_cves { 1 } else { 0 };
-        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM sbom_components c WHERE company_id = $1 AND ($2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id))")
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM sbom_components c WHERE company_id = $1 AND ($2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) AND {}", rated_component())))
             .bind(company)
             .bind(filter)
             .fetch_one(&self.pool)
             .await?;
-        let rows = sqlx::query("SELECT * FROM sbom_components c WHERE company_id = $1 AND ($2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) ORDER BY lower(name), version, id LIMIT $3 OFFSET $4")
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM sbom_components c WHERE company_id = $1 AND ($2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) AND {} ORDER BY lower(name), version, id LIMIT $3 OFFSET $4", rated_component())))
             .bind(company)
             .bind(filter)
             .bind(page.limit())
@@ -108,15 +131,17 @@ impl crate::Assets for PgStore {
     }
 
     async fn sbom_by_domain(&self, company: i64, domain: &Domain, page: Page) -> Result<Paged<HostComponents>> {
-        const HOSTS: &str = "FROM sbom_hosts h JOIN sbom_components c ON c.id = h.component_id \
-             WHERE c.company_id = $1 AND (h.host = $2 OR h.host LIKE '%.' || $2)";
-        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(DISTINCT h.host) {HOSTS}")))
+        let rated = rated_host("h.host", "c.company_id");
+        #[rustfmt::skip]
+        let hosts_sql = format!("FROM sbom_hosts h JOIN sbom_components c ON c.id = h.component_id \
+             WHERE c.company_id = $1 AND (h.host = $2 OR h.host LIKE '%.' || $2) AND {rated}");
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(DISTINCT h.host) {hosts_sql}")))
             .bind(company)
             .bind(domain.as_str())
             .fetch_one(&self.pool)
             .await?;
         let hosts: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT DISTINCT h.host {HOSTS} ORDER BY h.host LIMIT $3 OFFSET $4"
+            "SELECT DISTINCT h.host {hosts_sql} ORDER BY h.host LIMIT $3 OFFSET $4"
         )))
         .bind(company)
         .bind(domain.as_str())

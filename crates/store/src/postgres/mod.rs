@@ -602,10 +602,14 @@ impl PgStore {
     async fn load_sbom(&self, rows: Vec<PgRow>) -> Result<Vec<SbomComponent>> {
         let ids: Vec<i64> = rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?;
         let mut hosts: BTreeMap<i64, Vec<Domain>> = BTreeMap::new();
-        for r in sqlx::query("SELECT component_id, host FROM sbom_hosts WHERE component_id = ANY($1) ORDER BY host")
-            .bind(&ids)
-            .fetch_all(&self.pool)
-            .await?
+        for r in sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT component_id, host FROM sbom_hosts h JOIN sbom_components c ON c.id = h.component_id \
+             WHERE component_id = ANY($1) AND {} ORDER BY host",
+            crate::assets::rated_host("h.host", "c.company_id")
+        )))
+        .bind(&ids)
+        .fetch_all(&self.pool)
+        .await?
         {
             let h: String = r.try_get("host")?;
             hosts

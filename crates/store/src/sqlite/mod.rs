@@ -638,10 +638,14 @@ impl SqliteStore {
         let ids: Vec<i64> = rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?;
         let ids_json = to_json(&ids)?;
         let mut hosts: BTreeMap<i64, Vec<Domain>> = BTreeMap::new();
-        for r in sqlx::query("SELECT component_id, host FROM sbom_hosts WHERE component_id IN (SELECT value FROM json_each(?1)) ORDER BY host")
-            .bind(&ids_json)
-            .fetch_all(&mut *self.read.get().await?)
-            .await?
+        for r in sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT component_id, host FROM sbom_hosts h JOIN sbom_components c ON c.id = h.component_id \
+             WHERE component_id IN (SELECT value FROM json_each(?1)) AND {} ORDER BY host",
+            crate::assets::rated_host("h.host", "c.company_id")
+        )))
+        .bind(&ids_json)
+        .fetch_all(&mut *self.read.get().await?)
+        .await?
         {
             let h: String = r.try_get("host")?;
             hosts

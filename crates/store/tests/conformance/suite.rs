@@ -2064,3 +2064,135 @@ pub async fn disputes(store: &dyn Store) {
     assert_eq!(me.len(), 1);
     assert_eq!(me[0].score, 7000);
 }
+
+/// Issue 38 §1: the asset lists and counts show what the rating counts. What a scan
+/// finds under a company's unproven claim (a key's word, beside a verified domain) is
+/// left out of applications, endpoints, addresses, the SBOM and the finding counts;
+/// verified, it is the company's like the rest.
+pub async fn rated_assets(store: &dyn Store) {
+    use model::{Attribution, DiscoveredHost};
+    use store::ScanScope;
+    let c = store
+        .save_company(&CompanySnapshot {
+            profile: profile("rated", "Rated Ltd", "rated.example"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let claim = dom("claimed-by-rated.example");
+    store.claim_domain(c.id, &claim, "added by key 1", false).await.unwrap();
+    let seen = at("2026-05-01T00:00:00Z");
+    let why = Attribution { source: "wordlist".into(), evidence: "A".into() };
+    let host = |name: &str, ip: &str| DiscoveredHost {
+        name: name.into(),
+        addresses: vec![ip.parse().unwrap()],
+        attribution: why.clone(),
+        first_seen: seen,
+        last_seen: seen,
+    };
+    let endpoint = |ip: &str, host: Option<&str>| NetworkEndpoint {
+        ip: ip.parse().unwrap(),
+        port: 443,
+        protocol: "tcp".into(),
+        host: host.map(Into::into),
+        service: Some("https".into()),
+        product: None,
+        version: None,
+        banner: String::new(),
+        attribution: None,
+        first_seen: seen,
+        last_seen: seen,
+    };
+    store
+        .record_discovery(
+            c.id,
+            &[host("www.rated.example", "192.0.2.10"), host("shop.claimed-by-rated.example", "198.51.100.20")],
+            &[
+                endpoint("192.0.2.10", Some("www.rated.example")),
+                endpoint("198.51.100.20", Some("shop.claimed-by-rated.example")),
+                endpoint("203.0.113.5", None),
+            ],
+            seen.0,
+        )
+        .await
+        .unwrap();
+    let app = |host: &str| Application {
+        name: "Nginx".into(),
+        version: Some("1.18.0".into()),
+        categories: vec![],
+        host: host.into(),
+        cpe: None,
+        evidence: "header server".into(),
+        confidence: Some(100),
+        first_seen: seen,
+        last_seen: seen,
+    };
+    let comp = |name: &str, hosts: &[&str]| SbomComponent {
+        name: name.into(),
+        version: Some("1.0".into()),
+        purl: None,
+        cpe: None,
+        hosts: hosts.iter().map(|h| dom(h)).collect(),
+        evidence: "header server".into(),
+        end_of_life: None,
+        latest_version: None,
+        cves: vec![CveId::parse("CVE-2021-23017").unwrap()],
+        confidence: Some(90),
+        first_seen: seen,
+        last_seen: seen,
+    };
+    store
+        .record_software(
+            c.id,
+            &[app("www.rated.example"), app("shop.claimed-by-rated.example")],
+            &[
+                comp("Both", &["www.rated.example", "shop.claimed-by-rated.example"]),
+                comp("OnClaim", &["shop.claimed-by-rated.example"]),
+                comp("Nowhere", &[]),
+            ],
+            seen.0,
+        )
+        .await
+        .unwrap();
+    let all = [RiskVector::OpenPorts];
+    let scope = ScanScope { risk_vectors: &all, asset: None, below: false, close_missing: true, keep_open: &[] };
+    let findings = [
+        finding(RiskVector::OpenPorts, "www.rated.example:443", Severity::Low, "open_ports.a"),
+        finding(RiskVector::OpenPorts, "shop.claimed-by-rated.example:3389", Severity::Critical, "open_ports.b"),
+        finding(RiskVector::OpenPorts, "https://shop.claimed-by-rated.example/admin", Severity::High, "open_ports.c"),
+    ];
+    store.record_scan(c.id, scope, &findings, seen.0).await.unwrap();
+
+    let listed = || async {
+        let apps = store.applications(c.id, Page::FIRST).await.unwrap();
+        let eps = store.network_endpoints(c.id, Page::FIRST).await.unwrap();
+        let sbom = store.sbom(c.id, Page::FIRST, false).await.unwrap();
+        let with_cves = store.sbom(c.id, Page::FIRST, true).await.unwrap();
+        let by_domain = store.sbom_by_domain(c.id, &dom("claimed-by-rated.example"), Page::FIRST).await.unwrap();
+        let counts = store.counts(c.id).await.unwrap();
+        (apps, eps, sbom, with_cves, by_domain, counts)
+    };
+    let (apps, eps, sbom, with_cves, by_domain, counts) = listed().await;
+    assert_eq!(apps.total, 1);
+    assert_eq!(apps.items.iter().map(|a| a.host.as_str()).collect::<Vec<_>>(), ["www.rated.example"]);
+    assert_eq!(eps.total, 2, "the rated host's endpoint and the address without a name");
+    assert!(eps.items.iter().all(|e| e.host.as_deref() != Some("shop.claimed-by-rated.example")), "{:?}", eps.items);
+    let names: Vec<&str> = sbom.items.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!((sbom.total, names), (2, vec!["Both", "Nowhere"]));
+    let both = &sbom.items[0];
+    assert_eq!(both.hosts, [dom("www.rated.example")], "a component lists the rated hosts only");
+    assert_eq!(with_cves.total, 2);
+    assert_eq!(by_domain.total, 0, "{:?}", by_domain.items);
+    assert_eq!((counts.applications, counts.network_endpoints, counts.sbom_components), (1, 2, 2));
+    assert_eq!(counts.ip_addresses, 2, "192.0.2.10 and 203.0.113.5");
+    assert_eq!(counts.findings[&Severity::Low], 1);
+    assert_eq!((counts.findings[&Severity::Critical], counts.findings[&Severity::High]), (0, 0));
+
+    // Verified, the claim is the company's: everything on it is listed and counted.
+    assert!(store.verify_domain(c.id, &claim, "dns txt").await.unwrap());
+    let (apps, eps, sbom, _, by_domain, counts) = listed().await;
+    assert_eq!((apps.total, eps.total, sbom.total, by_domain.total), (2, 3, 3, 1));
+    assert_eq!(sbom.items[0].hosts.len(), 2);
+    assert_eq!(counts.ip_addresses, 3);
+    assert_eq!((counts.findings[&Severity::Critical], counts.findings[&Severity::High]), (1, 1));
+}
