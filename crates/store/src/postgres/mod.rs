@@ -34,16 +34,47 @@ use crate::{
 
 use crate::codec::*;
 
-mod assets;
 mod companies;
-mod disputes;
 mod events;
-mod findings;
-mod incidents;
 mod intel;
-mod keys;
 mod queue;
-mod schedule;
+
+#[path = "../sql/mod.rs"]
+mod sql;
+use sql::rows::*;
+
+/// The seam the shared statements (`../sql/`) are written against.
+type Backend = PgStore;
+type Db = Postgres;
+type DbRow = PgRow;
+
+/// SQL: the addresses of the hosts `h` that `filter` keeps, one row each (a host's
+/// addresses are a comma-separated list), in the schema's text order.
+fn host_addresses(filter: &str) -> String {
+    format!("SELECT unnest(string_to_array(h.addresses, ',')) COLLATE \"C\" FROM hosts h WHERE {filter}")
+}
+
+/// SQL: `column` is one of the values of the list bound at `$n` ([`list`]: an array).
+fn in_list(column: &str, n: u8) -> String {
+    format!("{column} = ANY(${n})")
+}
+
+/// A list to bind for [`in_list`].
+fn list<T: Clone>(values: &[T]) -> Result<Vec<T>> {
+    Ok(values.to_vec())
+}
+
+impl PgStore {
+    /// A pooled connection for reads.
+    async fn reader(&self) -> Result<sqlx::pool::PoolConnection<Postgres>> {
+        Ok(self.pool.acquire().await?)
+    }
+
+    /// The pool one autocommit write runs on.
+    fn writer(&self) -> &PgPool {
+        &self.pool
+    }
+}
 
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "schema", include_str!("../../migrations/postgres/0001_schema.sql")),
@@ -131,12 +162,22 @@ impl PgStore {
     async fn begin(&self) -> Result<Transaction<'static, Postgres>> {
         Ok(self.pool.begin().await?)
     }
-}
 
-/// PostgreSQL text cannot hold NUL: a lookup by such a value finds nothing (SQLite's
-/// answer) instead of failing.
-fn has_nul(text: &str) -> bool {
-    text.contains('\0')
+    /// A unit of small writes, in a transaction of its own (SQLite shares one commit
+    /// among the units waiting together; PostgreSQL commits concurrent transactions in
+    /// parallel).
+    async fn grouped<T, F>(&self, write: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut sqlx::PgConnection) -> futures_util::future::BoxFuture<'c, Result<T>>
+            + Send
+            + 'static,
+    {
+        let mut tx = self.begin().await?;
+        let out = write(&mut tx).await?;
+        tx.commit().await?;
+        Ok(out)
+    }
 }
 
 // --- row decoding -------------------------------------------------------------------
@@ -425,8 +466,6 @@ async fn write_cve_rows<'c>(
     let products: Products<'c> = matches.iter().map(|(_, m)| (m.vendor.as_str(), m.product.as_str())).collect();
     Ok((fresh.iter().map(|&i| cves[i].record.id.clone()).collect(), products))
 }
-
-crate::codec::row_decoders!(PgRow);
 
 async fn insert_endpoint(tx: &mut Transaction<'_, Postgres>, company: i64, e: &NetworkEndpoint) -> Result<()> {
     sqlx::query(

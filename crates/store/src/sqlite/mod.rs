@@ -39,18 +39,52 @@ use readers::Readers;
 
 use crate::codec::*;
 
-mod assets;
 mod companies;
-mod disputes;
 mod events;
-mod findings;
 mod group;
-mod incidents;
 mod intel;
-mod keys;
 mod queue;
 mod readers;
-mod schedule;
+
+#[path = "../sql/mod.rs"]
+mod sql;
+use sql::rows::*;
+
+/// The seam the shared statements (`../sql/`) are written against.
+type Backend = SqliteStore;
+type Db = Sqlite;
+type DbRow = SqliteRow;
+
+/// SQL: the addresses of the hosts `h` that `filter` keeps, one row each (a host's
+/// addresses are a comma-separated list; SQLite splits it with `json_each`).
+fn host_addresses(filter: &str) -> String {
+    format!(
+        "SELECT j.value FROM hosts h, json_each('[\"' || replace(h.addresses, ',', '\",\"') || '\"]') j WHERE {filter}"
+    )
+}
+
+/// SQL: `column` is one of the values of the list bound at `$n` ([`list`]: a JSON array
+/// SQLite reads with `json_each`).
+fn in_list(column: &str, n: u8) -> String {
+    format!("{column} IN (SELECT value FROM json_each(${n}))")
+}
+
+/// A list to bind for [`in_list`].
+fn list<T: serde::Serialize>(values: &[T]) -> Result<String> {
+    to_json(&values)
+}
+
+impl SqliteStore {
+    /// A read connection.
+    async fn reader(&self) -> Result<readers::ReadConn<'_>> {
+        self.read.get().await
+    }
+
+    /// The pool one autocommit write runs on (the one writer connection).
+    fn writer(&self) -> &SqlitePool {
+        &self.write
+    }
+}
 
 const MIGRATIONS: Embedded = Embedded(&[
     (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
@@ -79,6 +113,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (24, "followers", include_str!("../../migrations/sqlite/0024_followers.sql")),
     (25, "disputes", include_str!("../../migrations/sqlite/0025_disputes.sql")),
     (26, "domain_ownership", include_str!("../../migrations/sqlite/0026_domain_ownership.sql")),
+    (27, "portable_lookups", include_str!("../../migrations/sqlite/0027_portable_lookups.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).
@@ -460,8 +495,6 @@ async fn write_cves(tx: &mut Transaction<'static, Sqlite>, cves: &[StoredCve]) -
     }
     Ok(fresh.iter().map(|&i| cves[i].record.id.clone()).collect())
 }
-
-crate::codec::row_decoders!(SqliteRow);
 
 async fn insert_endpoint(tx: &mut Transaction<'_, Sqlite>, company: i64, e: &NetworkEndpoint) -> Result<()> {
     sqlx::query(

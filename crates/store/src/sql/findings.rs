@@ -1,29 +1,29 @@
-//! [`crate::Findings`] on SQLite.
+//! [`crate::Findings`].
 
 use super::*;
 
 #[async_trait]
-impl crate::Findings for SqliteStore {
+impl crate::Findings for Backend {
     async fn findings(&self, company: i64, filter: FindingFilter<'_>, page: Page) -> Result<Paged<Finding>> {
         const WHERE: &str =
-            "company_id = ?1 AND closed_at IS NULL AND (?2 IS NULL OR asset = ?2) AND (?3 IS NULL OR risk_vector = ?3)";
+            "company_id = $1 AND closed_at IS NULL AND ($2 IS NULL OR asset = $2) AND ($3 IS NULL OR risk_vector = $3)";
         let rv = filter.risk_vector.map(RiskVector::as_str);
         let total: i64 =
             sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM findings WHERE {WHERE}")))
                 .bind(company)
                 .bind(filter.asset)
                 .bind(rv)
-                .fetch_one(&mut *self.read.get().await?)
+                .fetch_one(&mut *self.reader().await?)
                 .await?;
         let items = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT * FROM findings WHERE {WHERE} ORDER BY severity_rank DESC, risk_vector, asset, code, id LIMIT CAST(?4 AS INTEGER) OFFSET ?5"
+            "SELECT * FROM findings WHERE {WHERE} ORDER BY severity_rank DESC, risk_vector, asset, code, id LIMIT CAST($4 AS INTEGER) OFFSET $5"
         )))
         .bind(company)
         .bind(filter.asset)
         .bind(rv)
         .bind(page.limit())
         .bind(page.offset())
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?
         .iter()
         .map(finding_from_row)
@@ -55,8 +55,8 @@ impl crate::Findings for SqliteStore {
                 )));
             }
             let open: Option<i64> = sqlx::query_scalar(
-                "SELECT id FROM findings WHERE company_id = ?1 AND risk_vector = ?2 AND asset = ?3 AND code = ?4 \
-                 AND subject = ?5 AND closed_at IS NULL",
+                "SELECT id FROM findings WHERE company_id = $1 AND risk_vector = $2 AND asset = $3 AND code = $4 \
+                 AND subject = $5 AND closed_at IS NULL",
             )
             .bind(company)
             .bind(f.risk_vector.as_str())
@@ -77,18 +77,20 @@ impl crate::Findings for SqliteStore {
             return Ok(outcome);
         }
         kept.extend_from_slice(scope.keep_open);
-        let closed = sqlx::query(
-            "UPDATE findings SET closed_at = ?4 WHERE company_id = ?1 AND closed_at IS NULL \
-             AND risk_vector IN (SELECT value FROM json_each(?2)) \
-             AND (?3 IS NULL OR asset = ?3 OR (?6 AND (asset LIKE '%.' || ?3 OR asset LIKE '%.' || ?3 || ':%' \
-                  OR asset LIKE '%://' || ?3 || '/%' OR asset LIKE '%.' || ?3 || '/%' OR asset LIKE ?3 || ':%'))) \
-             AND id NOT IN (SELECT value FROM json_each(?5))",
-        )
+        let closed = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE findings SET closed_at = $4 WHERE company_id = $1 AND closed_at IS NULL \
+             AND {vectors} \
+             AND ($3 IS NULL OR asset = $3 OR ($6 AND (asset LIKE '%.' || $3 OR asset LIKE '%.' || $3 || ':%' \
+                  OR asset LIKE '%://' || $3 || '/%' OR asset LIKE '%.' || $3 || '/%' OR asset LIKE $3 || ':%'))) \
+             AND NOT ({kept})",
+            vectors = in_list("risk_vector", 2),
+            kept = in_list("id", 5),
+        )))
         .bind(company)
-        .bind(to_json(&vectors)?)
+        .bind(list(&vectors)?)
         .bind(scope.asset)
         .bind(rfc3339(scanned_at))
-        .bind(to_json(&kept)?)
+        .bind(list(&kept)?)
         .bind(scope.below)
         .execute(&mut *tx)
         .await?;
@@ -99,10 +101,10 @@ impl crate::Findings for SqliteStore {
 
     async fn closed_findings(&self, company: i64) -> Result<Vec<(Finding, OffsetDateTimeText)>> {
         let rows = sqlx::query(
-            "SELECT * FROM findings WHERE company_id = ?1 AND closed_at IS NOT NULL ORDER BY closed_at DESC, id",
+            "SELECT * FROM findings WHERE company_id = $1 AND closed_at IS NOT NULL ORDER BY closed_at DESC, id",
         )
         .bind(company)
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?;
         rows.iter()
             .map(|r| {
@@ -115,12 +117,12 @@ impl crate::Findings for SqliteStore {
     async fn top_findings(&self, company: i64, per_vector: u32) -> Result<Vec<Finding>> {
         sqlx::query(
             "SELECT * FROM (SELECT f.*, row_number() OVER (PARTITION BY risk_vector \
-             ORDER BY severity_rank DESC, asset, code, id) AS rn FROM findings f WHERE company_id = ?1 AND closed_at IS NULL) \
-             WHERE rn <= ?2 ORDER BY risk_vector, rn",
+             ORDER BY severity_rank DESC, asset, code, id) AS rn FROM findings f WHERE company_id = $1 AND closed_at IS NULL) t \
+             WHERE rn <= $2 ORDER BY risk_vector, rn",
         )
         .bind(company)
         .bind(i64::from(per_vector))
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?
         .iter()
         .map(finding_from_row)
@@ -129,10 +131,10 @@ impl crate::Findings for SqliteStore {
 
     async fn open_findings(&self, company: i64) -> Result<Vec<Finding>> {
         sqlx::query(
-            "SELECT * FROM findings WHERE company_id = ?1 AND closed_at IS NULL ORDER BY risk_vector, asset, code, id",
+            "SELECT * FROM findings WHERE company_id = $1 AND closed_at IS NULL ORDER BY risk_vector, asset, code, id",
         )
         .bind(company)
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?
         .iter()
         .map(finding_from_row)
@@ -141,7 +143,7 @@ impl crate::Findings for SqliteStore {
 
     async fn replace_rating(&self, company: i64, rating: &ScoreSnapshot) -> Result<()> {
         let mut tx = self.begin().await?;
-        sqlx::query("DELETE FROM scores WHERE company_id = ?1 AND scanned_at = ?2")
+        sqlx::query("DELETE FROM scores WHERE company_id = $1 AND scanned_at = $2")
             .bind(company)
             .bind(rfc3339(rating.scanned_at.0))
             .execute(&mut *tx)
@@ -157,28 +159,28 @@ impl crate::Findings for SqliteStore {
 
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>> {
         let rows = sqlx::query(
-            "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = ?1 ORDER BY scanned_at DESC LIMIT CAST(?2 AS INTEGER)",
+            "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = $1 ORDER BY scanned_at DESC LIMIT CAST($2 AS INTEGER)",
         )
         .bind(company)
         .bind(i64::from(limit))
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?;
         self.load_scores(rows).await
     }
 
     async fn score_history_page(&self, company: i64, page: model::Page) -> Result<crate::Paged<ScoreSnapshot>> {
-        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM scores WHERE company_id = ?1")
+        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM scores WHERE company_id = $1")
             .bind(company)
-            .fetch_one(&mut *self.read.get().await?)
+            .fetch_one(&mut *self.reader().await?)
             .await?;
         let rows = sqlx::query(
-            "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = ?1 \
-             ORDER BY scanned_at DESC, id DESC LIMIT CAST(?2 AS INTEGER) OFFSET ?3",
+            "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = $1 \
+             ORDER BY scanned_at DESC, id DESC LIMIT CAST($2 AS INTEGER) OFFSET $3",
         )
         .bind(company)
         .bind(page.limit())
         .bind(page.offset())
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?;
         Ok(crate::Paged { items: self.load_scores(rows).await?, total: u64::try_from(total).unwrap_or(0) })
     }

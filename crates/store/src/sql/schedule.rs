@@ -1,17 +1,17 @@
-//! [`crate::Schedule`] on SQLite.
+//! [`crate::Schedule`].
 
 use crate::schedule::{RescanPlan, ScheduleRow, every, secs};
 
 use super::*;
 
 /// Whether an active monitor key is bound to the company `c`, or to a parent of it.
-const WATCHED: &str = "(EXISTS (SELECT 1 FROM api_keys k WHERE k.active = 1 AND k.company = c.social_id \
+const WATCHED: &str = "(EXISTS (SELECT 1 FROM api_keys k WHERE k.active AND k.company = c.social_id \
        AND (',' || k.scopes || ',') LIKE '%,monitor,%') \
      OR EXISTS (SELECT 1 FROM subsidiaries l JOIN companies p ON p.id = l.parent_id \
        JOIN api_keys k ON k.company = p.social_id \
-       WHERE l.child_id = c.id AND k.active = 1 AND (',' || k.scopes || ',') LIKE '%,monitor,%'))";
+       WHERE l.child_id = c.id AND k.active AND (',' || k.scopes || ',') LIKE '%,monitor,%'))";
 
-fn schedule_row(row: &SqliteRow) -> Result<ScheduleRow> {
+fn schedule_row(row: &DbRow) -> Result<ScheduleRow> {
     let time = |col: &str| -> Result<Option<OffsetDateTime>> {
         row.try_get::<Option<String>, _>(col)?.as_deref().map(ts).transpose()
     };
@@ -30,13 +30,13 @@ fn schedule_row(row: &SqliteRow) -> Result<ScheduleRow> {
 }
 
 #[async_trait]
-impl crate::Schedule for SqliteStore {
+impl crate::Schedule for Backend {
     async fn hold_lease(&self, name: &str, holder: &str, ttl: Duration, now: OffsetDateTime) -> Result<bool> {
         let mut tx = self.begin().await?;
         let done = sqlx::query(
-            "INSERT INTO role_leases (name, holder, until) VALUES (?1, ?2, ?3) \
+            "INSERT INTO role_leases (name, holder, until) VALUES ($1, $2, $3) \
              ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until \
-             WHERE role_leases.holder = excluded.holder OR role_leases.until < ?4",
+             WHERE role_leases.holder = excluded.holder OR role_leases.until < $4",
         )
         .bind(name)
         .bind(holder)
@@ -50,7 +50,7 @@ impl crate::Schedule for SqliteStore {
 
     async fn drop_lease(&self, name: &str, holder: &str) -> Result<()> {
         let mut tx = self.begin().await?;
-        sqlx::query("DELETE FROM role_leases WHERE name = ?1 AND holder = ?2")
+        sqlx::query("DELETE FROM role_leases WHERE name = $1 AND holder = $2")
             .bind(name)
             .bind(holder)
             .execute(&mut *tx)
@@ -69,17 +69,17 @@ impl crate::Schedule for SqliteStore {
             "SELECT c.id, c.social_id, c.last_scanned_at, c.scan_error_at, s.queued_at, s.next_at, s.every_secs, \
              s.planned_secs, {WATCHED} AS watched \
              FROM companies c LEFT JOIN rescan_schedule s ON s.company_id = c.id \
-             WHERE s.next_at IS NULL OR s.next_at <= ?1 OR s.planned_secs IS NOT COALESCE(s.every_secs, ?2) \
+             WHERE s.next_at IS NULL OR s.next_at <= $1 OR s.planned_secs IS DISTINCT FROM COALESCE(s.every_secs, $2) \
              ORDER BY watched DESC, \
                (c.last_scanned_at IS NULL AND c.scan_error_at IS NULL AND s.queued_at IS NULL) DESC, \
                s.next_at IS NOT NULL, s.next_at, c.id \
-             LIMIT CAST(?3 AS INTEGER)"
+             LIMIT CAST($3 AS INTEGER)"
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(rfc3339_micros(now))
             .bind(secs(default_every))
             .bind(i64::from(limit))
-            .fetch_all(&mut *self.read.get().await?)
+            .fetch_all(&mut *self.reader().await?)
             .await?
             .iter()
             .map(schedule_row)
@@ -93,9 +93,9 @@ impl crate::Schedule for SqliteStore {
         let mut tx = self.begin().await?;
         for plan in plans {
             sqlx::query(
-                "INSERT INTO rescan_schedule (company_id, next_at, planned_secs, queued_at) VALUES (?1, ?2, ?3, ?4) \
+                "INSERT INTO rescan_schedule (company_id, next_at, planned_secs, queued_at) VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (company_id) DO UPDATE SET next_at = excluded.next_at, \
-                 planned_secs = excluded.planned_secs, queued_at = COALESCE(excluded.queued_at, queued_at)",
+                 planned_secs = excluded.planned_secs, queued_at = COALESCE(excluded.queued_at, rescan_schedule.queued_at)",
             )
             .bind(plan.company)
             .bind(rfc3339_micros(plan.next_at))
@@ -111,7 +111,7 @@ impl crate::Schedule for SqliteStore {
     async fn set_cadence(&self, company: i64, every: Option<Duration>) -> Result<()> {
         let mut tx = self.begin().await?;
         sqlx::query(
-            "INSERT INTO rescan_schedule (company_id, every_secs) VALUES (?1, ?2) \
+            "INSERT INTO rescan_schedule (company_id, every_secs) VALUES ($1, $2) \
              ON CONFLICT (company_id) DO UPDATE SET every_secs = excluded.every_secs, next_at = NULL",
         )
         .bind(company)
@@ -124,9 +124,9 @@ impl crate::Schedule for SqliteStore {
 
     async fn cadence(&self, company: i64) -> Result<Option<Duration>> {
         let secs: Option<Option<i64>> =
-            sqlx::query_scalar("SELECT every_secs FROM rescan_schedule WHERE company_id = ?1")
+            sqlx::query_scalar("SELECT every_secs FROM rescan_schedule WHERE company_id = $1")
                 .bind(company)
-                .fetch_optional(&mut *self.read.get().await?)
+                .fetch_optional(&mut *self.reader().await?)
                 .await?;
         Ok(every(secs.flatten()))
     }
@@ -134,10 +134,10 @@ impl crate::Schedule for SqliteStore {
     async fn next_rescans(&self, limit: u32) -> Result<Vec<(SocialId, OffsetDateTime)>> {
         let rows: Vec<(String, String)> = sqlx::query_as(
             "SELECT c.social_id, s.next_at FROM rescan_schedule s JOIN companies c ON c.id = s.company_id \
-             WHERE s.next_at IS NOT NULL ORDER BY s.next_at, c.id LIMIT CAST(?1 AS INTEGER)",
+             WHERE s.next_at IS NOT NULL ORDER BY s.next_at, c.id LIMIT CAST($1 AS INTEGER)",
         )
         .bind(i64::from(limit))
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?;
         rows.into_iter()
             .map(|(social, at)| Ok((SocialId::parse(&social).map_err(|_| corrupt("social id", &social))?, ts(&at)?)))
@@ -148,7 +148,7 @@ impl crate::Schedule for SqliteStore {
         let rows: Vec<String> = sqlx::query_scalar(
             "SELECT last_scanned_at FROM companies WHERE last_scanned_at IS NOT NULL ORDER BY last_scanned_at",
         )
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?;
         let mut times = rows.iter().map(|t| ts(t)).collect::<Result<Vec<_>>>()?;
         times.sort();

@@ -1,14 +1,14 @@
-//! [`crate::Assets`] on SQLite.
+//! [`crate::Assets`].
 
 use super::*;
 use crate::assets::{rated_component, rated_host};
 
 #[async_trait]
-impl crate::Assets for SqliteStore {
+impl crate::Assets for Backend {
     async fn domains(&self, company: i64) -> Result<Vec<DomainAsset>> {
-        sqlx::query("SELECT name, attribution FROM domains WHERE company_id = ?1 ORDER BY name")
+        sqlx::query("SELECT name, attribution FROM domains WHERE company_id = $1 ORDER BY name")
             .bind(company)
-            .fetch_all(&mut *self.read.get().await?)
+            .fetch_all(&mut *self.reader().await?)
             .await?
             .iter()
             .map(|r| {
@@ -23,19 +23,21 @@ impl crate::Assets for SqliteStore {
 
     async fn counts(&self, company: i64) -> Result<CompanyCounts> {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT (SELECT count(*) FROM applications a WHERE company_id = ?1 AND {apps}) AS apps, \
-                 (SELECT count(*) FROM network_endpoints e WHERE company_id = ?1 AND {eps}) AS eps, \
-                 (SELECT count(*) FROM (SELECT ip FROM network_endpoints e WHERE company_id = ?1 AND {eps} UNION \
-                    SELECT j.value FROM hosts h, json_each('[\"' || replace(h.addresses, ',', '\",\"') || '\"]') j \
-                    WHERE h.company_id = ?1 AND h.addresses <> '' AND {hosts})) AS ips, \
-                 (SELECT count(*) FROM sbom_components c WHERE company_id = ?1 AND {sbom}) AS sbom",
+            "SELECT (SELECT count(*) FROM applications a WHERE company_id = $1 AND {apps}) AS apps, \
+                 (SELECT count(*) FROM network_endpoints e WHERE company_id = $1 AND {eps}) AS eps, \
+                 (SELECT count(*) FROM (SELECT ip FROM network_endpoints e WHERE company_id = $1 AND {eps} UNION \
+                    {addresses}) a) AS ips, \
+                 (SELECT count(*) FROM sbom_components c WHERE company_id = $1 AND {sbom}) AS sbom",
             apps = rated_host("a.host", "a.company_id"),
             eps = rated_host("e.host", "e.company_id"),
-            hosts = rated_host("h.name", "h.company_id"),
+            addresses = host_addresses(&format!(
+                "h.company_id = $1 AND h.addresses <> '' AND {}",
+                rated_host("h.name", "h.company_id")
+            )),
             sbom = rated_component(),
         )))
         .bind(company)
-        .fetch_one(&mut *self.read.get().await?)
+        .fetch_one(&mut *self.reader().await?)
         .await?;
         let mut findings = BTreeMap::new();
         for s in Severity::ALL {
@@ -45,10 +47,10 @@ impl crate::Assets for SqliteStore {
         // names, `host:port` or URLs, matched as the rating matches them).
         let unproven = crate::disputes::unproven(&crate::Disputes::domain_claims(self, company).await?);
         for r in sqlx::query(
-            "SELECT severity, asset, count(*) AS n FROM findings WHERE company_id = ?1 AND closed_at IS NULL GROUP BY severity, asset",
+            "SELECT severity, asset, count(*) AS n FROM findings WHERE company_id = $1 AND closed_at IS NULL GROUP BY severity, asset",
         )
         .bind(company)
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?
         {
             let asset: String = r.try_get("asset")?;
@@ -69,20 +71,20 @@ impl crate::Assets for SqliteStore {
 
     async fn applications(&self, company: i64, page: Page) -> Result<Paged<Application>> {
         let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT count(*) FROM applications a WHERE company_id = ?1 AND {}",
+            "SELECT count(*) FROM applications a WHERE company_id = $1 AND {}",
             rated_host("a.host", "a.company_id")
         )))
         .bind(company)
-        .fetch_one(&mut *self.read.get().await?)
+        .fetch_one(&mut *self.reader().await?)
         .await?;
         let items = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT * FROM applications a WHERE company_id = ?1 AND {} ORDER BY lower(name), host, id LIMIT CAST(?2 AS INTEGER) OFFSET ?3",
+            "SELECT * FROM applications a WHERE company_id = $1 AND {} ORDER BY lower(name), host, id LIMIT CAST($2 AS INTEGER) OFFSET $3",
             rated_host("a.host", "a.company_id")
         )))
         .bind(company)
         .bind(page.limit())
         .bind(page.offset())
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?
         .iter()
         .map(application_from_row)
@@ -92,20 +94,20 @@ impl crate::Assets for SqliteStore {
 
     async fn network_endpoints(&self, company: i64, page: Page) -> Result<Paged<NetworkEndpoint>> {
         let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT count(*) FROM network_endpoints e WHERE company_id = ?1 AND {}",
+            "SELECT count(*) FROM network_endpoints e WHERE company_id = $1 AND {}",
             rated_host("e.host", "e.company_id")
         )))
         .bind(company)
-        .fetch_one(&mut *self.read.get().await?)
+        .fetch_one(&mut *self.reader().await?)
         .await?;
         let items = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT * FROM network_endpoints e WHERE company_id = ?1 AND {} ORDER BY ip, port, id LIMIT CAST(?2 AS INTEGER) OFFSET ?3",
+            "SELECT * FROM network_endpoints e WHERE company_id = $1 AND {} ORDER BY ip, port, id LIMIT CAST($2 AS INTEGER) OFFSET $3",
             rated_host("e.host", "e.company_id")
         )))
         .bind(company)
         .bind(page.limit())
         .bind(page.offset())
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?
         .iter()
         .map(endpoint_from_row)
@@ -115,17 +117,17 @@ impl crate::Assets for SqliteStore {
 
     async fn sbom(&self, company: i64, page: Page, with_cves: bool) -> Result<Paged<SbomComponent>> {
         let filter = if with_cves { 1 } else { 0 };
-        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM sbom_components c WHERE company_id = ?1 AND (?2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) AND {}", rated_component())))
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM sbom_components c WHERE company_id = $1 AND ($2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) AND {}", rated_component())))
             .bind(company)
             .bind(filter)
-            .fetch_one(&mut *self.read.get().await?)
+            .fetch_one(&mut *self.reader().await?)
             .await?;
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM sbom_components c WHERE company_id = ?1 AND (?2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) AND {} ORDER BY lower(name), version, id LIMIT CAST(?3 AS INTEGER) OFFSET ?4", rated_component())))
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM sbom_components c WHERE company_id = $1 AND ($2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) AND {} ORDER BY lower(name), version, id LIMIT CAST($3 AS INTEGER) OFFSET $4", rated_component())))
             .bind(company)
             .bind(filter)
             .bind(page.limit())
             .bind(page.offset())
-            .fetch_all(&mut *self.read.get().await?)
+            .fetch_all(&mut *self.reader().await?)
             .await?;
         Ok(Paged { items: self.load_sbom(rows).await?, total: count(total) })
     }
@@ -134,27 +136,27 @@ impl crate::Assets for SqliteStore {
         let rated = rated_host("h.host", "c.company_id");
         #[rustfmt::skip]
         let hosts_sql = format!("FROM sbom_hosts h JOIN sbom_components c ON c.id = h.component_id \
-             WHERE c.company_id = ?1 AND (h.host = ?2 OR h.host LIKE '%.' || ?2) AND {rated}");
+             WHERE c.company_id = $1 AND (h.host = $2 OR h.host LIKE '%.' || $2) AND {rated}");
         let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(DISTINCT h.host) {hosts_sql}")))
             .bind(company)
             .bind(domain.as_str())
-            .fetch_one(&mut *self.read.get().await?)
+            .fetch_one(&mut *self.reader().await?)
             .await?;
         let hosts: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT DISTINCT h.host {hosts_sql} ORDER BY h.host LIMIT CAST(?3 AS INTEGER) OFFSET ?4"
+            "SELECT DISTINCT h.host {hosts_sql} ORDER BY h.host LIMIT CAST($3 AS INTEGER) OFFSET $4"
         )))
         .bind(company)
         .bind(domain.as_str())
         .bind(page.limit())
         .bind(page.offset())
-        .fetch_all(&mut *self.read.get().await?)
+        .fetch_all(&mut *self.reader().await?)
         .await?;
         let mut items = Vec::with_capacity(hosts.len());
         for host in hosts {
-            let rows = sqlx::query("SELECT c.* FROM sbom_components c JOIN sbom_hosts h ON h.component_id = c.id WHERE c.company_id = ?1 AND h.host = ?2 ORDER BY lower(c.name), c.version, c.id")
+            let rows = sqlx::query("SELECT c.* FROM sbom_components c JOIN sbom_hosts h ON h.component_id = c.id WHERE c.company_id = $1 AND h.host = $2 ORDER BY lower(c.name), c.version, c.id")
                 .bind(company)
                 .bind(&host)
-                .fetch_all(&mut *self.read.get().await?)
+                .fetch_all(&mut *self.reader().await?)
                 .await?;
             items.push(HostComponents { host, components: self.load_sbom(rows).await? });
         }
@@ -174,7 +176,7 @@ impl crate::Assets for SqliteStore {
             let addresses: Vec<String> = h.addresses.iter().map(ToString::to_string).collect();
             sqlx::query(
                 "INSERT INTO hosts (company_id, name, addresses, source, evidence, first_seen, last_seen) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT (company_id, name) DO UPDATE SET \
+                 VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (company_id, name) DO UPDATE SET \
                  addresses = excluded.addresses, source = excluded.source, evidence = excluded.evidence, \
                  last_seen = excluded.last_seen",
             )
@@ -189,9 +191,9 @@ impl crate::Assets for SqliteStore {
         }
         for e in endpoints {
             let updated = sqlx::query(
-                "UPDATE network_endpoints SET host = ?5, service = ?6, product = ?7, version = ?8, banner = ?9, \
-                 source = ?10, evidence = ?11, last_seen = ?12 \
-                 WHERE company_id = ?1 AND ip = ?2 AND port = ?3 AND protocol = ?4",
+                "UPDATE network_endpoints SET host = $5, service = $6, product = $7, version = $8, banner = $9, \
+                 source = $10, evidence = $11, last_seen = $12 \
+                 WHERE company_id = $1 AND ip = $2 AND port = $3 AND protocol = $4",
             )
             .bind(company)
             .bind(e.ip.to_string())
@@ -230,7 +232,7 @@ impl crate::Assets for SqliteStore {
         let mut tx = self.begin().await?;
         // first_seen of what was seen before, by identity.
         let mut app_seen: BTreeMap<(String, Option<String>, String), String> = BTreeMap::new();
-        for r in sqlx::query("SELECT name, version, host, first_seen FROM applications WHERE company_id = ?1")
+        for r in sqlx::query("SELECT name, version, host, first_seen FROM applications WHERE company_id = $1")
             .bind(company)
             .fetch_all(&mut *tx)
             .await?
@@ -238,7 +240,7 @@ impl crate::Assets for SqliteStore {
             app_seen.insert((r.try_get("name")?, r.try_get("version")?, r.try_get("host")?), r.try_get("first_seen")?);
         }
         let mut comp_seen: BTreeMap<(String, Option<String>), String> = BTreeMap::new();
-        for r in sqlx::query("SELECT name, version, first_seen FROM sbom_components WHERE company_id = ?1")
+        for r in sqlx::query("SELECT name, version, first_seen FROM sbom_components WHERE company_id = $1")
             .bind(company)
             .fetch_all(&mut *tx)
             .await?
@@ -251,8 +253,8 @@ impl crate::Assets for SqliteStore {
                 None => Ok(OffsetDateTimeText(seen_at)),
             }
         };
-        sqlx::query("DELETE FROM applications WHERE company_id = ?1").bind(company).execute(&mut *tx).await?;
-        sqlx::query("DELETE FROM sbom_components WHERE company_id = ?1").bind(company).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM applications WHERE company_id = $1").bind(company).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM sbom_components WHERE company_id = $1").bind(company).execute(&mut *tx).await?;
         for a in applications {
             let key = (a.name.clone(), a.version.clone(), a.host.clone());
             let row = Application {
@@ -276,9 +278,9 @@ impl crate::Assets for SqliteStore {
     }
 
     async fn hosts(&self, company: i64) -> Result<Vec<DiscoveredHost>> {
-        sqlx::query("SELECT * FROM hosts WHERE company_id = ?1 ORDER BY name")
+        sqlx::query("SELECT * FROM hosts WHERE company_id = $1 ORDER BY name")
             .bind(company)
-            .fetch_all(&mut *self.read.get().await?)
+            .fetch_all(&mut *self.reader().await?)
             .await?
             .iter()
             .map(host_from_row)
@@ -287,14 +289,14 @@ impl crate::Assets for SqliteStore {
 
     async fn owns_host(&self, company: i64, host: &Domain) -> Result<bool> {
         let n: i64 = sqlx::query_scalar(
-            "SELECT (SELECT count(*) FROM domains WHERE company_id = ?1 AND (name = ?2 OR ?2 LIKE '%.' || name)) \
-             + (SELECT count(*) FROM hosts WHERE company_id = ?1 AND name = ?2) \
-             + (SELECT count(*) FROM findings WHERE company_id = ?1 AND asset = ?2) \
-             + (SELECT count(*) FROM applications WHERE company_id = ?1 AND host = ?2)",
+            "SELECT (SELECT count(*) FROM domains WHERE company_id = $1 AND (name = $2 OR $2 LIKE '%.' || name)) \
+             + (SELECT count(*) FROM hosts WHERE company_id = $1 AND name = $2) \
+             + (SELECT count(*) FROM findings WHERE company_id = $1 AND asset = $2) \
+             + (SELECT count(*) FROM applications WHERE company_id = $1 AND host = $2)",
         )
         .bind(company)
         .bind(host.as_str())
-        .fetch_one(&mut *self.read.get().await?)
+        .fetch_one(&mut *self.reader().await?)
         .await?;
         Ok(n > 0)
     }
@@ -308,7 +310,7 @@ impl crate::Assets for SqliteStore {
     ) -> Result<()> {
         let mut tx = self.begin().await?;
         sqlx::query(
-            "INSERT INTO detected_software (company_id, software, detected_at) VALUES (?1, ?2, ?3) \
+            "INSERT INTO detected_software (company_id, software, detected_at) VALUES ($1, $2, $3) \
              ON CONFLICT (company_id) DO UPDATE SET software = excluded.software, detected_at = excluded.detected_at",
         )
         .bind(company)
@@ -316,10 +318,10 @@ impl crate::Assets for SqliteStore {
         .bind(rfc3339_micros(at))
         .execute(&mut *tx)
         .await?;
-        sqlx::query("DELETE FROM detected_products WHERE company_id = ?1").bind(company).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM detected_products WHERE company_id = $1").bind(company).execute(&mut *tx).await?;
         for (vendor, product) in products {
             sqlx::query(
-                "INSERT INTO detected_products (company_id, vendor, product) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+                "INSERT INTO detected_products (company_id, vendor, product) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
             )
             .bind(company)
             .bind(vendor)
@@ -332,9 +334,9 @@ impl crate::Assets for SqliteStore {
     }
 
     async fn detected_software(&self, company: i64) -> Result<Option<String>> {
-        Ok(sqlx::query_scalar("SELECT software FROM detected_software WHERE company_id = ?1")
+        Ok(sqlx::query_scalar("SELECT software FROM detected_software WHERE company_id = $1")
             .bind(company)
-            .fetch_optional(&mut *self.read.get().await?)
+            .fetch_optional(&mut *self.reader().await?)
             .await?)
     }
 
@@ -343,15 +345,17 @@ impl crate::Assets for SqliteStore {
             return Ok(Vec::new());
         }
         let ids: Vec<&str> = cves.iter().map(model::CveId::as_str).collect();
-        let rows: Vec<(i64, String)> = sqlx::query_as(
+        let rows: Vec<(i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT c.id, c.social_id FROM companies c WHERE c.id IN (\
                SELECT d.company_id FROM detected_products d JOIN cve_product_index p \
-                 ON p.vendor = d.vendor AND p.product = d.product WHERE p.cve_id IN (SELECT value FROM json_each(?1)) \
-               UNION SELECT company_id FROM findings WHERE cve IN (SELECT value FROM json_each(?1)) AND closed_at IS NULL) \
+                 ON p.vendor = d.vendor AND p.product = d.product WHERE {indexed} \
+               UNION SELECT company_id FROM findings WHERE {found} AND closed_at IS NULL) \
              ORDER BY c.id",
-        )
-        .bind(to_json(&ids)?)
-        .fetch_all(&mut *self.read.get().await?)
+            indexed = in_list("p.cve_id", 1),
+            found = in_list("cve", 1),
+        )))
+        .bind(list(&ids)?)
+        .fetch_all(&mut *self.reader().await?)
         .await?;
         rows.into_iter()
             .map(|(id, social)| Ok((id, SocialId::parse(&social).map_err(|_| corrupt("social id", &social))?)))
@@ -361,7 +365,7 @@ impl crate::Assets for SqliteStore {
     async fn set_component_cves(&self, company: i64, components: &[SbomComponent]) -> Result<()> {
         let mut tx = self.begin().await?;
         for c in components {
-            let of = "FROM sbom_components WHERE company_id = ?1 AND name = ?2 AND version IS ?3";
+            let of = "FROM sbom_components WHERE company_id = $1 AND name = $2 AND version IS NOT DISTINCT FROM $3";
             sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM sbom_cves WHERE component_id IN (SELECT id {of})")))
                 .bind(company)
                 .bind(&c.name)
@@ -370,7 +374,7 @@ impl crate::Assets for SqliteStore {
                 .await?;
             for cve in &c.cves {
                 sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "INSERT INTO sbom_cves (component_id, cve_id) SELECT id, ?4 {of} ON CONFLICT DO NOTHING"
+                    "INSERT INTO sbom_cves (component_id, cve_id) SELECT id, $4 {of} ON CONFLICT DO NOTHING"
                 )))
                 .bind(company)
                 .bind(&c.name)
