@@ -22,9 +22,13 @@
 use super::*;
 
 pub(super) mod assets;
+pub(super) mod companies;
 pub(super) mod disputes;
+pub(super) mod events;
 pub(super) mod findings;
 pub(super) mod incidents;
 pub(super) mod keys;
+pub(super) mod read;
 pub(super) mod rows;
 pub(super) mod schedule;
+pub(super) mod write;

@@ -1,4 +1,4 @@
-//! [`crate::Events`] on PostgreSQL.
+//! [`crate::Events`].
 
 use model::{Delivery, Event, NewEvent, NewWebhook, Webhook};
 
@@ -7,12 +7,12 @@ use crate::events::{EVENT_COLUMNS, WEBHOOK_COLUMNS, kinds_text};
 use super::*;
 
 #[async_trait]
-impl crate::Events for PgStore {
+impl crate::Events for Backend {
     async fn record_events(&self, events: &[NewEvent]) -> Result<Vec<Event>> {
         if events.is_empty() {
             return Ok(Vec::new());
         }
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin().await?;
         let mut ids = Vec::new();
         for e in events {
             let id: Option<i64> = sqlx::query_scalar(
@@ -42,21 +42,26 @@ impl crate::Events for PgStore {
     }
 
     async fn events(&self, companies: &[i64], page: Page) -> Result<Paged<Event>> {
-        let ids = companies.to_vec();
-        let total: i64 = sqlx::query_scalar("SELECT count(*) FROM events WHERE company_id = ANY($1)")
-            .bind(&ids)
-            .fetch_one(&self.pool)
-            .await?;
+        let ids = list(companies)?;
+        let mut conn = self.reader().await?;
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT count(*) FROM events WHERE {}",
+            in_list("company_id", 1)
+        )))
+        .bind(&ids)
+        .fetch_one(&mut *conn)
+        .await?;
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM events e JOIN companies c ON c.id = e.company_id \
-             WHERE e.company_id = ANY($1) \
-             ORDER BY e.occurred_at DESC, e.id DESC LIMIT $2 OFFSET $3"
+             WHERE {in_companies} \
+             ORDER BY e.occurred_at DESC, e.id DESC LIMIT CAST($2 AS INTEGER) OFFSET $3",
+            in_companies = in_list("e.company_id", 1)
         );
         let items = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&ids)
             .bind(page.limit())
             .bind(page.offset())
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *conn)
             .await?
             .iter()
             .map(event_from_row)
@@ -67,12 +72,12 @@ impl crate::Events for PgStore {
     async fn event(&self, id: i64) -> Result<Option<Event>> {
         let sql =
             format!("SELECT {EVENT_COLUMNS} FROM events e JOIN companies c ON c.id = e.company_id WHERE e.id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut *self.reader().await?).await?;
         row.as_ref().map(event_from_row).transpose()
     }
 
     async fn add_webhook(&self, webhook: &NewWebhook) -> Result<Webhook> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin().await?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO webhooks (company_id, url, secret, kinds, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
@@ -93,18 +98,23 @@ impl crate::Events for PgStore {
     async fn webhooks(&self) -> Result<Vec<Webhook>> {
         let sql =
             format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks w JOIN companies c ON c.id = w.company_id ORDER BY w.id");
-        sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(&self.pool).await?.iter().map(webhook_from_row).collect()
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&mut *self.reader().await?)
+            .await?
+            .iter()
+            .map(webhook_from_row)
+            .collect()
     }
 
     async fn webhook(&self, id: i64) -> Result<Option<Webhook>> {
         let sql =
             format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks w JOIN companies c ON c.id = w.company_id WHERE w.id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut *self.reader().await?).await?;
         row.as_ref().map(webhook_from_row).transpose()
     }
 
     async fn remove_webhook(&self, id: i64) -> Result<bool> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin().await?;
         let done = sqlx::query("DELETE FROM webhooks WHERE id = $1").bind(id).execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(done.rows_affected() > 0)
@@ -118,7 +128,7 @@ impl crate::Events for PgStore {
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(company)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.reader().await?)
             .await?
             .iter()
             .map(webhook_from_row)
@@ -126,7 +136,7 @@ impl crate::Events for PgStore {
     }
 
     async fn record_delivery(&self, d: &Delivery) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin().await?;
         // A webhook removed while its delivery ran: nothing to log it under.
         sqlx::query(
             "INSERT INTO webhook_deliveries (webhook_id, event_id, attempt, at, status, outcome, error, millis) \
@@ -148,10 +158,10 @@ impl crate::Events for PgStore {
     }
 
     async fn deliveries(&self, webhook: i64, limit: u32) -> Result<Vec<Delivery>> {
-        sqlx::query("SELECT * FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id DESC LIMIT $2")
+        sqlx::query("SELECT * FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id DESC LIMIT CAST($2 AS INTEGER)")
             .bind(webhook)
             .bind(i64::from(limit))
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.reader().await?)
             .await?
             .iter()
             .map(delivery_from_row)
