@@ -1,15 +1,20 @@
 //! The store: every table Rampart keeps, behind traits split by role.
 //!
-//! Each role is a trait of its own — [`Companies`], [`Assets`], [`Findings`],
-//! [`Incidents`], [`Intel`] (CVE intelligence and reference data), [`Keys`] and
-//! [`Queue`] and [`Schedule`] (scheduled rescans) and [`Events`] (events, webhooks and
-//! their deliveries) — with one module per backend
-//! (`sqlite/<role>.rs`). [`Store`] is all of
-//! them, what the API, the importers and the workers hold; `use store::prelude::*`
-//! brings the role traits into scope. SQL lives only in the backend modules, and every
-//! backend passes the one conformance suite (`tests/conformance`). The store never
-//! talks to the network and never decides policy (scores, limits): it keeps what it is
-//! given, durably.
+//! Each role is a trait of its own, declared in `<role>.rs` — [`Companies`], [`Assets`],
+//! [`Findings`], [`Incidents`], [`Intel`] (CVE intelligence and reference data),
+//! [`Keys`], [`Queue`], [`Schedule`] (scheduled rescans), [`Events`] (events, webhooks
+//! and their deliveries) and [`Disputes`] (disputes, the footprint, domain ownership).
+//! [`Store`] is all of them, what the API, the importers and the workers hold;
+//! `use store::prelude::*` brings the role traits into scope.
+//!
+//! Each role's SQL is written once, in `sql/<role>.rs`, and compiled for both backends
+//! (`sqlite/`, `postgres/`) against the small seam each defines (a reader, a writer, a
+//! transaction, a unit of writes, list parameters: `sql/mod.rs`). The backend modules
+//! keep only what truly differs, each saying why: opening and migrating, the queue's
+//! enqueue and lease, the CVE bulk writes, one-row answers and candidate scans, SQLite's
+//! group commit and readers. Every backend passes the one conformance suite
+//! (`tests/conformance`). The store never talks to the network and never decides
+//! policy (scores, limits): it keeps what it is given, durably.
 
 mod alloc;
 mod assets;

@@ -2,7 +2,8 @@
 //!
 //! The schema is the SQLite schema's (migrations/postgres/0001_schema.sql): the same
 //! tables, columns and text order (`COLLATE "C"`), so both backends answer alike; the
-//! role modules hold the same queries in PostgreSQL's dialect. Migrations are applied on
+//! statements both run are `../sql/` (this module's `sql`), written against the seam
+//! below (`Backend`, `reader`, `writer`, `begin`, `grouped`, `in_list`, `list`). Migrations are applied on
 //! open under sqlx's advisory lock, so processes that start together do not race. The
 //! queue leases with `FOR UPDATE SKIP LOCKED` and wakes idle workers with
 //! `NOTIFY rampart_jobs` ([`PgStore::job_wakeups`]).
@@ -37,6 +38,8 @@ use crate::codec::*;
 mod intel;
 mod queue;
 
+// The statements both backends run: one directory, compiled once per backend.
+#[allow(clippy::duplicate_mod, reason = "../sql is compiled for each backend on purpose")]
 #[path = "../sql/mod.rs"]
 mod sql;
 use sql::rows::*;
@@ -177,6 +180,17 @@ impl PgStore {
         let out = write(&mut tx).await?;
         tx.commit().await?;
         Ok(out)
+    }
+
+    /// A unit of one statement: on a pooled connection, its own transaction.
+    async fn grouped_one<T, F>(&self, write: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut sqlx::PgConnection) -> futures_util::future::BoxFuture<'c, Result<T>>
+            + Send
+            + 'static,
+    {
+        write(&mut *self.pool.acquire().await?).await
     }
 }
 

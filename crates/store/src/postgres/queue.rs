@@ -1,12 +1,12 @@
-//! [`crate::Queue`] on PostgreSQL.
+//! The statements of [`crate::Queue`] that differ on PostgreSQL: a lease takes the oldest ready job with `FOR UPDATE SKIP LOCKED`, so workers of
+//! many processes never wait for each other, and a new job is announced with `NOTIFY`.
 
 use model::JobSpec;
 
 use super::*;
 
-#[async_trait]
-impl crate::Queue for PgStore {
-    async fn enqueue_with(&self, job: &JobSpec, priority: i16, run_at: OffsetDateTime) -> Result<bool> {
+impl PgStore {
+    pub(super) async fn enqueue_job(&self, job: &JobSpec, priority: i16, run_at: OffsetDateTime) -> Result<bool> {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
         let run_at = rfc3339_micros(run_at);
         // Asked again for work that waits already as soon and as high, or runs: nothing
@@ -52,7 +52,7 @@ impl crate::Queue for PgStore {
         Ok(row.try_get::<i64, _>("inserted")? > 0)
     }
 
-    async fn lease_job(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>> {
+    pub(super) async fn lease_next(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>> {
         let now_t = OffsetDateTime::now_utc();
         let now = rfc3339_micros(now_t);
         let until = rfc3339_micros(now_t + lease);
@@ -110,34 +110,7 @@ impl crate::Queue for PgStore {
         }
     }
 
-    async fn renew_lease(&self, job_id: i64, token: &str, lease: Duration) -> Result<bool> {
-        let now = OffsetDateTime::now_utc();
-        let done = sqlx::query(
-            "UPDATE jobs SET lease_until = $3, updated_at = $4 WHERE id = $1 AND lease_token = $2 AND status = 'running'",
-        )
-        .bind(job_id)
-        .bind(token)
-        .bind(rfc3339_micros(now + lease))
-        .bind(rfc3339_micros(now))
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() > 0)
-    }
-
-    async fn complete_job(&self, job_id: i64, token: &str) -> Result<bool> {
-        let done = sqlx::query(
-            "UPDATE jobs SET status = 'done', lease_until = NULL, lease_token = NULL, updated_at = $3 \
-             WHERE id = $1 AND lease_token = $2 AND status = 'running'",
-        )
-        .bind(job_id)
-        .bind(token)
-        .bind(rfc3339_micros(OffsetDateTime::now_utc()))
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() > 0)
-    }
-
-    async fn fail_job(
+    pub(super) async fn fail_leased(
         &self,
         job_id: i64,
         token: &str,
@@ -162,95 +135,7 @@ impl crate::Queue for PgStore {
         Ok(done.rows_affected() > 0)
     }
 
-    async fn release_job(&self, job_id: i64, token: &str) -> Result<bool> {
-        let now = rfc3339_micros(OffsetDateTime::now_utc());
-        let done = sqlx::query(
-            "UPDATE jobs SET status = 'queued', run_after = $3, lease_until = NULL, lease_token = NULL, \
-             attempts = GREATEST(attempts - 1, 0), updated_at = $3 WHERE id = $1 AND lease_token = $2 AND status = 'running'",
-        )
-        .bind(job_id)
-        .bind(token)
-        .bind(&now)
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() > 0)
-    }
-
-    async fn jobs(&self, status: Option<model::JobStatus>, limit: u32) -> Result<Vec<Job>> {
-        sqlx::query("SELECT * FROM jobs WHERE $1 IS NULL OR status = $1 ORDER BY id DESC LIMIT $2")
-            .bind(status.map(model::JobStatus::as_str))
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(job_from_row)
-            .collect()
-    }
-
-    async fn job_counts(&self) -> Result<Vec<crate::JobCount>> {
-        let rows: Vec<(String, String, i64, String)> = sqlx::query_as(
-            "SELECT kind, status, count(*), min(created_at) FROM jobs \
-             WHERE status IN ('queued', 'running', 'dead', 'cancelled') GROUP BY kind, status ORDER BY kind, status",
-        )
-        .fetch_all(&self.pool)
-        .await?;
-        rows.into_iter()
-            .map(|(kind, status, n, oldest)| {
-                Ok(crate::JobCount {
-                    kind,
-                    status: model::JobStatus::parse(&status).ok_or_else(|| corrupt("job status", &status))?,
-                    count: count(n),
-                    oldest: ts(&oldest)?,
-                })
-            })
-            .collect()
-    }
-
-    async fn waiting_jobs(&self, max_priority: i16, now: OffsetDateTime) -> Result<u64> {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM jobs WHERE status = 'queued' AND priority <= $1 AND run_after <= $2",
-        )
-        .bind(i64::from(max_priority))
-        .bind(rfc3339_micros(now))
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(count(n))
-    }
-
-    async fn retry_job(&self, job_id: i64) -> Result<bool> {
-        let now = rfc3339_micros(OffsetDateTime::now_utc());
-        // A dead job whose dedup key a newer job holds stays dead (the unique index).
-        let done = sqlx::query(
-            "UPDATE jobs SET status = 'queued', attempts = 0, started_at = NULL, run_after = $2, updated_at = $2 \
-             WHERE id = $1 AND status IN ('dead', 'cancelled') AND NOT EXISTS (SELECT 1 FROM jobs o \
-             WHERE o.dedup_key = jobs.dedup_key AND o.id <> jobs.id AND o.status IN ('queued', 'running'))",
-        )
-        .bind(job_id)
-        .bind(&now)
-        .execute(&self.pool)
-        .await;
-        match done {
-            Ok(done) => Ok(done.rows_affected() > 0),
-            // The key was taken between the check and the write.
-            Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("23505") => Ok(false),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    async fn cancel_job(&self, job_id: i64) -> Result<bool> {
-        let now = rfc3339_micros(OffsetDateTime::now_utc());
-        let done = sqlx::query(
-            "UPDATE jobs SET status = 'cancelled', lease_until = NULL, lease_token = NULL, updated_at = $2 \
-             WHERE id = $1 AND status IN ('queued', 'running')",
-        )
-        .bind(job_id)
-        .bind(&now)
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() > 0)
-    }
-
-    async fn wait_for_jobs(&self, at_most: Duration) {
+    pub(super) async fn wait_for_notice(&self, at_most: Duration) {
         let mut listener = self.listener.lock().await;
         if listener.is_none() {
             match sqlx::postgres::PgListener::connect_with(&self.pool).await {

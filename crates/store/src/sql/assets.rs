@@ -78,7 +78,7 @@ impl crate::Assets for Backend {
         .fetch_one(&mut *self.reader().await?)
         .await?;
         let items = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT * FROM applications a WHERE company_id = $1 AND {} ORDER BY lower(name), host, id LIMIT CAST($2 AS INTEGER) OFFSET $3",
+            "SELECT * FROM applications a WHERE company_id = $1 AND {} ORDER BY lower(name), host, id LIMIT CAST($2 AS BIGINT) OFFSET $3",
             rated_host("a.host", "a.company_id")
         )))
         .bind(company)
@@ -101,7 +101,7 @@ impl crate::Assets for Backend {
         .fetch_one(&mut *self.reader().await?)
         .await?;
         let items = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT * FROM network_endpoints e WHERE company_id = $1 AND {} ORDER BY ip, port, id LIMIT CAST($2 AS INTEGER) OFFSET $3",
+            "SELECT * FROM network_endpoints e WHERE company_id = $1 AND {} ORDER BY ip, port, id LIMIT CAST($2 AS BIGINT) OFFSET $3",
             rated_host("e.host", "e.company_id")
         )))
         .bind(company)
@@ -122,7 +122,7 @@ impl crate::Assets for Backend {
             .bind(filter)
             .fetch_one(&mut *self.reader().await?)
             .await?;
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM sbom_components c WHERE company_id = $1 AND ($2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) AND {} ORDER BY lower(name), version, id LIMIT CAST($3 AS INTEGER) OFFSET $4", rated_component())))
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM sbom_components c WHERE company_id = $1 AND ($2 = 0 OR EXISTS (SELECT 1 FROM sbom_cves v WHERE v.component_id = c.id)) AND {} ORDER BY lower(name), version, id LIMIT CAST($3 AS BIGINT) OFFSET $4", rated_component())))
             .bind(company)
             .bind(filter)
             .bind(page.limit())
@@ -143,7 +143,7 @@ impl crate::Assets for Backend {
             .fetch_one(&mut *self.reader().await?)
             .await?;
         let hosts: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT DISTINCT h.host {hosts_sql} ORDER BY h.host LIMIT CAST($3 AS INTEGER) OFFSET $4"
+            "SELECT DISTINCT h.host {hosts_sql} ORDER BY h.host LIMIT CAST($3 AS BIGINT) OFFSET $4"
         )))
         .bind(company)
         .bind(domain.as_str())

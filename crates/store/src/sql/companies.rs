@@ -27,7 +27,7 @@ impl crate::Companies for Backend {
 
     async fn company_ids(&self, after: i64, limit: u32) -> Result<Vec<(i64, SocialId)>> {
         let rows: Vec<(i64, String)> =
-            sqlx::query_as("SELECT id, social_id FROM companies WHERE id > $1 ORDER BY id LIMIT $2")
+            sqlx::query_as("SELECT id, social_id FROM companies WHERE id > $1 ORDER BY id LIMIT CAST($2 AS BIGINT)")
                 .bind(after)
                 .bind(i64::from(limit))
                 .fetch_all(&mut *self.reader().await?)
@@ -119,7 +119,7 @@ impl crate::Companies for Backend {
             .then(|| serde_json::to_string(selectors))
             .transpose()
             .map_err(|e| corrupt("dkim_selectors", e.to_string()))?;
-        self.grouped(move |tx| {
+        self.grouped_one(move |tx| {
             Box::pin(async move {
                 sqlx::query("UPDATE companies SET dkim_selectors = $2 WHERE id = $1")
                     .bind(company)
@@ -179,7 +179,7 @@ impl crate::Companies for Backend {
             return Err(StoreError::Invalid("a company cannot be its own subsidiary".into()));
         }
         let now = rfc3339(OffsetDateTime::now_utc());
-        self.grouped(move |tx| Box::pin(async move { link(tx, parent, child, &now).await })).await
+        self.grouped_one(move |tx| Box::pin(async move { link(tx, parent, child, &now).await })).await
     }
 
     async fn record_subsidiary_request(
@@ -283,7 +283,7 @@ impl crate::Companies for Backend {
         if !self.is_subsidiary(parent, child).await? {
             return Ok(false);
         }
-        self.grouped(move |tx| {
+        self.grouped_one(move |tx| {
             Box::pin(async move {
                 let done = sqlx::query("DELETE FROM subsidiaries WHERE parent_id = $1 AND child_id = $2")
                     .bind(parent)

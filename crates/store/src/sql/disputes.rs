@@ -165,7 +165,7 @@ impl crate::disputes::Disputes for Backend {
             .fetch_one(&mut *conn)
             .await?;
         let items = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{} {filter} ORDER BY d.id DESC LIMIT $2 OFFSET $3",
+            "{} {filter} ORDER BY d.id DESC LIMIT CAST($2 AS BIGINT) OFFSET $3",
             crate::disputes::DISPUTE_SELECT
         )))
         .bind(state)
@@ -639,13 +639,17 @@ async fn lock_company(tx: &mut sqlx::Transaction<'static, Db>, company: i64) -> 
     Ok(())
 }
 
+/// An `asset_requests` row: id, social_id, asset, reason, requested_by, requested_at,
+/// state, note.
+type AssetRequestRow = (i64, String, String, String, String, String, String, Option<String>);
+
 /// The asset requests: pending ones only unless `all`, the one `id` when given.
 async fn read_asset_requests(
     conn: &mut <Db as sqlx::Database>::Connection,
     all: bool,
     id: Option<i64>,
 ) -> Result<Vec<crate::disputes::AssetRequest>> {
-    let rows: Vec<(i64, String, String, String, String, String, String, Option<String>)> = sqlx::query_as(
+    let rows: Vec<AssetRequestRow> = sqlx::query_as(
         "SELECT r.id, c.social_id, r.asset, r.reason, r.requested_by, r.requested_at, r.state, r.note \
          FROM asset_requests r JOIN companies c ON c.id = r.company_id \
          WHERE ($1 OR r.state = 'pending') AND ($2 IS NULL OR r.id = $2) ORDER BY r.id",

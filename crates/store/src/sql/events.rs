@@ -54,7 +54,7 @@ impl crate::Events for Backend {
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM events e JOIN companies c ON c.id = e.company_id \
              WHERE {in_companies} \
-             ORDER BY e.occurred_at DESC, e.id DESC LIMIT CAST($2 AS INTEGER) OFFSET $3",
+             ORDER BY e.occurred_at DESC, e.id DESC LIMIT CAST($2 AS BIGINT) OFFSET $3",
             in_companies = in_list("e.company_id", 1)
         );
         let items = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -158,7 +158,7 @@ impl crate::Events for Backend {
     }
 
     async fn deliveries(&self, webhook: i64, limit: u32) -> Result<Vec<Delivery>> {
-        sqlx::query("SELECT * FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id DESC LIMIT CAST($2 AS INTEGER)")
+        sqlx::query("SELECT * FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id DESC LIMIT CAST($2 AS BIGINT)")
             .bind(webhook)
             .bind(i64::from(limit))
             .fetch_all(&mut *self.reader().await?)

@@ -16,7 +16,7 @@ impl crate::Findings for Backend {
                 .fetch_one(&mut *self.reader().await?)
                 .await?;
         let items = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT * FROM findings WHERE {WHERE} ORDER BY severity_rank DESC, risk_vector, asset, code, id LIMIT CAST($4 AS INTEGER) OFFSET $5"
+            "SELECT * FROM findings WHERE {WHERE} ORDER BY severity_rank DESC, risk_vector, asset, code, id LIMIT CAST($4 AS BIGINT) OFFSET $5"
         )))
         .bind(company)
         .bind(filter.asset)
@@ -159,7 +159,7 @@ impl crate::Findings for Backend {
 
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>> {
         let rows = sqlx::query(
-            "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = $1 ORDER BY scanned_at DESC LIMIT CAST($2 AS INTEGER)",
+            "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = $1 ORDER BY scanned_at DESC LIMIT CAST($2 AS BIGINT)",
         )
         .bind(company)
         .bind(i64::from(limit))
@@ -175,7 +175,7 @@ impl crate::Findings for Backend {
             .await?;
         let rows = sqlx::query(
             "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = $1 \
-             ORDER BY scanned_at DESC, id DESC LIMIT CAST($2 AS INTEGER) OFFSET $3",
+             ORDER BY scanned_at DESC, id DESC LIMIT CAST($2 AS BIGINT) OFFSET $3",
         )
         .bind(company)
         .bind(page.limit())

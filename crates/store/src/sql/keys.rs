@@ -77,7 +77,7 @@ impl crate::Keys for Backend {
 
     async fn add_usage(&self, key_id: i64, month: &str, requests: u64) -> Result<()> {
         let month = month.to_owned();
-        self.grouped(move |tx| {
+        self.grouped_one(move |tx| {
             Box::pin(async move {
                 sqlx::query(
                     "INSERT INTO usage_counters (key_id, month, requests) VALUES ($1, $2, $3) \

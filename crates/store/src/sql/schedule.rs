@@ -73,7 +73,7 @@ impl crate::Schedule for Backend {
              ORDER BY watched DESC, \
                (c.last_scanned_at IS NULL AND c.scan_error_at IS NULL AND s.queued_at IS NULL) DESC, \
                s.next_at IS NOT NULL, s.next_at, c.id \
-             LIMIT CAST($3 AS INTEGER)"
+             LIMIT CAST($3 AS BIGINT)"
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(rfc3339_micros(now))
@@ -134,7 +134,7 @@ impl crate::Schedule for Backend {
     async fn next_rescans(&self, limit: u32) -> Result<Vec<(SocialId, OffsetDateTime)>> {
         let rows: Vec<(String, String)> = sqlx::query_as(
             "SELECT c.social_id, s.next_at FROM rescan_schedule s JOIN companies c ON c.id = s.company_id \
-             WHERE s.next_at IS NOT NULL ORDER BY s.next_at, c.id LIMIT CAST($1 AS INTEGER)",
+             WHERE s.next_at IS NOT NULL ORDER BY s.next_at, c.id LIMIT CAST($1 AS BIGINT)",
         )
         .bind(i64::from(limit))
         .fetch_all(&mut *self.reader().await?)

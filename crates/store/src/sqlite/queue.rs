@@ -1,12 +1,11 @@
-//! [`crate::Queue`] on SQLite.
+//! The statements of [`crate::Queue`] that differ on SQLite: a job is enqueued and leased on the one writer, in group commits.
 
 use model::JobSpec;
 
 use super::*;
 
-#[async_trait]
-impl crate::Queue for SqliteStore {
-    async fn enqueue_with(&self, job: &JobSpec, priority: i16, run_at: OffsetDateTime) -> Result<bool> {
+impl SqliteStore {
+    pub(super) async fn enqueue_job(&self, job: &JobSpec, priority: i16, run_at: OffsetDateTime) -> Result<bool> {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
         let run_at = rfc3339_micros(run_at);
         let (kind, payload, key) = (job.kind(), to_json(&job.payload())?, job.dedup_key());
@@ -61,7 +60,7 @@ impl crate::Queue for SqliteStore {
         .await
     }
 
-    async fn lease_job(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>> {
+    pub(super) async fn lease_next(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>> {
         let now_t = OffsetDateTime::now_utc();
         let now = rfc3339_micros(now_t);
         let until = rfc3339_micros(now_t + lease);
@@ -123,46 +122,7 @@ impl crate::Queue for SqliteStore {
         .await
     }
 
-    async fn renew_lease(&self, job_id: i64, token: &str, lease: Duration) -> Result<bool> {
-        let now = OffsetDateTime::now_utc();
-        let token = token.to_owned();
-        self.grouped(move |tx| {
-            Box::pin(async move {
-                let done = sqlx::query(
-                    "UPDATE jobs SET lease_until = ?3, updated_at = ?4 WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
-                )
-                .bind(job_id)
-                .bind(&token)
-                .bind(rfc3339_micros(now + lease))
-                .bind(rfc3339_micros(now))
-                .execute(&mut *tx)
-                .await?;
-        Ok(done.rows_affected() > 0)
-            })
-        })
-        .await
-    }
-
-    async fn complete_job(&self, job_id: i64, token: &str) -> Result<bool> {
-        let token = token.to_owned();
-        self.grouped(move |tx| {
-            Box::pin(async move {
-                let done = sqlx::query(
-                    "UPDATE jobs SET status = 'done', lease_until = NULL, lease_token = NULL, updated_at = ?3 \
-                     WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
-                )
-                .bind(job_id)
-                .bind(&token)
-                .bind(rfc3339_micros(OffsetDateTime::now_utc()))
-                .execute(&mut *tx)
-                .await?;
-                Ok(done.rows_affected() > 0)
-            })
-        })
-        .await
-    }
-
-    async fn fail_job(
+    pub(super) async fn fail_leased(
         &self,
         job_id: i64,
         token: &str,
@@ -194,91 +154,8 @@ impl crate::Queue for SqliteStore {
         .await
     }
 
-    async fn release_job(&self, job_id: i64, token: &str) -> Result<bool> {
-        let now = rfc3339_micros(OffsetDateTime::now_utc());
-        let token = token.to_owned();
-        self.grouped(move |tx| {
-            Box::pin(async move {
-                let done = sqlx::query(
-                    "UPDATE jobs SET status = 'queued', run_after = ?3, lease_until = NULL, lease_token = NULL, \
-                     attempts = MAX(attempts - 1, 0), updated_at = ?3 WHERE id = ?1 AND lease_token = ?2 AND status = 'running'",
-                )
-                .bind(job_id)
-                .bind(&token)
-                .bind(&now)
-                .execute(&mut *tx)
-                .await?;
-        Ok(done.rows_affected() > 0)
-            })
-        })
-        .await
-    }
-
-    async fn jobs(&self, status: Option<model::JobStatus>, limit: u32) -> Result<Vec<Job>> {
-        sqlx::query("SELECT * FROM jobs WHERE ?1 IS NULL OR status = ?1 ORDER BY id DESC LIMIT CAST(?2 AS INTEGER)")
-            .bind(status.map(model::JobStatus::as_str))
-            .bind(i64::from(limit))
-            .fetch_all(&mut *self.read.get().await?)
-            .await?
-            .iter()
-            .map(job_from_row)
-            .collect()
-    }
-
-    async fn job_counts(&self) -> Result<Vec<crate::JobCount>> {
-        let rows: Vec<(String, String, i64, String)> = sqlx::query_as(
-            "SELECT kind, status, count(*), min(created_at) FROM jobs \
-             WHERE status IN ('queued', 'running', 'dead', 'cancelled') GROUP BY kind, status ORDER BY kind, status",
-        )
-        .fetch_all(&mut *self.read.get().await?)
-        .await?;
-        rows.into_iter()
-            .map(|(kind, status, n, oldest)| {
-                Ok(crate::JobCount {
-                    kind,
-                    status: model::JobStatus::parse(&status).ok_or_else(|| corrupt("job status", &status))?,
-                    count: count(n),
-                    oldest: ts(&oldest)?,
-                })
-            })
-            .collect()
-    }
-
-    async fn waiting_jobs(&self, max_priority: i16, now: OffsetDateTime) -> Result<u64> {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM jobs WHERE status = 'queued' AND priority <= ?1 AND run_after <= ?2",
-        )
-        .bind(i64::from(max_priority))
-        .bind(rfc3339_micros(now))
-        .fetch_one(&mut *self.read.get().await?)
-        .await?;
-        Ok(count(n))
-    }
-
-    async fn retry_job(&self, job_id: i64) -> Result<bool> {
-        let now = rfc3339_micros(OffsetDateTime::now_utc());
-        // A dead job whose dedup key a newer job holds stays dead (the unique index).
-        let done = sqlx::query(
-            "UPDATE OR IGNORE jobs SET status = 'queued', attempts = 0, started_at = NULL, run_after = ?2, updated_at = ?2 \
-             WHERE id = ?1 AND status IN ('dead', 'cancelled')",
-        )
-        .bind(job_id)
-        .bind(&now)
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() > 0)
-    }
-
-    async fn cancel_job(&self, job_id: i64) -> Result<bool> {
-        let now = rfc3339_micros(OffsetDateTime::now_utc());
-        let done = sqlx::query(
-            "UPDATE jobs SET status = 'cancelled', lease_until = NULL, lease_token = NULL, updated_at = ?2 \
-             WHERE id = ?1 AND status IN ('queued', 'running')",
-        )
-        .bind(job_id)
-        .bind(&now)
-        .execute(&self.write)
-        .await?;
-        Ok(done.rows_affected() > 0)
+    /// Waits `at_most`: SQLite hears of no new job (the worker polls).
+    pub(super) async fn wait_for_notice(&self, at_most: Duration) {
+        tokio::time::sleep(at_most).await;
     }
 }
