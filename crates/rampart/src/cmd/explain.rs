@@ -9,13 +9,30 @@ use anyhow::{Context, Result, bail};
 use model::{Domain, RiskVector, SocialId};
 use store::Store;
 
+use crate::flags::DbArg;
+
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    db: DbArg,
+    /// The company's social_id or one of its domains.
+    company: String,
+    #[arg(long, value_enum, default_value = "text")]
+    format: ExplainFormat,
+}
+
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum ExplainFormat {
+pub(crate) enum ExplainFormat {
     Text,
     Json,
 }
 
-pub async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> Result<()> {
+pub(crate) async fn run(args: Args) -> Result<()> {
+    let store = crate::common::open(&args.db.db).await?;
+    explain(&*store, &args.company, args.format).await
+}
+
+async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> Result<()> {
     let company = match SocialId::parse(target) {
         Ok(id) => store.company_by_social_id(&id).await?,
         Err(_) => None,
@@ -125,7 +142,7 @@ fn print_text(company: &model::Company, last: &model::ScoreSnapshot, r: &rating:
 }
 
 /// The twelve components of a rating, each with what it lost and why.
-pub fn print_components(r: &rating::Rating) {
+pub(crate) fn print_components(r: &rating::Rating) {
     let score = |s: Option<f64>| s.map_or_else(|| "—".to_owned(), |s| format!("{s:.1}"));
     let grade = |g: Option<model::Grade>| g.map_or("—", |g| g.as_str());
     say!("{:<20} {:>6} {:>5} {:>7} {:>7} {:>9}", "COMPONENT", "SCORE", "GRADE", "WEIGHT", "ASSETS", "FINDINGS");
@@ -162,7 +179,7 @@ fn print_checks(checks: &BTreeMap<RiskVector, model::ComponentChecks>) {
     for (v, c) in checks {
         say!("{:<20} {} pass, {} finding, {} not assessable", v.as_str(), c.pass, c.finding, c.not_assessable);
         for check in &c.list {
-            let detail = crate::clip(&check.detail, 100);
+            let detail = crate::common::clip(&check.detail, 100);
             say!("    {:<15} {:<19} {:<40} {detail}", check.outcome.as_str(), check.check, check.asset);
         }
         let listed = u32::try_from(c.list.len()).unwrap_or(u32::MAX);

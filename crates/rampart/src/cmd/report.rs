@@ -9,33 +9,66 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 use clap::ValueEnum;
+use model::SocialId;
+
+use crate::flags::DbArg;
+
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    social_id: String,
+    #[command(flatten)]
+    db: DbArg,
+    #[arg(long, value_enum, default_value = "html")]
+    format: ReportFormat,
+    /// Where to write it (default: rampart-report-SOCIAL_ID.html or .pdf here).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     Html,
     Pdf,
+}
+
+/// What `rampart report` runs on: the company, checked, and the file it writes.
+struct Settings {
+    db: String,
+    social_id: SocialId,
+    format: ReportFormat,
+    path: PathBuf,
+}
+
+impl Args {
+    fn settings(self) -> Result<Settings> {
+        let social_id = SocialId::parse(&self.social_id).map_err(|e| anyhow::anyhow!("social_id: {e}"))?;
+        let stem = web::report::file_stem(social_id.as_str());
+        let extension = match self.format {
+            ReportFormat::Html => "html",
+            ReportFormat::Pdf => "pdf",
+        };
+        let path = self.out.unwrap_or_else(|| PathBuf::from(format!("rampart-report-{stem}.{extension}")));
+        Ok(Settings { db: self.db.db, social_id, format: self.format, path })
+    }
 }
 
 /// Time Chromium gets to print the document.
 const PRINT_DEADLINE: Duration = Duration::from_secs(60);
 
-pub async fn report(db: &str, social_id: &str, format: ReportFormat, out: Option<&Path>) -> Result<()> {
-    let social_id = model::SocialId::parse(social_id).map_err(|e| anyhow::anyhow!("social_id: {e}"))?;
-    let store = store::open(db).await.with_context(|| format!("opening database {}", store::redact_url(db)))?;
+pub(crate) async fn run(args: Args) -> Result<()> {
+    let Settings { db, social_id, format, path } = args.settings()?;
+    let store = crate::common::open(&db).await?;
     let state = api::AppState::with_store(store, api::Config::default());
     let api = web::Api::new(api::trusted_router(state), None, None);
     let html = web::report::document(&api, web::Audience::Underwriter, social_id.as_str())
         .await
         .map_err(|f| anyhow::anyhow!("company {social_id}: {}", f.message))?;
-    let stem = web::report::file_stem(social_id.as_str());
     match format {
         ReportFormat::Html => {
-            let path = out.map_or_else(|| PathBuf::from(format!("rampart-report-{stem}.html")), Path::to_path_buf);
             std::fs::write(&path, html).with_context(|| format!("writing {}", path.display()))?;
             say!("{}", path.display());
         }
         ReportFormat::Pdf => {
-            let path = out.map_or_else(|| PathBuf::from(format!("rampart-report-{stem}.pdf")), Path::to_path_buf);
             print_pdf(&html, &path).await?;
             say!("{}", path.display());
         }
@@ -96,7 +129,12 @@ async fn print_pdf(html: &str, out: &Path) -> Result<()> {
     let printed = std::fs::metadata(&target).map(|m| m.len()).unwrap_or(0);
     if !done.status.success() || printed == 0 {
         let said = String::from_utf8_lossy(&done.stderr);
-        bail!("{} did not print the report ({}): {}", browser.display(), done.status, crate::clip(said.trim(), 400));
+        bail!(
+            "{} did not print the report ({}): {}",
+            browser.display(),
+            done.status,
+            crate::common::clip(said.trim(), 400)
+        );
     }
     Ok(())
 }

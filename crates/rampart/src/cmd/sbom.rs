@@ -14,8 +14,19 @@ use clap::ValueEnum;
 use model::{Page, SbomComponent, SocialId};
 use serde_json::{Value, json};
 
+use crate::flags::DbArg;
+
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    db: DbArg,
+    social_id: String,
+    #[arg(long, value_enum, default_value = "cyclonedx")]
+    format: SbomFormat,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
-pub enum SbomFormat {
+pub(crate) enum SbomFormat {
     /// CycloneDX 1.5 JSON.
     Cyclonedx,
     /// The stored components as JSON.
@@ -41,7 +52,11 @@ where
     Ok(out)
 }
 
-pub async fn export(db: &str, social_id: &str, format: SbomFormat) -> Result<()> {
+pub(crate) async fn run(args: Args) -> Result<()> {
+    export(&args.db.db, &args.social_id, args.format).await
+}
+
+async fn export(db: &str, social_id: &str, format: SbomFormat) -> Result<()> {
     let store = store::open(db).await.with_context(|| format!("opening {}", store::redact_url(db)))?;
     let id = SocialId::parse(social_id).with_context(|| format!("{social_id:?} is not a social id"))?;
     let Some(company) = store.company_by_social_id(&id).await? else { bail!("company {social_id} is not known") };
@@ -93,7 +108,7 @@ fn rating_severity(score: f64) -> &'static str {
 }
 
 /// The CycloneDX 1.5 document of a company's components.
-pub fn cyclonedx(
+fn cyclonedx(
     company: &model::Company,
     components: &[SbomComponent],
     categories: &BTreeMap<String, Vec<String>>,

@@ -12,10 +12,28 @@ use model::{Finding, Page, RiskVector, SocialId};
 use store::Store;
 use time::OffsetDateTime;
 
-/// The methodology versions this build can compute.
-pub const KNOWN: [&str; 1] = [rating::METHODOLOGY_VERSION];
+use crate::flags::DbArg;
 
-pub async fn rescore(store: &dyn Store, methodology: &str, company: Option<&str>) -> Result<()> {
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    db: DbArg,
+    #[arg(long, default_value = rating::METHODOLOGY_VERSION)]
+    methodology: String,
+    /// Only this company (default: every scanned company).
+    #[arg(long)]
+    company: Option<String>,
+}
+
+/// The methodology versions this build can compute.
+const KNOWN: [&str; 1] = [rating::METHODOLOGY_VERSION];
+
+pub(crate) async fn run(args: Args) -> Result<()> {
+    let store = crate::common::open(&args.db.db).await?;
+    rescore(&*store, &args.methodology, args.company.as_deref()).await
+}
+
+async fn rescore(store: &dyn Store, methodology: &str, company: Option<&str>) -> Result<()> {
     if !KNOWN.contains(&methodology) {
         bail!("methodology {methodology:?} is not implemented by this build (it knows {})", KNOWN.join(", "));
     }
