@@ -1,4 +1,4 @@
-//! Error bodies exactly as spec section 7 and DESIGN §6 state them.
+//! Error bodies exactly as docs/API.md ("Errors") states them.
 
 use std::time::Duration;
 

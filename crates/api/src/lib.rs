@@ -1,5 +1,6 @@
-//! The HTTP API of spec `API-SPEC.md`: routing, key authentication, rate limits,
-//! handlers for the 43 operations, mock mode and the OpenAPI document.
+//! The HTTP API (docs/API.md, and `docs/openapi.json` generated from this crate): routing,
+//! key authentication, rate limits, the handlers of every operation, mock mode and the
+//! OpenAPI document.
 //!
 //! Only this crate knows HTTP and JSON response shapes: domain types are mapped to the
 //! response types of `responses` here, never serialised straight from the store. It

@@ -1,9 +1,9 @@
-//! The network guard (DESIGN §5). Every connection the scanner makes goes through it: a
-//! name is resolved once, every address is checked against the policy, and the
-//! connection goes to the checked address — so a name that resolves to a public address
-//! for the check and to 127.0.0.1 for the connection (DNS rebinding) cannot redirect a
-//! probe. Connects and reads have timeouts, reads are bounded, and concurrency is limited
-//! globally and per host.
+//! The network guard (docs/SECURITY.md §1). Every connection the scanner makes goes
+//! through it: a name is resolved once, every address is checked against the policy, and
+//! the connection goes to the checked address — so a name that resolves to a public
+//! address for the check and to 127.0.0.1 for the connection (DNS rebinding) cannot
+//! redirect a probe. Connects and reads have timeouts, reads are bounded, and concurrency
+//! is limited globally and per host.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -516,7 +516,7 @@ mod tests {
     }
 
     /// Lab mode admits the lab's range only: no public address, no other internal one
-    /// (issue 38 §6: the demo's guard connected to public addresses).
+    /// (docs/SECURITY.md §2: a lab zone, or the demo's, must not send the scanner out).
     #[test]
     fn lab_mode_admits_the_lab_range_only() {
         let guard = Guard::new(

@@ -1,6 +1,6 @@
-//! The one door out (DESIGN §5). Every connection Rampart opens to the network is made
-//! here: the scanner's DNS questions (`wire`, `dns`), its TCP connections through the
-//! network guard (`guard`: names parsed, resolved once, addresses checked, limits and
+//! The one door out (docs/SECURITY.md §1). Every connection Rampart opens to the network
+//! is made here: the scanner's DNS questions (`wire`, `dns`), its TCP connections through
+//! the network guard (`guard`: names parsed, resolved once, addresses checked, limits and
 //! deadlines), its HTTP requests (`http`: URLs from parsed parts, a resolver pinned to
 //! the checked addresses), and the clients of services an operator configures — the
 //! certificate-transparency search and the feed downloads (`service`). No other crate

@@ -277,8 +277,8 @@ mod tests {
         assert!(import_companies(&store, orphan.as_bytes()).await.is_err());
     }
 
-    /// Issue 38 §6: a website is parsed as add-subsidiary parses it, with or without a
-    /// `domain`, and stored normalised.
+    /// A website is parsed as add-subsidiary parses it, with or without a `domain`, and
+    /// stored normalised (docs/SECURITY.md §2).
     #[tokio::test]
     async fn websites_are_parsed_and_stored_normalised() {
         let store = memory().await;

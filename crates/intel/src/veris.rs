@@ -1,5 +1,5 @@
 //! VERIS incident records (the VERIS Community Database, VCDB) mapped to the
-//! incident object of spec 2.7 (`model::Incident`).
+//! incident object the API answers with (`model::Incident`).
 //!
 //! Every rule of the mapping is written down in docs/INCIDENTS.md. The parser is
 //! total over untrusted input: any text gives either a `VerisIncident` or a
@@ -72,7 +72,7 @@ impl VerisError {
     }
 }
 
-/// One VERIS record mapped to the spec 2.7 incident, with the victim fields kept
+/// One VERIS record mapped to the API's incident, with the victim fields kept
 /// apart for linking the incident to a company (docs/INCIDENTS.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerisIncident {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/vcdb/incidents");
 
-/// The members of the spec 2.7 incident object (plus incident_id) and their JSON types.
+/// The members of the API's incident object (plus incident_id) and their JSON types.
 const FIELDS: [(&str, &str); 18] = [
     ("incident_id", "string"),
     ("title", "string"),

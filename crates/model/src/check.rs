@@ -1,7 +1,7 @@
-//! Every check a scan makes, with its outcome (issue 20 §2): a pass (with what was
-//! observed), a finding (the codes it raised), or not assessable (with why). The
-//! scanner makes them; a rating keeps, per component, how many of each and a list of
-//! them, so a score of 100 shows what was checked.
+//! Every check a scan makes, with its outcome (docs/FINDINGS.md, "Every check has an
+//! outcome"): a pass (with what was observed), a finding (the codes it raised), or not
+//! assessable (with why). The scanner makes them; a rating keeps, per component, how
+//! many of each and a list of them, so a score of 100 shows what was checked.
 
 use serde::{Deserialize, Serialize};
 

@@ -20,7 +20,8 @@ pub struct Company {
     pub website: String,
     pub domain: Option<Domain>,
     /// Whether the company holds `domain` on evidence (an operator's import, discovery,
-    /// or its proof of control); false for a key's unverified claim (issue 38 §1).
+    /// or its proof of control); false for a key's unverified claim (docs/API.md, "Domain
+    /// ownership").
     pub domain_verified: bool,
     pub industry: String,
     pub description: String,
@@ -325,7 +326,7 @@ impl<'de> Deserialize<'de> for DateText {
     }
 }
 
-/// A vulnerability record in the shape cve-search publishes (spec 2.8), plus the
+/// A vulnerability record in the shape cve-search publishes (docs/IMPORT.md), plus the
 /// CISA KEV entry and the EPSS figures where known.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CveRecord {

@@ -1,4 +1,4 @@
-//! Paging: the `page` query parameter and the pagination object of spec 2.1.
+//! Paging: the `page` query parameter and the pagination object of every paged answer.
 
 use serde::Serialize;
 

@@ -60,7 +60,7 @@ macro_rules! named_enum {
 }
 
 named_enum!(
-    /// The twelve components of a score, in the order of spec section 2.4.
+    /// The twelve components of a score, in the order the score object lists them.
     RiskVector, "risk vector", {
         Spf => "spf",
         Dkim => "dkim",

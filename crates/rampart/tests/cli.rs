@@ -275,11 +275,11 @@ async fn start_demo(db: &str, octet: u8, log: PathBuf, within: Duration) -> (Ser
     (server, format!("http://127.0.0.1:{port}"), lines)
 }
 
-/// Issue 38 §6: serving never waits for scans. A demo started again on its database,
-/// after a company rated before got a host in its footprint that accepts connections
-/// and never answers, listens at once: the companies rated before are printed as queued
-/// and scanned by the workers beside the server, not before it serves; the port answers
-/// while the slow company's scan is still waiting or running.
+/// Serving never waits for scans (docs/SECURITY.md §2). A demo started again on its
+/// database, after a company rated before got a host in its footprint that accepts
+/// connections and never answers, listens at once: the companies rated before are printed
+/// as queued and scanned by the workers beside the server, not before it serves; the port
+/// answers while the slow company's scan is still waiting or running.
 #[tokio::test]
 async fn a_restarted_demo_queues_the_scans_of_rated_companies_and_serves_at_once() {
     const OCTET: u8 = 91;
@@ -1007,9 +1007,10 @@ async fn disputes_are_listed_and_decided_by_an_operator() {
     assert_eq!(line.split_whitespace().last(), Some("1"), "{line}");
 }
 
-/// Issue 38 §1: an operator lists the footprint additions keys asked for (another
-/// company's on evidence), approves one (it joins the footprint, verified, and a scan is
-/// queued) and rejects another; decided twice, the command fails in one line.
+/// An operator lists the footprint additions keys asked for (another company's on
+/// evidence: docs/API.md, "Domain ownership"), approves one (it joins the footprint,
+/// verified, and a scan is queued) and rejects another; decided twice, the command fails
+/// in one line.
 #[tokio::test]
 async fn footprint_requests_are_listed_and_decided_by_an_operator() {
     let dir = tempfile::tempdir().unwrap();
@@ -1070,8 +1071,8 @@ async fn a_demo_stopped_as_it_prints_its_keys_ends() {
     assert!(status.success(), "{status:?}");
 }
 
-/// Issue 38 §2: `probe ports` of an address the guard refuses says so and fails (it
-/// printed "0 of 55 ports open" with exit 0); nothing is connected to.
+/// `probe ports` of an address the guard refuses says so and fails, not "0 of 55 ports
+/// open" with exit 0 (docs/SECURITY.md §2); nothing is connected to.
 #[test]
 fn probe_ports_refuses_an_internal_address_in_words() {
     for (target, why) in [

@@ -1,6 +1,7 @@
-//! The properties DESIGN §4 asks of the rating, over arbitrary findings: scores stay
-//! within 0–100; removing a finding never lowers any score; the order of the findings
-//! never changes the rating; the same input gives the same rating.
+//! The properties of the rating (docs/METHODOLOGY.md, "Properties the tests hold"), over
+//! arbitrary findings: scores stay within 0–100; removing a finding never lowers any
+//! score; the order of the findings never changes the rating; the same input gives the
+//! same rating.
 
 use std::collections::{BTreeMap, BTreeSet};
 

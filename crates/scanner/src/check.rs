@@ -1,9 +1,9 @@
-//! Every check a scan performs, with its outcome (issue 20 §2): a pass (with what was
-//! observed), a finding (with the codes it raised), or not assessable (with why: a
-//! lookup that failed, a key that cannot be seen from outside). A score of 100 then
-//! shows what was checked, and a check that could not be made is never a finding. The
-//! types are `model`'s (a rating keeps them); this module judges a check from the
-//! findings it raised.
+//! Every check a scan performs, with its outcome (docs/FINDINGS.md, "Every check has an
+//! outcome"): a pass (with what was observed), a finding (with the codes it raised), or
+//! not assessable (with why: a lookup that failed, a key that cannot be seen from
+//! outside). A score of 100 then shows what was checked, and a check that could not be
+//! made is never a finding. The types are `model`'s (a rating keeps them); this module
+//! judges a check from the findings it raised.
 
 use model::RiskVector;
 pub use model::{Check, CheckOutcome as Outcome, ComponentChecks};

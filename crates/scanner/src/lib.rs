@@ -1,5 +1,5 @@
 //! Rampart's scanner: discovery of a company's internet-facing assets, the network guard
-//! every connection goes through, and one probe per risk vector (DESIGN §2, §4, §5).
+//! every connection goes through (docs/SECURITY.md §1), and one probe per risk vector.
 //! Findings use the codes of docs/FINDINGS.md.
 
 pub mod check;

@@ -1,6 +1,6 @@
-//! Zones written by an attacker (issue 19): a name whose labels spell an address cannot
-//! steer a connection, and a zone whose pages link thousands of names makes a scan that
-//! stops at its budget and says so.
+//! Zones written by an attacker (docs/SECURITY.md §1): a name whose labels spell an
+//! address cannot steer a connection, and a zone whose pages link thousands of names
+//! makes a scan that stops at its budget and says so.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -324,11 +324,11 @@ async fn a_silent_host_shared_by_many_names_starves_no_other_scan() {
     lab.down().await;
 }
 
-/// Every stage has a time of its own (issue 19 §0): hosts that accept connections and
-/// never answer hold the web rounds and the port scan until their three seconds are
+/// Every stage has a time of its own (docs/SECURITY.md §1): hosts that accept connections
+/// and never answer hold the web rounds and the port scan until their three seconds are
 /// spent, and the stages after them still get theirs: the TLS stage probes the quick
-/// host's HTTPS. What the held stages saw of the quick host in time is kept, and the
-/// scan says which stages ran out and of what.
+/// host's HTTPS. What the held stages saw of the quick host in time is kept, and the scan
+/// says which stages ran out and of what.
 #[tokio::test]
 async fn a_stage_that_runs_out_of_its_time_leaves_the_next_stages_theirs() {
     let mut records: Vec<String> = (0..10).map(|i| format!("s{i} A 127.77.74.2")).collect();

@@ -1,10 +1,11 @@
-//! No "missing" verdict Rampart cannot know (issue 20 §3): against a lab name server that
-//! answers SERVFAIL, REFUSED or nothing at all for chosen names, each check that needed
-//! the failed lookup is not assessable with the reason, never a finding, and the other
-//! checks go on; an answer without the record (NODATA) or a name that does not exist
-//! (NXDOMAIN) is what makes a record missing. DKIM: a key at a selector nobody named is
-//! invisible from outside, so no key at the curated selectors is not assessable, unless
-//! the company names its selectors.
+//! No "missing" verdict Rampart cannot know (docs/FINDINGS.md, "What each 'missing'
+//! verdict rests on"): against a lab name server that answers SERVFAIL, REFUSED or
+//! nothing at all for chosen names, each check that needed the failed lookup is not
+//! assessable with the reason, never a finding, and the other checks go on; an answer
+//! without the record (NODATA) or a name that does not exist (NXDOMAIN) is what makes a
+//! record missing. DKIM: a key at a selector nobody named is invisible from outside, so
+//! no key at the curated selectors is not assessable, unless the company names its
+//! selectors.
 
 use lab::{Lab, LabFile};
 use model::RiskVector;

@@ -1,6 +1,6 @@
 //! The vulnerability database: CPE matching (NISTIR 7695/7696 names, NVD
 //! configurations with version ranges), the projection of NVD records to the
-//! cve-search shape of spec 2.8, and the importers for NVD CVE (2.0 and 1.1), CISA KEV,
+//! cve-search shape the API serves, and the importers for NVD CVE (2.0 and 1.1), CISA KEV,
 //! FIRST EPSS, MITRE CWE and CAPEC.
 //!
 //! Feed bytes are untrusted: every parser reports a bad file with its position and

@@ -1,7 +1,7 @@
 //! NVD CVE records — the JSON 2.0 shape (feed files `nvdcve-2.0-*.json[.gz]`, API 2.0
 //! pages, single `cve` objects) and the legacy 1.1 feeds (`nvdcve-1.1-*.json.gz`,
 //! `CVE_Items[]`) — read as a stream, one record at a time, and projected to the
-//! cve-search record of spec 2.8 with the configurations kept for matching.
+//! cve-search record the API serves, with the configurations kept for matching.
 //!
 //! Metric choice: where several CVSS metrics of one version exist, the one whose
 //! `type` is `Primary` (NVD's own) is used, else the first listed. CVSS 3.1 is

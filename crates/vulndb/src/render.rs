@@ -1,4 +1,4 @@
-//! The cve-search record (spec 2.8) in the form list responses serve it, rendered once
+//! The cve-search record in the form list responses serve it, rendered once
 //! at import so that a search answers by splicing stored JSON instead of parsing and
 //! re-serialising every record. `capec`, `kev`, `epss` and `percentile` are left out:
 //! they come from other feeds and are joined when the response is built.

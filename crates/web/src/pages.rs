@@ -974,7 +974,8 @@ mod tests {
         }
     }
 
-    /// Issue 38 §5: a stale rating says so, with why and when the last scan succeeded.
+    /// A stale rating says so, with why and when the last scan succeeded (docs/API.md,
+    /// `stale` on the score answers).
     #[test]
     fn a_stale_rating_is_marked_on_the_scorecard() {
         let fresh = scorecard(Audience::Underwriter, &card(scores())).into_string();

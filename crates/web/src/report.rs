@@ -164,7 +164,7 @@ mod tests {
         assert!(!html.contains("<script"), "a report runs nothing");
         assert_eq!(html.matches("<tr>").count(), (1 + 12) + (1 + 2), "components and history, each with a header row");
         assert!(!html.contains("Stale rating"));
-        // A stale rating says so (issue 38 §5).
+        // A stale rating says so (docs/API.md: `stale` on the score answers).
         let mut stale = scores.clone();
         stale["stale"] = json!(true);
         stale["stale_reason"] = json!("rated 9 d ago, more than twice its rescan cadence of 24 h");

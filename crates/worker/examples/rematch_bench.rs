@@ -1,4 +1,4 @@
-//! How long a feed change takes to reach the ratings (issue 22, §3): N companies with
+//! How long a feed change takes to reach the ratings (docs/PERFORMANCE.md): N companies with
 //! detected software and SBOMs (versions of OpenSSH, nginx, Apache httpd, OpenSSL and
 //! PHP spread over them), matched against the vulnerability database the store holds
 //! (import the real NVD first: `bench/feeds.sh`); then a new CVE for OpenSSH is

@@ -327,8 +327,9 @@ mod tests {
         Whose { id: 7, social_id: "acme", name: "Acme" }
     }
 
-    /// Issue 38 §5: a rating older than twice its cadence is an event once, timed when
-    /// it became stale (so every later round records the same event).
+    /// A rating older than twice its cadence is a `rating_stale` event (docs/API.md,
+    /// "Events and webhooks") once, timed when it became stale (so every later round
+    /// records the same event).
     #[test]
     fn a_rating_past_twice_its_cadence_is_a_stale_event_once() {
         let day = std::time::Duration::from_secs(86_400);

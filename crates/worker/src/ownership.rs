@@ -1,4 +1,4 @@
-//! Proof of control of a claimed domain (issue 38 §1, docs/API.md "Domain ownership"):
+//! Proof of control of a claimed domain (docs/API.md, "Domain ownership"):
 //! a `verify` job looks, through the guard, for the token issued to the company in a
 //! TXT record at `_rampart-challenge.<domain>` or in the file
 //! `/.well-known/rampart-challenge` of the domain's web server (HTTPS, then HTTP; no

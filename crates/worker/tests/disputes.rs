@@ -1,9 +1,9 @@
-//! Disputes and footprint corrections through to their outcomes (issue 25), on a lab
-//! company: `fixed` decided by the rescan it queues (rejected while the lab still shows
-//! the finding, accepted once it is fixed), `compensating_control` (shown, no weight),
-//! `incorrect` (closed as a false positive and kept closed by later scans), `not_ours`
-//! (the host leaves the company and its scans), and the company's own additions (a host
-//! name and an address, scanned with the company as their attribution).
+//! Disputes and footprint corrections through to their outcomes (docs/API.md,
+//! "Disputes"), on a lab company: `fixed` decided by the rescan it queues (rejected while
+//! the lab still shows the finding, accepted once it is fixed), `compensating_control`
+//! (shown, no weight), `incorrect` (closed as a false positive and kept closed by later
+//! scans), `not_ours` (the host leaves the company and its scans), and the company's own
+//! additions (a host name and an address, scanned with the company as their attribution).
 
 use std::sync::Arc;
 

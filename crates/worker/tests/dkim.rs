@@ -1,7 +1,7 @@
-//! DKIM in the rating (issue 20 §3): a company whose mail domain has no key at the
-//! curated selectors is not judged on DKIM (the component is not assessable, with the
-//! reason), not given `dkim.missing`; once the company names its selector, a scan finds
-//! the key there, and a named selector without a key is `dkim.missing`.
+//! DKIM in the rating (docs/FINDINGS.md, "dkim"): a company whose mail domain has no key
+//! at the curated selectors is not judged on DKIM (the component is not assessable, with
+//! the reason), not given `dkim.missing`; once the company names its selector, a scan
+//! finds the key there, and a named selector without a key is `dkim.missing`.
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
-//! Events and webhooks (issue 22 §4): a lab company's DMARC record is broken, the
-//! scheduled rescan finds it, and the event reaches a local receiver signed as
-//! docs/API.md says; a receiver that fails twice gets it on the third try; a body
-//! changed on the way fails the check.
+//! Events and webhooks (docs/API.md, "Events and webhooks"): a lab company's DMARC record
+//! is broken, the scheduled rescan finds it, and the event reaches a local receiver
+//! signed as docs/API.md says; a receiver that fails twice gets it on the third try; a
+//! body changed on the way fails the check.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

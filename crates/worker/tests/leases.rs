@@ -1,6 +1,7 @@
-//! The worker's side of the queue (issue 19 §3): a running job's lease is renewed, a job
-//! that panics is dead with the panic's message, a cancelled job is stopped and nothing
-//! of it recorded, and a worker shutting down releases what it could not finish.
+//! The worker's side of the queue (docs/SECURITY.md §5): a running job's lease is
+//! renewed, a job that panics is dead with the panic's message, a cancelled job is
+//! stopped and nothing of it recorded, and a worker shutting down releases what it could
+//! not finish.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,8 +3,9 @@
 //! ends dead at once (no retry) with the reason, the company keeps no rating and no
 //! finding, and the reason is stored for the API; a company with one existing and one
 //! absent domain is rated on the existing one only. A host hidden behind an internal
-//! address, or a domain whose DNS fails, keeps its findings (issue 38 §2, §5); a domain
-//! a key claimed is scanned but not rated until it is proved (§1).
+//! address, or a domain whose DNS fails, keeps its findings (docs/SECURITY.md §2); a
+//! domain a key claimed is scanned but not rated until it is proved (docs/API.md, "Domain
+//! ownership").
 
 use std::sync::Arc;
 
@@ -95,10 +96,10 @@ fn hiding_lab(hidden: bool) -> LabFile {
     .unwrap()
 }
 
-/// Issue 38 §2: a company controls its DNS; one RFC 1918 A record beside the public one
-/// makes the guard refuse the host. That must not read as "0 ports open": the checks on
-/// it are not assessable with the reason, the findings the last probe saw stay open and
-/// keep counting, the name is a finding of its own, and a rescan closes nothing.
+/// A company controls its DNS (docs/SECURITY.md §2); one RFC 1918 A record beside the
+/// public one makes the guard refuse the host. That must not read as "0 ports open": the
+/// checks on it are not assessable with the reason, the findings the last probe saw stay
+/// open and keep counting, the name is a finding of its own, and a rescan closes nothing.
 #[tokio::test]
 async fn a_host_hidden_behind_an_internal_address_keeps_its_findings() {
     let dir = tempfile::tempdir().unwrap();
@@ -155,10 +156,11 @@ async fn a_host_hidden_behind_an_internal_address_keeps_its_findings() {
     assert_eq!(refused.detail, "refused: 10.0.0.1 is a private (RFC 1918) address");
 }
 
-/// Issue 38 §1: a `verify` job finds the token the company was issued in a TXT record at
-/// `_rampart-challenge.<domain>`, or in the file `/.well-known/rampart-challenge` of the
-/// domain's web server, and makes the claim a verified domain; a domain where the token
-/// is not published (another token, the file elsewhere, a redirect to it) stays a claim.
+/// A `verify` job (docs/API.md, "Domain ownership") finds the token the company was
+/// issued in a TXT record at `_rampart-challenge.<domain>`, or in the file
+/// `/.well-known/rampart-challenge` of the domain's web server, and makes the claim a
+/// verified domain; a domain where the token is not published (another token, the file
+/// elsewhere, a redirect to it) stays a claim.
 #[tokio::test]
 async fn a_verify_job_finds_the_token_in_dns_or_a_well_known_file() {
     let file = LabFile::parse(
@@ -229,11 +231,11 @@ fn refusing_lab(failing: bool) -> LabFile {
     .unwrap()
 }
 
-/// Issue 38 §5: one company domain whose DNS answers REFUSED made every full scan fail
-/// and froze the old rating. Now that domain's checks are not assessable, what earlier
-/// scans found under it is kept, the rest is scanned and rated, and the rating says what
-/// it left out; a company with no domain that answers fails its scan with the reason
-/// kept for the answers (stale).
+/// One company domain whose DNS answers REFUSED must not fail every full scan and freeze
+/// the old rating (docs/SECURITY.md §2): that domain's checks are not assessable, what
+/// earlier scans found under it is kept, the rest is scanned and rated, and the rating
+/// says what it left out; a company with no domain that answers fails its scan with the
+/// reason kept for the answers (stale).
 #[tokio::test]
 async fn a_domain_whose_dns_fails_freezes_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -283,8 +285,9 @@ async fn a_domain_whose_dns_fails_freezes_nothing() {
     assert!(store.latest_score(alone.id).await.unwrap().is_some(), "the old rating is kept (and answered as stale)");
 }
 
-/// Issue 38 §1: a name a key claimed and has not proved is scanned (its findings are the
-/// company's to see) but not rated: a host it does not own cannot change the grade.
+/// A name a key claimed and has not proved is scanned (its findings are the company's to
+/// see) but not rated: a host it does not own cannot change the grade (docs/API.md,
+/// "Domain ownership").
 #[tokio::test]
 async fn an_unproven_claim_is_scanned_but_not_rated() {
     let dir = tempfile::tempdir().unwrap();
@@ -333,8 +336,8 @@ fn flaky_lab(failing: bool) -> LabFile {
     .unwrap()
 }
 
-/// Issue 38 §2: a host whose name stops resolving (its server answers REFUSED) was not
-/// looked at: the findings earlier scans saw on it stay open.
+/// A host whose name stops resolving (its server answers REFUSED) was not looked at: the
+/// findings earlier scans saw on it stay open (docs/SECURITY.md §2).
 #[tokio::test]
 async fn a_host_whose_name_fails_to_resolve_keeps_its_findings() {
     let dir = tempfile::tempdir().unwrap();

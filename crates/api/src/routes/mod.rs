@@ -68,7 +68,8 @@ pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &S
     };
     may_see(app, caller, &company).await?;
     // A company known only by a key's unverified claim of its domain is not shown to
-    // anyone outside its own tree as that domain's company (issue 38 §1).
+    // anyone outside its own tree as that domain's company (docs/API.md, "Domain
+    // ownership").
     if caller.company.is_none()
         && !company.domain_verified
         && let Some(d) = &company.domain

@@ -1,5 +1,5 @@
-//! Disputes, footprint corrections and peer benchmarks through the API (issue 25), on
-//! both backends.
+//! Disputes, footprint corrections and peer benchmarks through the API (docs/API.md,
+//! "Disputes"), on both backends.
 
 use reqwest::{Method, StatusCode};
 use serde_json::Value;

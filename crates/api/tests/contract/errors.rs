@@ -1,4 +1,4 @@
-//! Every error row of spec section 7 and DESIGN §6, table-driven, plus auth, scopes,
+//! Every error of docs/API.md ("Errors"), table-driven, plus auth, scopes,
 //! both 429s, the 500 that leaks nothing, and hostile input that must not crash.
 
 use std::time::Duration;
@@ -17,7 +17,7 @@ async fn bad_requests_of_the_spec_and_the_design() {
     let u = app.underwriter.clone();
     let m = app.monitor.clone();
     let rows: Vec<(&str, &String, &str)> = vec![
-        // spec §7 rule 1: getdomain-by-socialid
+        // getdomain-by-socialid: a social_id missing, empty, malformed, unknown, not rated
         ("/general-getdomain-by-socialid", &u, "social_id is a required parameter"),
         ("/general-getdomain-by-socialid?social_id=", &u, "social_id is a required parameter"),
         ("/general-getdomain-by-socialid?social_id=not%20valid!", &u, "social_id is not valid"),
@@ -27,7 +27,7 @@ async fn bad_requests_of_the_spec_and_the_design() {
             &u,
             "social_id not processed yet, a scan will start soon",
         ),
-        // spec §7 rule 1: getsocialid-by-companyname
+        // getsocialid by company name and by domain: missing, malformed, unknown; bad pages
         ("/general-getsocialid-by-companyname", &u, "company_name is a required parameter"),
         ("/general-getsocialid-by-companyname?company_name=zzzz", &u, "Company not found"),
         ("/general-getsocialid-by-companyname?company_name=acme&page=0", &u, "Page value should be greater than 0"),

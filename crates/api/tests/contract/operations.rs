@@ -20,9 +20,9 @@ async fn all_43_operations_answer_with_the_spec_shapes() {
     }
 }
 
-/// Issue 38 §5: a rating says when it is stale — its last full scan failed after it, or
-/// it is older than twice its rescan cadence — with why and when the company was last
-/// scanned successfully, for underwriters and monitor keys alike.
+/// A rating says when it is stale (docs/API.md: `stale`) — its last full scan failed
+/// after it, or it is older than twice its rescan cadence — with why and when the company
+/// was last scanned successfully, for underwriters and monitor keys alike.
 #[tokio::test]
 async fn a_stale_rating_says_so_and_why() {
     let app = TestApp::spawn().await;
@@ -427,8 +427,8 @@ async fn an_exposed_rdp_port_moves_the_predictions_by_its_factor() {
     assert_eq!(rate(&after), rate(&before));
 }
 
-/// Issue 38 §6: a website is parsed at input; markup in it is refused (400), and what
-/// is stored and answered is the normalised URL.
+/// A website is parsed at input; markup in it is refused (400), and what is stored and
+/// answered is the normalised URL (docs/SECURITY.md §2).
 #[tokio::test]
 async fn add_subsidiary_stores_its_website_parsed_and_normalised() {
     let app = TestApp::spawn().await;

@@ -1,4 +1,5 @@
-//! Tenancy (issue 19 §6): what a key sees of each company, operation by operation.
+//! Tenancy (docs/API.md, "Tenancy"; docs/SECURITY.md §2): what a key sees of each company,
+//! operation by operation.
 //!
 //! Companies: `acme-robotics` (the bound keys' own), `acme-robotics-labs` (its
 //! subsidiary), `globex-logistics` (a stranger), `initech` (a stranger the monitor key
@@ -248,8 +249,9 @@ async fn company_creations_per_key_are_capped() {
     }
 }
 
-/// Issue 38 §1: a monitor key names another company's domain as a "subsidiary"'s
-/// website (the `www.` of it), or adds it as an asset: neither reaches that company.
+/// A monitor key names another company's domain as a "subsidiary"'s website (the `www.`
+/// of it), or adds it as an asset: neither reaches that company (docs/API.md, "Domain
+/// ownership").
 #[tokio::test]
 async fn another_companys_domain_is_never_taken_on_a_keys_word() {
     let app = TestApp::spawn().await;
@@ -347,9 +349,10 @@ async fn another_companys_domain_is_never_taken_on_a_keys_word() {
     assert!(headers.contains_key("retry-after"));
 }
 
-/// Issue 38 §1: a domain nobody holds becomes a key's claim, not its property: scanned,
-/// seen by the key, never the answer of general-getsocialid-by-domain, never shown to an
-/// underwriter; the token that proves control is issued and its check queued.
+/// A domain nobody holds becomes a key's claim, not its property (docs/API.md, "Domain
+/// ownership"): scanned, seen by the key, never the answer of
+/// general-getsocialid-by-domain, never shown to an underwriter; the token that proves
+/// control is issued and its check queued.
 #[tokio::test]
 async fn an_unverified_claim_answers_nobody_but_its_own_tree() {
     let app = TestApp::spawn().await;
@@ -421,7 +424,7 @@ async fn an_unverified_claim_answers_nobody_but_its_own_tree() {
     assert_eq!(v["social_id"], "claimed-co");
 }
 
-/// Issue 38 §3: the caps hold under concurrency, from two API processes on one
+/// The caps (docs/SECURITY.md §2) hold under concurrency, from two API processes on one
 /// database: 30 creations at once from one key make 20 companies; 60 additions at once
 /// to one footprint make 20.
 #[tokio::test]
@@ -468,9 +471,9 @@ async fn caps_hold_under_concurrent_requests_from_two_processes() {
     assert_eq!(added, api::MAX_ADDED_PER_DAY);
 }
 
-/// Issue 38 §6: a bound key learns nothing of whether a company exists: a stranger and a
-/// company that does not exist are answered alike (403), while an unbound key is told
-/// "Company not found".
+/// A bound key learns nothing of whether a company exists (docs/SECURITY.md §2): a
+/// stranger and a company that does not exist are answered alike (403), while an unbound
+/// key is told "Company not found".
 #[tokio::test]
 async fn a_bound_key_cannot_tell_a_stranger_from_nobody() {
     let app = TestApp::spawn().await;

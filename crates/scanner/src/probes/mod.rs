@@ -45,8 +45,9 @@ pub struct Context {
     pub limits: Limits,
 }
 
-/// The budget of one domain's scan (DESIGN §5): a hostile zone (a wildcard whose pages
-/// link thousands of names, say) makes a scan that stops at these and says so.
+/// The budget of one domain's scan (docs/SECURITY.md §1): a hostile zone (a wildcard
+/// whose pages link thousands of names, say) makes a scan that stops at these and says
+/// so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// Candidate names resolved, over every source and round.

@@ -553,8 +553,8 @@ pub async fn scans(store: &dyn Store) {
     assert_eq!(back, ScanOutcome { opened: 1, seen_again: 1, closed: 0 });
     assert!(store.closed_findings(c.id).await.unwrap().iter().all(|(f, _)| f.code != "dmarc.policy_none"));
 
-    // A scan whose DMARC check could not be made keeps that finding open (issue 38 §2:
-    // a probe that could not run is not a pass), and closes the rest it did not see.
+    // A scan whose DMARC check could not be made keeps that finding open (a probe that
+    // could not run is not a pass: docs/SECURITY.md §2), and closes the rest it did not see.
     let open = open_findings(store, c.id).await;
     let dmarc_id = open.iter().find(|f| f.code == "dmarc.policy_none").unwrap().id;
     let unreached = ScanScope { keep_open: &[dmarc_id], ..scope };
@@ -1847,10 +1847,10 @@ pub async fn concurrent_writes(store: &dyn Store) {
     assert!(pending(store).await.is_empty());
 }
 
-/// Disputes (issue 25): each reason opened and decided with its effect on the finding,
-/// an `incorrect` finding kept closed by a later scan that sees it, a `not_ours` asset
-/// gone with its host, endpoint and findings, the footprint, false-positive counts and
-/// the rated population.
+/// Disputes (docs/API.md, "Disputes"): each reason opened and decided with its effect on
+/// the finding, an `incorrect` finding kept closed by a later scan that sees it, a
+/// `not_ours` asset gone with its host, endpoint and findings, the footprint,
+/// false-positive counts and the rated population.
 pub async fn disputes(store: &dyn Store) {
     use model::{Attribution, DiscoveredHost, DisputeReason, DisputeState, FootprintAsset};
     use store::{Decision, NewDispute, Opened};
@@ -2009,7 +2009,7 @@ pub async fn disputes(store: &dyn Store) {
     assert_eq!(store.footprint(c.id).await.unwrap().len(), 2);
 
     // The caps are the store's: the same asset again is `Already`, past the day's or
-    // the total cap nothing is added (issue 38 §3).
+    // the total cap nothing is added (docs/SECURITY.md §2).
     let tight = store::FootprintCaps { per_day: 2, total: 3 };
     let day = at("2026-02-05T10:00:00Z").0;
     let add = |name: &'static str, caps| async move {
@@ -2065,10 +2065,10 @@ pub async fn disputes(store: &dyn Store) {
     assert_eq!(me[0].score, 7000);
 }
 
-/// Issue 38 §1: the asset lists and counts show what the rating counts. What a scan
-/// finds under a company's unproven claim (a key's word, beside a verified domain) is
-/// left out of applications, endpoints, addresses, the SBOM and the finding counts;
-/// verified, it is the company's like the rest.
+/// The asset lists and counts show what the rating counts (docs/API.md, "Domain
+/// ownership"). What a scan finds under a company's unproven claim (a key's word,
+/// beside a verified domain) is left out of applications, endpoints, addresses, the
+/// SBOM and the finding counts; verified, it is the company's like the rest.
 pub async fn rated_assets(store: &dyn Store) {
     use model::{Attribution, DiscoveredHost};
     use store::ScanScope;
