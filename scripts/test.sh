@@ -44,6 +44,8 @@ fi
 
 # The built-in lab's ground truth against docs/FINDINGS.md and the address plan.
 python3 scripts/check-lab.py >/dev/null
+# The paths ARCHITECTURE.md and docs/PERFORMANCE.md name exist; the map stays under 12 KiB.
+python3 scripts/check-docs.py
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings

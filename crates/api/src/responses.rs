@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-/// The pagination object of spec 2.1.
+/// The pagination object of every paged answer.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PaginationOut {
     pub current_page: u64,
@@ -67,7 +67,7 @@ pub struct SocialIdByDomain {
 
 // --- Company records ----------------------------------------------------------------------
 
-/// The company information record of spec 2.3. `score` and `naics_code` are null only
+/// The company information record. `score` and `naics_code` are null only
 /// for a company not rated yet or whose NAICS code is unknown.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CompanyInfo {
@@ -287,7 +287,7 @@ impl From<&model::ComponentChecks> for ChecksOut {
     }
 }
 
-/// The score object of spec 2.4: exactly the twelve components.
+/// The score object: exactly the twelve components.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ScoreComponents {
     pub spf: ComponentOut,
@@ -372,7 +372,7 @@ impl ScoreComponents {
     }
 }
 
-/// The company scores response (spec 2.2 and 2.4). `global_score`, `grade` and
+/// The company scores response. `global_score`, `grade` and
 /// `scanned_at` are Rampart's additions.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CompanyScores {
@@ -911,7 +911,7 @@ pub struct DomainHistory {
     pub incidents: Vec<IncidentSummary>,
 }
 
-/// The incident data object of spec 2.7.
+/// The incident data object.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct IncidentData {
     pub title: String,
@@ -1252,7 +1252,7 @@ pub enum Cpe22List {
     Names(Vec<String>),
 }
 
-/// A CVE record in the shape of spec 2.8 (cve-search). CVSS figures are null when the
+/// A CVE record in the shape cve-search gives it. CVSS figures are null when the
 /// record has no metric of that version.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CveOut {
@@ -1376,7 +1376,7 @@ impl CveOut {
     }
 }
 
-/// The reduced record of get-last (spec 2.8): these fourteen members only.
+/// The reduced record of get-last: these fourteen members only.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CveLastOut {
     pub vulnerable_configuration_cpe_2_2: Vec<String>,
