@@ -67,53 +67,8 @@ for port in 18301 18302 18303; do
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 done
 
-# method path [body]; monitor-* paths use the monitor key.
-ops=(
-    "GET /general-getdomain-by-socialid?social_id=kestrel-logistics"
-    "GET /general-getsocialid-by-companyname?company_name=kestrel"
-    "GET /general-getsocialid-by-domain?domain=kestrelfreight.test"
-    "GET /vulnerability-describe-cve-id?cve_id=CVE-2014-0160"
-    "GET /vulnerability-get-cve-from-cpe-id?cpe=$cpe"
-    "GET /vulnerability-get-last"
-    "GET /vulnerability-get-product-by-vendor?vendor=apache"
-    "GET /vulnerability-get-vendors"
-    "GET /vulnerability-search-by-vendor?vendor=openbsd&product=openssh"
-    "GET /underwriter-getcompany-history?social_id=kestrel-logistics"
-    "GET /underwriter-getcompany-history-domain?domain=kestrelfreight.test"
-    "GET /underwriter-getcompanyapplicationsassets?social_id=kestrel-logistics"
-    "GET /underwriter-getcompanyinfo?social_id=kestrel-logistics"
-    "GET /underwriter-getcompanyinfrastructureassets?social_id=kestrel-logistics"
-    "GET /underwriter-getcompanysbom?social_id=kestrel-logistics"
-    "GET /underwriter-getcompanysbomcve?social_id=kestrel-logistics"
-    "GET /underwriter-getcompanysbomdomain?social_id=kestrel-logistics&domain=kestrelfreight.test"
-    "GET /underwriter-getcompanyscore-history?social_id=kestrel-logistics"
-    "GET /underwriter-getcompanyscores?social_id=kestrel-logistics"
-    "GET /underwriter-getcompanystats?social_id=kestrel-logistics"
-    "GET /underwriter-getcompanysubscores?social_id=kestrel-logistics"
-    "GET /underwriter-getincidentdetail-by-id?incident_id=LAB-INC-2024-0005"
-    "GET /underwriter-getlastcompaniesscanned"
-    "GET /monitor-get-data-loss-prediction"
-    "GET /monitor-get-incident-prediction"
-    "GET /monitor-get-subdomain-findings?subdomain=kestrelfreight.test&risk_vector_type=DMARC"
-    "GET /monitor-get-tail-risk-estimation"
-    "GET /monitor-getall-subdomain-findings?subdomain=kestrelfreight.test"
-    "GET /monitor-getall-vulnerability-detection"
-    "GET /monitor-getcompany-history"
-    "GET /monitor-getcompanyapplicationsassets"
-    "GET /monitor-getcompanyinfo"
-    "GET /monitor-getcompanyinfrastructureassets"
-    "GET /monitor-getcompanysbom"
-    "GET /monitor-getcompanysbomcve"
-    "GET /monitor-getcompanysbomdomain?domain=kestrelfreight.test"
-    "GET /monitor-getcompanyscores"
-    "GET /monitor-getcompanystats"
-    "GET /monitor-getcompanysubscores"
-    "GET /monitor-getcompanysubsidiaries"
-    "GET /monitor-listsubsidiaries"
-    'POST /monitor-add-subsidiary {"name":"Kestrel Air Cargo","website":"https://www.kestrelaircargo.test/","employees":40,"followers":900,"industry":"Air Transportation","sub_industry":"Cargo","social_id":"kestrel-aircargo","parent_company_name":"Kestrel Freight Logistics","parent_social_id":"kestrel-logistics"}'
-    "PUT /monitor-rescan-subdomain-by-vectorid?risk_vector_id=SPF&subdomain=kestrelfreight.test"
-    "DELETE /monitor-delete-subsidiary?subsidiary_id=kestrel-aircargo"
-)
+# The operations, one "METHOD /path[?query] [body]" each; monitor-* paths use the monitor key.
+. bench/ops.sh
 
 measure() { # method url key body -> "rps p99_ms non2xx"
     local method=$1 url=$2 k=$3 body=$4 script="$work/req.lua" out
