@@ -185,7 +185,8 @@ struct Inner {
     keys: auth::KeyCache,
     failures: auth::FailureLimiter,
     lookups: Lookups,
-    companies: cache::TtlCache<SocialId, model::Company>,
+    /// Companies by social_id; a name with no company is not kept.
+    companies: cache::TtlCache<SocialId, Option<model::Company>>,
     /// What a company-info answer reads (the row afresh, the IP count, the subsidiaries'
     /// names), with the lookup-flush generation it was read in.
     infos: cache::TtlCache<(i64, bool), Arc<routes::InfoParts>>,
@@ -301,7 +302,7 @@ impl AppState {
     pub(crate) fn info_cache(&self) -> &cache::TtlCache<(i64, bool), Arc<routes::InfoParts>> {
         &self.0.infos
     }
-    pub(crate) fn company_cache(&self) -> &cache::TtlCache<SocialId, model::Company> {
+    pub(crate) fn company_cache(&self) -> &cache::TtlCache<SocialId, Option<model::Company>> {
         &self.0.companies
     }
     pub(crate) fn domain_cache(&self) -> &cache::TtlCache<model::Domain, model::Company> {

@@ -1,15 +1,18 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations: the routes and
 //! the document come from the same list, so they cannot drift apart.
 
+use axum::handler::Handler;
+use axum::routing::MethodRouter;
+use utoipa::openapi::path::{Operation, Paths};
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
+use utoipa_axum::{PathItemExt, routes};
 
 use crate::AppState;
 use crate::error::{ErrorBody, RouteNotFound};
-use crate::routes::{disputes, general, monitor, underwriter, vulnerability};
+use crate::routes::{Named, Own, company, disputes, general, monitor, underwriter, vulnerability};
 
 struct KeyAuth;
 
@@ -76,7 +79,7 @@ pub fn operations() -> OpenApiRouter<AppState> {
 }
 
 fn all_operations() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let router = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(general::get_domain_by_social_id))
         .routes(routes!(general::get_social_id_by_company_name))
         .routes(routes!(general::get_social_id_by_domain))
@@ -86,36 +89,12 @@ fn all_operations() -> OpenApiRouter<AppState> {
         .routes(routes!(vulnerability::get_product_by_vendor))
         .routes(routes!(vulnerability::get_vendors))
         .routes(routes!(vulnerability::search_by_vendor))
-        .routes(routes!(underwriter::get_company_info))
-        .routes(routes!(underwriter::get_company_applications_assets))
-        .routes(routes!(underwriter::get_company_infrastructure_assets))
-        .routes(routes!(underwriter::get_company_sbom))
-        .routes(routes!(underwriter::get_company_sbom_cve))
-        .routes(routes!(underwriter::get_company_sbom_domain))
-        .routes(routes!(underwriter::get_company_scores))
-        .routes(routes!(underwriter::get_company_stats))
-        .routes(routes!(underwriter::get_company_subscores))
-        .routes(routes!(underwriter::get_company_score_history))
-        .routes(routes!(underwriter::get_events))
         .routes(routes!(underwriter::get_incident_detail_by_id))
         .routes(routes!(underwriter::get_last_companies_scanned))
-        .routes(routes!(underwriter::get_company_history))
         .routes(routes!(underwriter::get_company_history_domain))
-        .routes(routes!(monitor::get_company_info))
-        .routes(routes!(monitor::get_company_applications_assets))
-        .routes(routes!(monitor::get_company_infrastructure_assets))
-        .routes(routes!(monitor::get_company_sbom))
-        .routes(routes!(monitor::get_company_sbom_cve))
-        .routes(routes!(monitor::get_company_sbom_domain))
-        .routes(routes!(monitor::get_company_scores))
-        .routes(routes!(monitor::get_company_stats))
-        .routes(routes!(monitor::get_company_subscores))
         .routes(routes!(monitor::get_company_subsidiaries))
         .routes(routes!(monitor::list_subsidiaries))
-        .routes(routes!(monitor::get_company_history))
         .routes(routes!(monitor::get_all_vulnerability_detection))
-        .routes(routes!(monitor::get_company_score_history))
-        .routes(routes!(monitor::get_events))
         .routes(routes!(monitor::get_all_subdomain_findings))
         .routes(routes!(monitor::get_subdomain_findings))
         .routes(routes!(monitor::get_tail_risk_estimation))
@@ -128,7 +107,136 @@ fn all_operations() -> OpenApiRouter<AppState> {
         .routes(routes!(disputes::get_disputes))
         .routes(routes!(disputes::add_asset))
         .routes(routes!(disputes::remove_asset))
-        .routes(routes!(disputes::verify_domain))
+        .routes(routes!(disputes::verify_domain));
+    company_resources()
+        .into_iter()
+        .fold(router, |router, (underwriter, monitor)| router.routes(underwriter).routes(monitor))
+}
+
+/// The two operations of the company resource `company::$handler` ([`company_operations`]):
+/// the Underwriter's its annotation documents, and the Monitor's at `$monitor`, summed up
+/// as `$summary`.
+macro_rules! resource {
+    ($handler:ident, $monitor:literal, $summary:literal) => {
+        utoipa_axum::paste! {
+            company_operations::<company::[<__path_ $handler>], _, _>(
+                company::$handler::<Named>,
+                company::$handler::<Own>,
+                $monitor,
+                $summary,
+            )
+        }
+    };
+}
+
+/// The company resources, one handler each: the Underwriter operation on the company
+/// `social_id` names, and the Monitor operation at the path given, on the calling key's
+/// company, with its summary.
+fn company_resources() -> [(UtoipaMethodRouter<AppState>, UtoipaMethodRouter<AppState>); 12] {
+    [
+        resource!(get_company_info, "/monitor-getcompanyinfo", "The caller's company information record."),
+        resource!(
+            get_company_applications_assets,
+            "/monitor-getcompanyapplicationsassets",
+            "Applications and technologies detected on the caller's assets."
+        ),
+        resource!(
+            get_company_infrastructure_assets,
+            "/monitor-getcompanyinfrastructureassets",
+            "The caller's network endpoints."
+        ),
+        resource!(get_company_sbom, "/monitor-getcompanysbom", "The caller's external software bill of materials."),
+        resource!(
+            get_company_sbom_cve,
+            "/monitor-getcompanysbomcve",
+            "The caller's SBOM components that have known CVEs."
+        ),
+        resource!(
+            get_company_sbom_domain,
+            "/monitor-getcompanysbomdomain",
+            "The caller's SBOM by subdomain of one domain."
+        ),
+        resource!(
+            get_company_scores,
+            "/monitor-getcompanyscores",
+            "The caller's global score and its twelve components."
+        ),
+        resource!(get_company_stats, "/monitor-getcompanystats", "Statistics of each of the caller's subsidiaries."),
+        resource!(
+            get_company_subscores,
+            "/monitor-getcompanysubscores",
+            "Scores of each of the caller's subsidiaries."
+        ),
+        resource!(
+            get_company_score_history,
+            "/monitor-getcompanyscore-history",
+            "The caller's ratings, newest first, each with its methodology version and component\nscores (an extension of the spec, as /underwriter-getcompanyscore-history is)."
+        ),
+        resource!(
+            get_events,
+            "/monitor-getevents",
+            "The events of the caller's company and its subsidiaries, newest first (an extension\nof the spec)."
+        ),
+        resource!(
+            get_company_history,
+            "/monitor-getcompany-history",
+            "Public incident history of the caller's company."
+        ),
+    ]
+}
+
+/// A company resource's two operations, served by its one handler (`underwriter` and
+/// `monitor` are it for [`Named`] and for [`Own`]): the Underwriter's, as `P` (the
+/// handler's annotation) documents it, and the Monitor's at `monitor_path`, documented as
+/// the same less `social_id` (its company is the key's), under the Monitor tag, with its
+/// own operation id (its path) and `summary`.
+fn company_operations<P, T1: 'static, T2: 'static>(
+    underwriter: impl Handler<T1, AppState>,
+    monitor: impl Handler<T2, AppState>,
+    monitor_path: &str,
+    summary: &str,
+) -> (UtoipaMethodRouter<AppState>, UtoipaMethodRouter<AppState>)
+where
+    // What `routes!` reads of a handler's annotation.
+    P: utoipa::Path + utoipa::__dev::SchemaReferences + for<'t> utoipa::__dev::Tags<'t>,
+{
+    let methods = P::methods();
+    let mut schemas = Vec::new();
+    P::schemas(&mut schemas);
+    let operation = |tags: Vec<String>, edit: &dyn Fn(&mut Operation)| {
+        let mut operation = P::operation();
+        if !tags.is_empty() {
+            operation.tags.get_or_insert_with(Vec::new).extend(tags);
+        }
+        edit(&mut operation);
+        operation
+    };
+    let documented = |path: &str, operation: Operation| {
+        let mut paths = Paths::new();
+        paths.add_path_operation(path, methods.clone(), operation);
+        paths
+    };
+    fn routed<T: 'static>(
+        methods: &[utoipa::openapi::HttpMethod],
+        handler: impl Handler<T, AppState>,
+    ) -> MethodRouter<AppState> {
+        methods.iter().fold(MethodRouter::new(), |router, method| router.on(method.to_method_filter(), handler.clone()))
+    }
+    let underwriter_doc = operation(P::tags().into_iter().map(str::to_owned).collect(), &|_| {});
+    let monitor_doc = operation(vec!["Monitor".to_owned()], &|op| {
+        op.operation_id = Some(monitor_path.trim_start_matches('/').to_owned());
+        op.summary = Some(summary.to_owned());
+        if let Some(params) = &mut op.parameters {
+            params.retain(|p| p.name != "social_id");
+        }
+        if op.parameters.as_ref().is_some_and(Vec::is_empty) {
+            op.parameters = None;
+        }
+    });
+    (
+        (schemas.clone(), documented(&P::path(), underwriter_doc), routed(&methods, underwriter)),
+        (schemas, documented(monitor_path, monitor_doc), routed(&methods, monitor)),
+    )
 }
 
 /// The OpenAPI document as JSON.

@@ -197,6 +197,76 @@ pub fn object<'a, T: serde::Deserialize<'a>>(raw: &'a [u8]) -> Option<T> {
     serde_json::from_slice(raw).ok()
 }
 
+// --- Parameters as the OpenAPI document declares them -----------------------------------
+//
+// Each parameter several operations take is declared once here, for `params(...)` of
+// their `#[utoipa::path]`; the handlers read it with [`Params`]. Nothing is deserialised
+// into these types.
+
+/// `social_id`: the company an operation is about.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct CompanyQuery {
+    /// The company's social_id
+    #[param(pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
+    social_id: String,
+}
+
+/// [`CompanyQuery`] in a name of another role (`subsidiary_id`), or described as the
+/// parent company's.
+fn social_id_as(name: &str, description: &str) -> Vec<utoipa::openapi::path::Parameter> {
+    use utoipa::IntoParams;
+    let mut params = CompanyQuery::into_params(|| Some(utoipa::openapi::path::ParameterIn::Query));
+    for p in &mut params {
+        p.name = name.to_owned();
+        p.description = Some(description.to_owned());
+    }
+    params
+}
+
+/// `social_id` of a parent company: the operation is about its subsidiaries.
+pub struct ParentQuery;
+
+impl utoipa::IntoParams for ParentQuery {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        social_id_as("social_id", "The parent company's social_id")
+    }
+}
+
+/// `subsidiary_id`: the social_id of one of the caller's subsidiaries.
+pub struct SubsidiaryQuery;
+
+impl utoipa::IntoParams for SubsidiaryQuery {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        social_id_as("subsidiary_id", "The subsidiary's social_id")
+    }
+}
+
+/// `page`: which page of a paged answer ([`Params::page`]).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct PageQuery {
+    /// Page number, from 1
+    #[param(minimum = 1, maximum = 2147483647)]
+    page: Option<u64>,
+}
+
+/// `period`: the months a prediction covers ([`Params::period`]).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct PeriodQuery {
+    /// Months, 1 to 60 (default 6)
+    #[param(minimum = 1, maximum = 60)]
+    period: Option<u32>,
+}
+
 /// Largest `limit` the CVE operations accept; larger values are capped.
 pub const MAX_LIMIT: u32 = 5000;
 

@@ -816,18 +816,26 @@ pub struct EventOut {
     pub links: Vec<EventLinkOut>,
 }
 
-impl From<&model::Event> for EventOut {
-    fn from(e: &model::Event) -> Self {
+/// The event as a webhook receives it ([`model::EventBody`], the one definition of its
+/// members), documented here: `event_out_is_the_webhook_body` holds the two equal.
+impl From<model::EventBody> for EventOut {
+    fn from(e: model::EventBody) -> Self {
         EventOut {
             id: e.id,
             kind: e.kind.as_str().to_owned(),
             social_id: e.social_id.to_string(),
-            company_name: e.company_name.clone(),
-            occurred_at: rfc3339(e.occurred_at),
-            summary: e.summary.clone(),
-            data: e.data.clone(),
-            links: e.links.iter().map(|l| EventLinkOut { rel: l.rel.clone(), href: l.href.clone() }).collect(),
+            company_name: e.company_name,
+            occurred_at: e.occurred_at,
+            summary: e.summary,
+            data: e.data,
+            links: e.links.into_iter().map(|l| EventLinkOut { rel: l.rel, href: l.href }).collect(),
         }
+    }
+}
+
+impl From<&model::Event> for EventOut {
+    fn from(e: &model::Event) -> Self {
+        e.body().into()
     }
 }
 
@@ -1449,5 +1457,56 @@ mod reference_tests {
         );
         assert!(reference_texts(&Value::Null).is_empty());
         assert_eq!(reference_texts(&json!("https://c.example")), ["https://c.example"]);
+    }
+}
+
+#[cfg(test)]
+mod event_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn keys(object: &Value) -> Vec<&str> {
+        let mut keys: Vec<&str> = object.as_object().into_iter().flat_map(|o| o.keys()).map(String::as_str).collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// A webhook receives an event as the API lists it, member for member, and the
+    /// document describes those members (all of them required).
+    #[test]
+    fn event_out_is_the_webhook_body() {
+        let event = model::Event {
+            id: 42,
+            company: 7,
+            social_id: model::SocialId::parse("acme-corp").unwrap(),
+            company_name: "Acme Corp".into(),
+            kind: model::EventKind::FindingOpened,
+            subject: "tls-expired@www.acme.example".into(),
+            occurred_at: time::macros::datetime!(2025-03-04 05:06:07.5 UTC),
+            summary: "A high finding opened on www.acme.example".into(),
+            data: json!({"code": "tls-expired", "asset": "www.acme.example", "severity": "high"}),
+            links: vec![model::EventLink {
+                rel: "findings".into(),
+                href: "/monitor-getall-subdomain-findings?subdomain=www.acme.example".into(),
+            }],
+        };
+        let webhook: Value = serde_json::from_slice(&event.webhook_body().unwrap()).unwrap();
+        let listed = serde_json::to_value(EventOut::from(&event)).unwrap();
+        assert_eq!(listed, webhook);
+        assert_eq!(listed["type"], "finding_opened");
+        assert_eq!(listed["occurred_at"], "2025-03-04T05:06:07Z");
+
+        let documented = |schema: utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>| {
+            let schema = serde_json::to_value(schema).unwrap();
+            let mut required: Vec<String> = serde_json::from_value(schema["required"].clone()).unwrap();
+            required.sort_unstable();
+            (keys(&schema["properties"]).into_iter().map(str::to_owned).collect::<Vec<_>>(), required)
+        };
+        let (properties, required) = documented(<EventOut as utoipa::PartialSchema>::schema());
+        assert_eq!(properties, keys(&webhook));
+        assert_eq!(required, properties);
+        let (properties, required) = documented(<EventLinkOut as utoipa::PartialSchema>::schema());
+        assert_eq!(properties, keys(&webhook["links"][0]));
+        assert_eq!(required, properties);
     }
 }

@@ -130,21 +130,44 @@ pub struct Event {
 }
 
 impl Event {
-    /// The event as the API lists it and a webhook receives it: `id`, `type`,
-    /// `social_id`, `company_name`, `occurred_at` (RFC 3339, UTC), `summary`, `data`,
-    /// `links`.
-    pub fn wire(&self) -> Value {
-        serde_json::json!({
-            "id": self.id,
-            "type": self.kind.as_str(),
-            "social_id": self.social_id.as_str(),
-            "company_name": self.company_name,
-            "occurred_at": crate::timefmt::rfc3339(self.occurred_at),
-            "summary": self.summary,
-            "data": self.data,
-            "links": self.links,
-        })
+    /// The event as the API lists it and a webhook receives it.
+    pub fn body(&self) -> EventBody {
+        EventBody {
+            id: self.id,
+            kind: self.kind,
+            social_id: self.social_id.clone(),
+            company_name: self.company_name.clone(),
+            occurred_at: crate::timefmt::rfc3339(self.occurred_at),
+            summary: self.summary.clone(),
+            data: self.data.clone(),
+            links: self.links.clone(),
+        }
     }
+
+    /// The body of a webhook delivery: [`Event::body`] as JSON, its members (and those of
+    /// its links) in name order, as webhooks have always been sent.
+    pub fn webhook_body(&self) -> Result<Vec<u8>, serde_json::Error> {
+        // Through a `Value`, whose objects keep their members sorted by name.
+        serde_json::to_vec(&serde_json::to_value(self.body())?)
+    }
+}
+
+/// The one shape of an event outside Rampart: the body of a webhook delivery, and the
+/// event as the API lists it (`api::responses::EventOut` is made from it and documents
+/// it; a test there holds the two equal).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventBody {
+    pub id: i64,
+    #[serde(rename = "type")]
+    pub kind: EventKind,
+    pub social_id: SocialId,
+    pub company_name: String,
+    /// RFC 3339, UTC.
+    pub occurred_at: String,
+    pub summary: String,
+    /// What changed, for programs (an object; its members depend on the kind).
+    pub data: Value,
+    pub links: Vec<EventLink>,
 }
 
 /// A webhook: where a company's events (and its subsidiaries') are delivered.

@@ -113,7 +113,7 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<(), String> {
     }
     let (origin, _) = Origin::parse_url(url).map_err(|e| e.to_string())?;
     if let scanner::guard::Target::Ip(ip) = origin.target
-        && let Some(why) = scanner::guard::special_range(ip)
+        && let Some(why) = model::net::special_range(ip)
         && (!allow_private || scanner::guard::unroutable(why))
     {
         return Err(format!("{ip} is a {why} address: webhooks go to public addresses (lab mode admits the others)"));
@@ -138,7 +138,7 @@ pub async fn deliver(
         tracing::info!(webhook, event, "the webhook or the event is gone: nothing to deliver");
         return Ok(());
     };
-    let body = serde_json::to_vec(&event.wire()).map_err(|e| JobError::Payload(e.to_string()))?;
+    let body = event.webhook_body().map_err(|e| JobError::Payload(e.to_string()))?;
     let timestamp = OffsetDateTime::now_utc().unix_timestamp();
     let signature = signature_header(&hook.secret, timestamp, &body);
     let id = event.id.to_string();

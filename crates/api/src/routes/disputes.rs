@@ -11,7 +11,7 @@ use model::{Company, DisputeReason, DisputeState, Domain, FootprintAsset, Social
 use super::OwnUnrated;
 use crate::AppState;
 use crate::error::{ApiError, CommonErrors};
-use crate::params::{Params, Sent};
+use crate::params::{PageQuery, Params, Sent};
 use crate::responses::{DisputeAnswer, DisputeOut, DisputesOut, MessageOut};
 
 /// Assets a company may add to its footprint in all (each queues a scan).
@@ -207,7 +207,7 @@ pub async fn dispute_finding(
 /// The disputes of the caller's company and its subsidiaries, newest first, with their
 /// state (`open`, `accepted`, `rejected`) and the decision's note.
 #[utoipa::path(get, path = "/monitor-getdisputes", operation_id = "monitor-getdisputes", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1"),
+    params(PageQuery,
            ("state" = Option<String>, Query, description = "open, accepted or rejected (all by default)")),
     responses((status = 200, description = "Disputes (extension)", body = DisputesOut), CommonErrors))]
 pub async fn get_disputes(
@@ -235,7 +235,7 @@ pub async fn get_disputes(
 fn asset_of(app: &AppState, raw: Option<&Sent>) -> Result<FootprintAsset, ApiError> {
     let asset = FootprintAsset::parse(string(raw, "asset")?).map_err(|e| ApiError::bad(format!("asset: {e}")))?;
     for ip in asset.addresses() {
-        if let Some(why) = egress::guard::special_range(ip)
+        if let Some(why) = model::net::special_range(ip)
             && !(app.config().lab_addresses && ip.is_loopback())
         {
             return Err(ApiError::bad(format!("asset: {ip} is a {why} address; the scanner does not connect to it")));

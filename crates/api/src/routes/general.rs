@@ -4,18 +4,20 @@ use axum::Json;
 use axum::extract::{Extension, State};
 use axum::response::{IntoResponse, Response};
 
-use super::Named;
+use super::{Named, Subject};
 use crate::error::CommonErrors;
 use crate::error::{self, ApiError};
-use crate::params::Params;
+use crate::params::{CompanyQuery, PageQuery, Params};
 use crate::responses::{DomainBySocialId, NameAndSocialId, SocialIdByDomain, SocialIdsByName};
 use crate::{AppState, Caller};
 
 /// The domain, name and website of a company.
 #[utoipa::path(get, path = "/general-getdomain-by-socialid", operation_id = "general-getdomain-by-socialid", tag = "General",
-    params(("social_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The company's social_id")),
+    params(CompanyQuery),
     responses((status = 200, description = "The company's domain", body = DomainBySocialId), CommonErrors))]
-pub async fn get_domain_by_social_id(Named { company: c, .. }: Named) -> Result<Json<DomainBySocialId>, ApiError> {
+pub async fn get_domain_by_social_id(
+    Subject { company: c, .. }: Subject<Named>,
+) -> Result<Json<DomainBySocialId>, ApiError> {
     Ok(Json(DomainBySocialId {
         social_id: c.social_id.to_string(),
         company_name: c.company_name,
@@ -27,7 +29,7 @@ pub async fn get_domain_by_social_id(Named { company: c, .. }: Named) -> Result<
 /// Companies whose name contains `company_name` (case-insensitive), best matches first.
 #[utoipa::path(get, path = "/general-getsocialid-by-companyname", operation_id = "general-getsocialid-by-companyname", tag = "General",
     params(("company_name" = String, Query, description = "Name or part of a name"),
-           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
+           PageQuery),
     responses((status = 200, description = "Matching companies", body = SocialIdsByName), CommonErrors))]
 pub async fn get_social_id_by_company_name(
     State(app): State<AppState>,

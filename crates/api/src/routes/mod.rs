@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::error::{self, ApiError};
 use crate::{AppState, Caller};
 
+pub mod company;
 pub mod disputes;
 pub mod general;
 pub mod monitor;
@@ -87,19 +88,11 @@ pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &S
 /// time.
 pub(crate) async fn known_company(app: &AppState, social_id: &SocialId) -> Result<Option<Company>, ApiError> {
     let lock = app.fill_lock(crate::Fill::Company, social_id);
-    let kept = app.company_cache().get_or_load(
-        social_id,
-        lock,
-        |_| true,
-        async || {
-            app.store().company_by_social_id(social_id).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))
-        },
-    );
-    match kept.await {
-        Ok(company) => Ok(Some(company)),
-        Err(ApiError::BadRequest(m)) if m == error::COMPANY_NOT_FOUND => Ok(None),
-        Err(e) => Err(e),
-    }
+    app.company_cache()
+        .get_or_load(social_id, lock, Option::is_some, async || {
+            Ok::<_, ApiError>(app.store().company_by_social_id(social_id).await?)
+        })
+        .await
 }
 
 /// The answer of a read about one company (`op` with the request's parameters), once
@@ -218,19 +211,85 @@ pub(crate) enum Audience {
     Monitor,
 }
 
+impl Audience {
+    /// Of two names, this audience's: `underwriter` or `monitor`.
+    pub(crate) const fn pick(self, underwriter: &'static str, monitor: &'static str) -> &'static str {
+        match self {
+            Audience::Underwriter => underwriter,
+            Audience::Monitor => monitor,
+        }
+    }
+}
+
 /// The caller the key authentication put on the request.
 fn caller_of(parts: &axum::http::request::Parts) -> Result<Caller, ApiError> {
     parts.extensions.get::<Caller>().cloned().ok_or(ApiError::Unauthorized(error::KEY_REQUIRED))
 }
 
-/// The rated company a request's `social_id` names, as the calling key may see it,
-/// counted as one lookup (the Underwriter operations); with the request's parameters.
-pub(crate) struct Named {
-    pub company: Company,
-    pub params: crate::params::Params,
+/// Whose company an operation is about: the one the request names ([`Named`]: the
+/// Underwriter and General operations, by `social_id`) or the calling key's own
+/// ([`Own`]: the Monitor operations). A company resource has one handler, generic over
+/// this, for its two operations (`routes::company`).
+pub(crate) trait Whose: Send + Sync + 'static {
+    /// Who the answers are for.
+    const AUDIENCE: Audience;
+
+    /// The company as it is (rated or not), as the caller may see it.
+    fn as_is(
+        app: &AppState,
+        caller: &Caller,
+        params: &crate::params::Params,
+    ) -> impl Future<Output = Result<Company, ApiError>> + Send;
+
+    /// The company, which must have been rated (`routes::rated`); a named one's lookup
+    /// is counted.
+    fn rated(
+        app: &AppState,
+        caller: &Caller,
+        params: &crate::params::Params,
+    ) -> impl Future<Output = Result<Company, ApiError>> + Send;
 }
 
-impl axum::extract::FromRequestParts<AppState> for Named {
+/// The company the request's `social_id` names ([`crate::params::CompanyQuery`]).
+pub(crate) enum Named {}
+
+impl Whose for Named {
+    const AUDIENCE: Audience = Audience::Underwriter;
+
+    async fn as_is(app: &AppState, caller: &Caller, params: &crate::params::Params) -> Result<Company, ApiError> {
+        company_named(app, caller, &params.social_id()?).await
+    }
+
+    async fn rated(app: &AppState, caller: &Caller, params: &crate::params::Params) -> Result<Company, ApiError> {
+        looked_up(app, caller, params).await
+    }
+}
+
+/// The company the calling key is bound to (a key bound to none is refused).
+pub(crate) enum Own {}
+
+impl Whose for Own {
+    const AUDIENCE: Audience = Audience::Monitor;
+
+    async fn as_is(app: &AppState, caller: &Caller, _: &crate::params::Params) -> Result<Company, ApiError> {
+        own_company_unrated(app, caller).await
+    }
+
+    async fn rated(app: &AppState, caller: &Caller, _: &crate::params::Params) -> Result<Company, ApiError> {
+        own_company(app, caller).await
+    }
+}
+
+/// The rated company a request is about ([`Whose::rated`]), with the request's
+/// parameters and caller.
+pub(crate) struct Subject<W> {
+    pub company: Company,
+    pub params: crate::params::Params,
+    pub caller: Caller,
+    whose: std::marker::PhantomData<W>,
+}
+
+impl<W: Whose> axum::extract::FromRequestParts<AppState> for Subject<W> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut axum::http::request::Parts, app: &AppState) -> Result<Self, ApiError> {
@@ -238,27 +297,32 @@ impl axum::extract::FromRequestParts<AppState> for Named {
         let params =
             <crate::params::Params as axum::extract::FromRequestParts<AppState>>::from_request_parts(parts, app)
                 .await?;
-        let company = looked_up(app, &caller, &params).await?;
-        Ok(Self { company, params })
+        let company = W::rated(app, &caller, &params).await?;
+        Ok(Self { company, params, caller, whose: std::marker::PhantomData })
     }
 }
 
-/// The company of a monitor key, rated (the Monitor reads).
-pub(crate) struct Own {
-    pub company: Company,
+/// A request about a company not looked up yet: its caller and parameters, for a handler
+/// that checks parameters first ([`Whose::as_is`] then finds the company).
+pub(crate) struct Asking<W> {
+    pub params: crate::params::Params,
+    pub caller: Caller,
+    whose: std::marker::PhantomData<W>,
 }
 
-impl axum::extract::FromRequestParts<AppState> for Own {
+impl<W: Whose> axum::extract::FromRequestParts<AppState> for Asking<W> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut axum::http::request::Parts, app: &AppState) -> Result<Self, ApiError> {
         let caller = caller_of(parts)?;
-        let company = own_company(app, &caller).await?;
-        Ok(Self { company })
+        let params =
+            <crate::params::Params as axum::extract::FromRequestParts<AppState>>::from_request_parts(parts, app)
+                .await?;
+        Ok(Self { params, caller, whose: std::marker::PhantomData })
     }
 }
 
-/// The company of a monitor key, rated or not (the Monitor writes and events).
+/// The company of a monitor key, rated or not (the Monitor writes).
 pub(crate) struct OwnUnrated {
     pub company: Company,
     pub caller: Caller,

@@ -10,152 +10,12 @@ use time::OffsetDateTime;
 
 use crate::error::ApiError;
 use crate::error::CommonErrors;
-use crate::params::{Params, Sent};
+use crate::params::{PageQuery, Params, PeriodQuery, Sent, SubsidiaryQuery};
 use crate::responses::*;
 use crate::{AppState, Caller};
 use utoipa::ToSchema;
 
-use super::underwriter as uw;
-use super::{Audience, Own, OwnUnrated};
-
-/// The caller's company information record.
-#[utoipa::path(get, path = "/monitor-getcompanyinfo", operation_id = "monitor-getcompanyinfo", tag = "Monitor",
-    responses((status = 200, description = "Company information", body = CompanyInfo), CommonErrors))]
-pub async fn get_company_info(State(app): State<AppState>, Own { company: c, .. }: Own) -> Result<Response, ApiError> {
-    Ok(super::json_bytes(uw::company_info_json(&app, &c, true).await?))
-}
-
-/// Applications and technologies detected on the caller's assets.
-#[utoipa::path(get, path = "/monitor-getcompanyapplicationsassets", operation_id = "monitor-getcompanyapplicationsassets", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
-    responses((status = 200, description = "Applications", body = ApplicationsAssets), CommonErrors))]
-pub async fn get_company_applications_assets(
-    State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
-) -> Result<Response, ApiError> {
-    let page = p.page()?;
-    super::company_answer(
-        app.clone(),
-        c.id,
-        "monitor::get_company_applications_assets",
-        p.cache_key(),
-        async move || uw::applications(&app, c, page).await,
-    )
-    .await
-}
-
-/// The caller's network endpoints.
-#[utoipa::path(get, path = "/monitor-getcompanyinfrastructureassets", operation_id = "monitor-getcompanyinfrastructureassets", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
-    responses((status = 200, description = "Network endpoints", body = InfrastructureAssets), CommonErrors))]
-pub async fn get_company_infrastructure_assets(
-    State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
-) -> Result<Response, ApiError> {
-    let page = p.page()?;
-    super::company_answer(
-        app.clone(),
-        c.id,
-        "monitor::get_company_infrastructure_assets",
-        p.cache_key(),
-        async move || uw::infrastructure(&app, c, page).await,
-    )
-    .await
-}
-
-/// The caller's external software bill of materials.
-#[utoipa::path(get, path = "/monitor-getcompanysbom", operation_id = "monitor-getcompanysbom", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
-    responses((status = 200, description = "SBOM components", body = SbomPage), CommonErrors))]
-pub async fn get_company_sbom(
-    State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
-) -> Result<Response, ApiError> {
-    let page = p.page()?;
-    super::company_answer(app.clone(), c.id, "monitor::get_company_sbom", p.cache_key(), async move || {
-        uw::sbom(&app, &c, page, Audience::Monitor).await
-    })
-    .await
-}
-
-/// The caller's SBOM components that have known CVEs.
-#[utoipa::path(get, path = "/monitor-getcompanysbomcve", operation_id = "monitor-getcompanysbomcve", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
-    responses((status = 200, description = "SBOM components with CVEs", body = SbomPage), CommonErrors))]
-pub async fn get_company_sbom_cve(
-    State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
-) -> Result<Response, ApiError> {
-    let page = p.page()?;
-    super::company_answer(app.clone(), c.id, "monitor::get_company_sbom_cve", p.cache_key(), async move || {
-        uw::sbom_cve(&app, &c, page, Audience::Monitor).await
-    })
-    .await
-}
-
-/// The caller's SBOM by subdomain of one domain.
-#[utoipa::path(get, path = "/monitor-getcompanysbomdomain", operation_id = "monitor-getcompanysbomdomain", tag = "Monitor",
-    params(("domain" = String, Query, description = "A domain of the company"),
-           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
-    responses((status = 200, description = "SBOM by subdomain", body = SbomByDomain), CommonErrors))]
-pub async fn get_company_sbom_domain(
-    State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
-) -> Result<Response, ApiError> {
-    let domain = p.domain("domain")?;
-    let page = p.page()?;
-    super::company_answer(app.clone(), c.id, "monitor::get_company_sbom_domain", p.cache_key(), async move || {
-        uw::sbom_domain(&app, &c, domain, page, Audience::Monitor).await
-    })
-    .await
-}
-
-/// The caller's global score and its twelve components.
-#[utoipa::path(get, path = "/monitor-getcompanyscores", operation_id = "monitor-getcompanyscores", tag = "Monitor",
-    responses((status = 200, description = "Scores", body = CompanyScores), CommonErrors))]
-pub async fn get_company_scores(
-    State(app): State<AppState>,
-    Own { company: c, .. }: Own,
-) -> Result<axum::response::Response, ApiError> {
-    uw::scores_json(&app, c).await
-}
-
-/// Statistics of each of the caller's subsidiaries.
-#[utoipa::path(get, path = "/monitor-getcompanystats", operation_id = "monitor-getcompanystats", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
-    responses((status = 200, description = "Subsidiary statistics", body = CompanyStats), CommonErrors))]
-pub async fn get_company_stats(
-    State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
-) -> Result<Response, ApiError> {
-    let page = p.page()?;
-    super::company_answer(app.clone(), c.id, "monitor::get_company_stats", p.cache_key(), async move || {
-        uw::stats(&app, &c, page).await
-    })
-    .await
-}
-
-/// Scores of each of the caller's subsidiaries.
-#[utoipa::path(get, path = "/monitor-getcompanysubscores", operation_id = "monitor-getcompanysubscores", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
-    responses((status = 200, description = "Subsidiary scores", body = CompanySubScores), CommonErrors))]
-pub async fn get_company_subscores(
-    State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
-) -> Result<Response, ApiError> {
-    let page = p.page()?;
-    super::company_answer(app.clone(), c.id, "monitor::get_company_subscores", p.cache_key(), async move || {
-        uw::subscores(&app, &c, page).await
-    })
-    .await
-}
+use super::{Own, OwnUnrated, Subject};
 
 async fn subsidiary_records(
     app: &AppState,
@@ -166,7 +26,7 @@ async fn subsidiary_records(
     let subs = super::kept_subsidiaries(app, c.id, page).await?;
     let mut out = Vec::with_capacity(subs.items.len());
     for s in &subs.items {
-        out.push(uw::company_info(app, s, false).await?);
+        out.push(super::company::company_info(app, s, false).await?);
     }
     Ok((c, store::Paged { items: out, total: subs.total }))
 }
@@ -207,7 +67,7 @@ pub async fn get_company_subsidiaries(
 
 /// The caller's subsidiaries, paged (records spell `serched_by`).
 #[utoipa::path(get, path = "/monitor-listsubsidiaries", operation_id = "monitor-listsubsidiaries", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
+    params(PageQuery),
     responses((status = 200, description = "Subsidiaries", body = ListSubsidiaries), CommonErrors))]
 pub async fn list_subsidiaries(
     State(app): State<AppState>,
@@ -223,59 +83,13 @@ pub async fn list_subsidiaries(
     .await
 }
 
-/// Public incident history of the caller's company.
-#[utoipa::path(get, path = "/monitor-getcompany-history", operation_id = "monitor-getcompany-history", tag = "Monitor",
-    responses((status = 200, description = "Incident history", body = CompanyHistory), CommonErrors))]
-pub async fn get_company_history(
-    State(app): State<AppState>,
-    Own { company: c, .. }: Own,
-) -> Result<Response, ApiError> {
-    super::company_answer(app.clone(), c.id, "monitor::get_company_history", String::new(), async move || {
-        uw::history(&app, &c).await
-    })
-    .await
-}
-
-/// The caller's ratings, newest first, each with its methodology version and component
-/// scores (an extension of the spec, as /underwriter-getcompanyscore-history is).
-#[utoipa::path(get, path = "/monitor-getcompanyscore-history", operation_id = "monitor-getcompanyscore-history", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
-    responses((status = 200, description = "Score history (extension)", body = ScoreHistory), CommonErrors))]
-pub async fn get_company_score_history(
-    State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
-) -> Result<Response, ApiError> {
-    let page = p.page()?;
-    super::company_answer(app.clone(), c.id, "monitor::get_company_score_history", p.cache_key(), async move || {
-        uw::score_history(&app, c, page).await
-    })
-    .await
-}
-
-/// The events of the caller's company and its subsidiaries, newest first (an extension
-/// of the spec).
-#[utoipa::path(get, path = "/monitor-getevents", operation_id = "monitor-getevents", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
-    responses((status = 200, description = "Events (extension)", body = Events), CommonErrors))]
-pub async fn get_events(
-    State(app): State<AppState>,
-    p: Params,
-    OwnUnrated { company: c, .. }: OwnUnrated,
-) -> Result<Json<Events>, ApiError> {
-    let page = p.page()?;
-    let family: Vec<i64> = super::family(&app, &c.social_id).await?.iter().map(|f| f.id).collect();
-    Ok(Json(uw::events(&app, &c, &family, page).await?))
-}
-
 /// Every vulnerability finding (CVE of detected software) on the caller's assets.
 #[utoipa::path(get, path = "/monitor-getall-vulnerability-detection", operation_id = "monitor-getall-vulnerability-detection", tag = "Monitor",
-    params(("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
+    params(PageQuery),
     responses((status = 200, description = "Vulnerability findings", body = VulnerabilityDetections), CommonErrors))]
 pub async fn get_all_vulnerability_detection(
     State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
+    Subject { company: c, params: p, .. }: Subject<Own>,
 ) -> Result<Response, ApiError> {
     let page = p.page()?;
     super::company_answer(
@@ -320,12 +134,11 @@ async fn subdomain_findings(
 /// Every finding on one subdomain (all of the company's when none is given).
 #[utoipa::path(get, path = "/monitor-getall-subdomain-findings", operation_id = "monitor-getall-subdomain-findings", tag = "Monitor",
     params(("subdomain" = Option<String>, Query, description = "Host name, e.g. www.example.com"),
-           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
+           PageQuery),
     responses((status = 200, description = "Findings", body = SubdomainFindings), CommonErrors))]
 pub async fn get_all_subdomain_findings(
     State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
+    Subject { company: c, params: p, .. }: Subject<Own>,
 ) -> Result<Response, ApiError> {
     let key = p.cache_key();
     super::company_answer(app.clone(), c.id, "monitor::get_all_subdomain_findings", key, async move || {
@@ -338,12 +151,11 @@ pub async fn get_all_subdomain_findings(
 #[utoipa::path(get, path = "/monitor-get-subdomain-findings", operation_id = "monitor-get-subdomain-findings", tag = "Monitor",
     params(("subdomain" = Option<String>, Query, description = "Host name, e.g. www.example.com"),
            ("risk_vector_type" = String, Query, description = "One of the twelve components, case-insensitive, e.g. DKIM"),
-           ("page" = Option<u64>, Query, minimum = 1, maximum = 2147483647, description = "Page number, from 1")),
+           PageQuery),
     responses((status = 200, description = "Findings", body = SubdomainFindings), CommonErrors))]
 pub async fn get_subdomain_findings(
     State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
+    Subject { company: c, params: p, .. }: Subject<Own>,
 ) -> Result<Response, ApiError> {
     let key = p.cache_key();
     super::company_answer(app.clone(), c.id, "monitor::get_subdomain_findings", key, async move || {
@@ -512,13 +324,11 @@ fn period_key(period: u32) -> String {
 
 /// Tail-risk (large-loss) estimation over `period` months.
 #[utoipa::path(get, path = "/monitor-get-tail-risk-estimation", operation_id = "monitor-get-tail-risk-estimation", tag = "Monitor",
-    params(("period" = Option<u32>, Query, minimum = 1, maximum = 60, description = "Months, 1 to 60 (default 6)")),
+    params(PeriodQuery),
     responses((status = 200, description = "Tail-risk estimation", body = TailRiskPrediction), CommonErrors))]
 pub async fn get_tail_risk_estimation(
     State(app): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    p: Params,
-    Own { company: c, .. }: Own,
+    Subject { company: c, params: p, caller, .. }: Subject<Own>,
 ) -> Result<Response, ApiError> {
     let period = p.period()?;
     super::company_answer(app.clone(), c.id, "monitor::get_tail_risk_estimation", period_key(period), async move || {
@@ -529,12 +339,11 @@ pub async fn get_tail_risk_estimation(
 
 /// Data-loss prediction over `period` months.
 #[utoipa::path(get, path = "/monitor-get-data-loss-prediction", operation_id = "monitor-get-data-loss-prediction", tag = "Monitor",
-    params(("period" = Option<u32>, Query, minimum = 1, maximum = 60, description = "Months, 1 to 60 (default 6)")),
+    params(PeriodQuery),
     responses((status = 200, description = "Data-loss prediction", body = DataLossPrediction), CommonErrors))]
 pub async fn get_data_loss_prediction(
     State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
+    Subject { company: c, params: p, .. }: Subject<Own>,
 ) -> Result<Response, ApiError> {
     let period = p.period()?;
     super::company_answer(app.clone(), c.id, "monitor::get_data_loss_prediction", period_key(period), async move || {
@@ -545,12 +354,11 @@ pub async fn get_data_loss_prediction(
 
 /// Incident prediction over `period` months.
 #[utoipa::path(get, path = "/monitor-get-incident-prediction", operation_id = "monitor-get-incident-prediction", tag = "Monitor",
-    params(("period" = Option<u32>, Query, minimum = 1, maximum = 60, description = "Months, 1 to 60 (default 6)")),
+    params(PeriodQuery),
     responses((status = 200, description = "Incident prediction", body = IncidentPrediction), CommonErrors))]
 pub async fn get_incident_prediction(
     State(app): State<AppState>,
-    p: Params,
-    Own { company: c, .. }: Own,
+    Subject { company: c, params: p, .. }: Subject<Own>,
 ) -> Result<Response, ApiError> {
     let period = p.period()?;
     super::company_answer(app.clone(), c.id, "monitor::get_incident_prediction", period_key(period), async move || {
@@ -851,7 +659,7 @@ const CREATIONS_EXCEEDED: &str = "Too many companies created by this API key tod
 
 /// Removes a subsidiary from the caller's company.
 #[utoipa::path(delete, path = "/monitor-delete-subsidiary", operation_id = "monitor-delete-subsidiary", tag = "Monitor",
-    params(("subsidiary_id" = String, Query, pattern = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", description = "The subsidiary's social_id")),
+    params(SubsidiaryQuery),
     responses((status = 200, description = "Subsidiary deleted", body = MessageOut), CommonErrors))]
 pub async fn delete_subsidiary(
     State(app): State<AppState>,
