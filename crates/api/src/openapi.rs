@@ -197,7 +197,10 @@ fn company_operations<P, T1: 'static, T2: 'static>(
     summary: &str,
 ) -> (UtoipaMethodRouter<AppState>, UtoipaMethodRouter<AppState>)
 where
-    // What `routes!` reads of a handler's annotation.
+    // What `utoipa_axum::routes!` reads of a handler's annotation. These two traits are
+    // utoipa's hidden (`__dev`) API, the one its own macro uses: the lockfile pins the
+    // version, and the contract test `openapi::committed_document_matches_the_code`
+    // fails if an upgrade changes what they give.
     P: utoipa::Path + utoipa::__dev::SchemaReferences + for<'t> utoipa::__dev::Tags<'t>,
 {
     let methods = P::methods();
