@@ -72,14 +72,7 @@ done
 
 measure() { # method url key body -> "rps p99_ms non2xx"
     local method=$1 url=$2 k=$3 body=$4 script="$work/req.lua" out
-    {
-        printf 'wrk.method = "%s"\n' "$method"
-        printf 'wrk.headers["apikey"] = "%s"\n' "$k"
-        if [ -n "$body" ]; then
-            printf 'wrk.headers["Content-Type"] = "application/json"\n'
-            printf 'wrk.body = [[%s]]\n' "$body"
-        fi
-    } >"$script"
+    wrk_script "$method" "$k" "$body" "$script"
     out=$(wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$script" "$url")
     echo "$out" | awk '
         /Requests\/sec/ { rps = $2 }
@@ -113,13 +106,7 @@ printf '%-46s %8s | %13s %11s %5s %6s | %13s %11s %5s %6s | %6s | %7s %7s %6s\n'
 n=0; fast=0; small=0; pg_fast=0; again=0
 for op in "${ops[@]}"; do
     [[ -n "${BENCH_ONLY:-}" && ! "$op" =~ ${BENCH_ONLY} ]] && continue
-    method=${op%% *}
-    rest=${op#* }
-    path=${rest%% *}
-    body=""
-    [ "$rest" != "$path" ] && body=${rest#* }
-    k=$key
-    case $path in /monitor-*) k=$mkey ;; esac
+    op_parts "$op"
     bytes=$(curl -s -o /dev/null -w '%{size_download}' -X "$method" -H "apikey: $k" \
         ${body:+-H 'Content-Type: application/json' --data "$body"} "http://127.0.0.1:18301$path")
     limit=5

@@ -82,14 +82,7 @@ cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # method url key body pid -> "requests cpu_ticks"
 measure() {
     local method=$1 url=$2 k=$3 body=$4 p=$5 script="$work/req.lua" out c0 c1
-    {
-        printf 'wrk.method = "%s"\n' "$method"
-        printf 'wrk.headers["apikey"] = "%s"\n' "$k"
-        if [ -n "$body" ]; then
-            printf 'wrk.headers["Content-Type"] = "application/json"\n'
-            printf 'wrk.body = [[%s]]\n' "$body"
-        fi
-    } >"$script"
+    wrk_script "$method" "$k" "$body" "$script"
     c0=$(cpu_of "$p")
     out=$(wrk -t2 -c"$CONNS" -d"${SECS}s" -s "$script" "$url")
     c1=$(cpu_of "$p")
@@ -108,13 +101,7 @@ printf '%-46s | %9s %9s %7s | %9s %9s %7s\n' operation "SL before" "SL after" ch
 worse=0; total=0
 for op in "${ops[@]}"; do
     [[ -n "${BENCH_ONLY:-}" && ! "$op" =~ ${BENCH_ONLY} ]] && continue
-    method=${op%% *}
-    rest=${op#* }
-    path=${rest%% *}
-    body=""
-    [ "$rest" != "$path" ] && body=${rest#* }
-    k=$key
-    case $path in /monitor-*) k=$mkey ;; esac
+    op_parts "$op"
     line=$(printf '%-46s' "$method ${path%%\?*}")
     for backend in sqlite postgresql; do
         [ -n "${pid[$backend-before]:-}" ] || { line+=$(printf ' | %9s %9s %7s' - - -); continue; }

@@ -47,3 +47,27 @@ ops=(
     "PUT /monitor-rescan-subdomain-by-vectorid?risk_vector_id=SPF&subdomain=kestrelfreight.test"
     "DELETE /monitor-delete-subsidiary?subsidiary_id=kestrel-aircargo"
 )
+
+# op_parts OP: sets `method`, `path` and `body` of one entry of `ops`, and `k`, the key
+# it is asked with (`$mkey` for monitor-* paths, `$key` otherwise).
+op_parts() {
+    method=${1%% *}
+    local rest=${1#* }
+    path=${rest%% *}
+    body=""
+    [ "$rest" != "$path" ] && body=${rest#* }
+    k=$key
+    case $path in /monitor-*) k=$mkey ;; esac
+}
+
+# wrk_script METHOD KEY BODY FILE: writes the wrk Lua script of one request to FILE.
+wrk_script() {
+    {
+        printf 'wrk.method = "%s"\n' "$1"
+        printf 'wrk.headers["apikey"] = "%s"\n' "$2"
+        if [ -n "$3" ]; then
+            printf 'wrk.headers["Content-Type"] = "application/json"\n'
+            printf 'wrk.body = [[%s]]\n' "$3"
+        fi
+    } >"$4"
+}
