@@ -10,7 +10,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use scanner::probes::{Context, mail_and_standards};
+use scanner::probes::Context;
+use scanner::scan::mail_and_standards;
 use tokio::sync::Semaphore;
 
 #[derive(serde::Deserialize)]

@@ -1,6 +1,6 @@
 //! From detections to the software inventory: applications and SBOM components with
-//! CPE names and package URLs, their lifecycle from endoflife.date, and the `sbom`
-//! findings (end of life, outdated).
+//! CPE names and package URLs, and their lifecycle from endoflife.date (what the `sbom`
+//! check, `crate::checks::sbom`, judges).
 //!
 //! A detection is a component when it names a product (a CPE or a package URL): the
 //! CPE name carries the detected version with distribution suffixes removed
@@ -18,7 +18,6 @@ use serde::Serialize;
 use serde_json::Value;
 use time::Date;
 
-use crate::finding::ScanFinding;
 use crate::fingerprint::{Detection, cpe_prefix};
 
 /// One technology seen on one host.
@@ -123,39 +122,6 @@ pub fn from_detections(host: &str, detections: &[Detection]) -> Vec<Software> {
         merge(&mut out, s);
     }
     out
-}
-
-/// The software a scan saw: the fingerprints of every page of the visits and of every
-/// identified open port, per host.
-pub fn detect(
-    rules: &crate::fingerprint::RuleSet,
-    visits: &[crate::probes::web::Visit],
-    open_ports: &[crate::probes::ports::OpenPort],
-) -> Vec<Software> {
-    use crate::fingerprint::{Observation, analyze};
-    let mut all = Vec::new();
-    for v in visits {
-        if let Some(hash) = v.favicon {
-            let o = Observation { favicon: Some(hash), ..Observation::default() };
-            for s in from_detections(&v.host, &analyze(rules, &o)) {
-                merge(&mut all, s);
-            }
-        }
-        for page in &v.pages {
-            let o = Observation::http(&page.origin, &page.headers, &page.body);
-            for s in from_detections(&v.host, &analyze(rules, &o)) {
-                merge(&mut all, s);
-            }
-        }
-    }
-    for p in open_ports {
-        let o = Observation::service(&p.banner, p.product.as_deref(), p.version.as_deref());
-        for s in from_detections(&p.host, &analyze(rules, &o)) {
-            merge(&mut all, s);
-        }
-    }
-    all.sort_by(|a, b| (&a.host, &a.name, &a.version).cmp(&(&b.host, &b.name, &b.version)));
-    all
 }
 
 /// Adds `s` to `all`, folding it into an entry of the same host, name and version (a
@@ -398,74 +364,6 @@ fn text_of(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
-/// The `sbom` findings of the software: one per component that is end-of-life or
-/// outdated, on its host.
-/// The sbom checks of the detected components: one per host and component, judged
-/// from `found` (its [`sbom_findings`]); not assessable when the component has no
-/// version or endoflife.date has no lifecycle for it.
-pub fn sbom_checks(software: &[Software], eol: &Eol, today: Date, found: &[ScanFinding]) -> Vec<crate::check::Check> {
-    use crate::check::Check;
-    use model::RiskVector;
-    let mut out = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for s in software.iter().filter(|s| s.is_component()) {
-        if !seen.insert((s.host.clone(), s.name.clone(), s.version.clone())) {
-            continue;
-        }
-        let label = s.label();
-        let check = format!("lifecycle of {label}");
-        let c = match eol.lifecycle(s, today) {
-            None if s.version.is_none() => {
-                Check::not_assessable(RiskVector::Sbom, &check, &s.host, "no version detected")
-            }
-            None => Check::not_assessable(RiskVector::Sbom, &check, &s.host, "endoflife.date has no lifecycle for it"),
-            Some(l) => {
-                let mine: Vec<ScanFinding> = found
-                    .iter()
-                    .filter(|f| f.asset == s.host && f.component.as_deref() == Some(label.as_str()))
-                    .cloned()
-                    .collect();
-                let observed = format!("the {} {} release cycle is supported and current", l.product, l.cycle);
-                crate::check::judged(RiskVector::Sbom, &check, &s.host, &mine, observed)
-            }
-        };
-        out.push(c);
-    }
-    out
-}
-
-pub fn sbom_findings(software: &[Software], eol: &Eol, today: Date) -> Vec<ScanFinding> {
-    let mut out = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for s in software.iter().filter(|s| s.is_component()) {
-        let Some(l) = eol.lifecycle(s, today) else { continue };
-        if !seen.insert((s.host.clone(), s.name.clone(), s.version.clone())) {
-            continue;
-        }
-        let label = s.label();
-        if l.end_of_life {
-            let when = l.eol_date.as_deref().map_or_else(String::new, |d| format!(" on {d}"));
-            let evidence = format!(
-                "{label}: the {} release cycle {} reached its end of life{when} (endoflife.date); latest {} is {}",
-                l.product,
-                l.cycle,
-                l.cycle,
-                l.latest.as_deref().unwrap_or("unknown")
-            );
-            out.push(ScanFinding::new("sbom.end_of_life", &s.host, evidence).with_component(label));
-        } else if l.outdated {
-            let evidence = format!(
-                "{label}: the {} {} release cycle is supported, its latest release is {} (endoflife.date)",
-                l.product,
-                l.cycle,
-                l.latest.as_deref().unwrap_or_default()
-            );
-            out.push(ScanFinding::new("sbom.outdated", &s.host, evidence).with_component(label));
-        }
-    }
-    out
-}
-
 /// Applications grouped for reporting: `name → hosts`.
 pub fn hosts_by_name(software: &[Software]) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -560,7 +458,7 @@ mod tests {
             sw("OpenSSL", Some("1.0.1f"), "cpe:2.3:a:openssl:openssl"),
             sw("Nginx", Some("1.31.0"), "cpe:2.3:a:f5:nginx"),
         ];
-        let f = sbom_findings(&all, &eol(), today);
+        let f = crate::checks::sbom::sbom_findings(&all, &eol(), today);
         let codes: Vec<(&str, Option<&str>)> = f.iter().map(|f| (f.code.as_str(), f.component.as_deref())).collect();
         assert_eq!(
             codes,

@@ -5,7 +5,8 @@
 //! name that does not exist is; a zone without a wildcard has no wildcard finding.
 
 use lab::{Lab, LabFile};
-use scanner::probes::{Context, scan_domain};
+use scanner::probes::Context;
+use scanner::scan::scan_domain;
 
 #[tokio::test]
 async fn catch_alls_links_and_cnames() {

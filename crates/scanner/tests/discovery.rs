@@ -71,7 +71,7 @@ async fn failing_secondary_lookups_do_not_abort_the_mail_checks() {
         Dns::with_server(lab.resolver.unwrap()).unwrap(),
     );
     let ctx = scanner::probes::Context::new(guard);
-    let checked = scanner::probes::mail_and_standards_checked(&ctx, "robust.test", None, &[]).await.unwrap();
+    let checked = scanner::scan::mail_and_standards_checked(&ctx, "robust.test", None, &[]).await.unwrap();
     let codes: Vec<&str> = checked.findings.iter().map(|f| f.code.as_str()).collect();
     assert!(!codes.iter().any(|c| c.starts_with("spf.")), "{codes:?}");
     assert!(!codes.contains(&"dmarc.external_rua_unauthorized"), "unknown is not unauthorised: {codes:?}");
@@ -98,13 +98,17 @@ async fn a_subdomain_inherits_the_organisational_dmarc_record() {
     assert_eq!(scanner::probes::mail::organisational_domain("shop.orgdomain.test"), "orgdomain.test");
     assert_eq!(scanner::probes::mail::organisational_domain("a.b.example.co.uk"), "example.co.uk");
 
-    let sub = scanner::probes::mail::dmarc(&dns, "shop.orgdomain.test").await.unwrap();
+    let dmarc = async |domain: &str| {
+        let seen = scanner::probes::mail::dmarc(&dns, domain).await.unwrap();
+        scanner::checks::dmarc::judge(&seen, domain)
+    };
+    let sub = dmarc("shop.orgdomain.test").await;
     let codes: Vec<&str> = sub.iter().map(|f| f.code.as_str()).collect();
     assert_eq!(codes, ["dmarc.policy_none"], "sp=none applies to the subdomain");
     assert!(sub[0].evidence.contains("inherited from _dmarc.orgdomain.test"), "{}", sub[0].evidence);
     assert_eq!(sub[0].asset, "shop.orgdomain.test");
 
-    let own = scanner::probes::mail::dmarc(&dns, "own.orgdomain.test").await.unwrap();
+    let own = dmarc("own.orgdomain.test").await;
     let codes: Vec<&str> = own.iter().map(|f| f.code.as_str()).collect();
     assert_eq!(codes, ["dmarc.policy_quarantine"], "its own record wins");
     lab.down().await;
@@ -171,7 +175,7 @@ async fn certificates_links_redirects_and_ct_search_discover_hosts() {
     .unwrap();
     ctx.ct_search = Some(format!("http://{ct_addr}/?q=%25.{{domain}}&output=json"));
     let words = vec!["www".to_owned()];
-    let scan = scanner::probes::scan_domain(&ctx, "web.test", Some("www.web.test"), &words).await.unwrap();
+    let scan = scanner::scan::scan_domain(&ctx, "web.test", Some("www.web.test"), &words).await.unwrap();
     let request = server.await.unwrap();
     assert!(request.starts_with("GET /?q=%25.web.test&output=json "), "{request}");
 

@@ -32,7 +32,7 @@ async fn favicons_are_hashed_and_matched() {
     )
     .unwrap()
     .0;
-    let software = scanner::software::detect(&rules, &[ci, www], &[]);
+    let software = scanner::gather::detect(&rules, &[ci, www], &[]);
     assert_eq!(software.len(), 1);
     assert_eq!((software[0].host.as_str(), software[0].name.as_str()), ("ci.icons.test", "Build server"));
     assert!(analyze(&rules, &Observation::default()).is_empty());

@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use lab::{Lab, LabFile};
-use scanner::probes::{Context, scan_domain_with};
+use scanner::probes::Context;
+use scanner::scan::scan_domain_with;
 
 const COMPONENTS: [&str; 11] = [
     "spf",
@@ -119,7 +120,7 @@ async fn findings_match_the_lab_ground_truth() {
     // A rescan of one host looks at its origins on other ports again, so it finds (and
     // keeps open) what the scan found there.
     let rescan = |vector| {
-        scanner::probes::rescan_host(&ctx, "quarryanalytics.test", "wiki.quarryanalytics.test", None, vector, &[])
+        scanner::scan::rescan_host(&ctx, "quarryanalytics.test", "wiki.quarryanalytics.test", None, vector, &[])
     };
     let mut web: Vec<String> =
         rescan(model::RiskVector::WebHeaders).await.unwrap().findings.into_iter().map(|f| f.code).collect();

@@ -78,7 +78,7 @@ async fn a_name_spelling_an_address_reaches_nothing() {
     assert!(fetched.is_err(), "an HTTP fetch of the crafted name must fail");
 
     let words = vec!["www".to_owned()];
-    let scan = scanner::probes::scan_domain(&ctx, "ssrf.test", Some("www.ssrf.test"), &words).await.unwrap();
+    let scan = scanner::scan::scan_domain(&ctx, "ssrf.test", Some("www.ssrf.test"), &words).await.unwrap();
     assert_eq!(seen.load(Ordering::SeqCst), 0, "the address the name spells was connected to");
     let names: Vec<&str> = scan.assets.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["www.ssrf.test"], "the crafted name is not an asset");
@@ -138,7 +138,7 @@ async fn a_zone_linking_thousands_of_names_is_scanned_within_its_budget() {
     let deadline = ctx.limits.time + std::time::Duration::from_secs(15);
     let started = std::time::Instant::now();
     let words = vec!["www".to_owned()];
-    let scan = scanner::probes::scan_domain(&ctx, "flood.test", Some("www.flood.test"), &words).await.unwrap();
+    let scan = scanner::scan::scan_domain(&ctx, "flood.test", Some("www.flood.test"), &words).await.unwrap();
     let took = started.elapsed();
     assert!(took < deadline, "took {took:?}");
     assert!(scan.truncated());
@@ -305,17 +305,17 @@ async fn a_silent_host_shared_by_many_names_starves_no_other_scan() {
     let quick_words = vec!["www".to_owned()];
 
     let started = std::time::Instant::now();
-    let alone = scanner::probes::scan_domain(&ctx, "quick.test", None, &quick_words).await.unwrap();
+    let alone = scanner::scan::scan_domain(&ctx, "quick.test", None, &quick_words).await.unwrap();
     let normal = started.elapsed();
 
     let silent_words: Vec<String> = (0..50).map(|i| format!("s{i:02}")).collect();
     let busy = ctx.clone();
     let noisy =
-        tokio::spawn(async move { scanner::probes::scan_domain(&busy, "silent.test", None, &silent_words).await });
+        tokio::spawn(async move { scanner::scan::scan_domain(&busy, "silent.test", None, &silent_words).await });
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     assert!(!noisy.is_finished(), "the silent company's scan should still be waiting on its host");
     let started = std::time::Instant::now();
-    let beside = scanner::probes::scan_domain(&ctx, "quick.test", None, &quick_words).await.unwrap();
+    let beside = scanner::scan::scan_domain(&ctx, "quick.test", None, &quick_words).await.unwrap();
     let took = started.elapsed();
     noisy.abort();
     eprintln!("quick.test alone {normal:?}, beside the silent company {took:?}");
@@ -361,7 +361,7 @@ async fn a_stage_that_runs_out_of_its_time_leaves_the_next_stages_theirs() {
     words.push("www".into());
 
     let started = std::time::Instant::now();
-    let scan = scanner::probes::scan_domain(&ctx, "held.test", Some("www.held.test"), &words).await.unwrap();
+    let scan = scanner::scan::scan_domain(&ctx, "held.test", Some("www.held.test"), &words).await.unwrap();
     let took = started.elapsed();
     eprintln!("held.test: {took:?}, notes {:?}, stages {:?}", scan.notes, scan.stages);
     assert!(scan.notes.contains(&"truncated: the web rounds ran out of its 3-second budget".to_owned()), "{scan:#?}");

@@ -10,7 +10,8 @@
 use lab::{Lab, LabFile};
 use model::RiskVector;
 use scanner::check::{Check, Outcome};
-use scanner::probes::{Context, MailStandards, mail_and_standards_checked};
+use scanner::probes::Context;
+use scanner::scan::{MailStandards, mail_and_standards_checked};
 
 const LAB: &str = r#"{
   "dns": {"address": "127.77.75.53"},

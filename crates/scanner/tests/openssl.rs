@@ -159,7 +159,7 @@ async fn the_enumeration_lists_exactly_what_openssl_accepts() {
     assert_eq!(sorted(suites(&r, Version::Tls13)), ["TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"]);
     assert_eq!(sorted(r.groups.clone()), ["secp256r1", "x25519"]);
     assert_eq!(r.fallback_scsv, Some(true), "OpenSSL refuses a fallback hello");
-    let codes: Vec<String> = scanner::tlsprobe::findings::judge(&r).into_iter().map(|f| f.code).collect();
+    let codes: Vec<String> = scanner::checks::tls_findings(&r).into_iter().map(|f| f.code).collect();
     assert!(codes.contains(&"certificate_conf.tls10_enabled".to_owned()), "{codes:?}");
     assert!(codes.contains(&"certificate_cve.beast".to_owned()), "{codes:?}");
     assert!(!codes.iter().any(|c| c == "certificate_conf.no_tls13"), "{codes:?}");

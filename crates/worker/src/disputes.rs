@@ -101,8 +101,8 @@ pub async fn rerate_after(
 /// What a company's scans take from its footprint changes: the names and addresses it
 /// added (with who, when and why), and what accepted disputes removed. An asset added
 /// and later removed stays out.
-pub fn footprint_of(changes: &[model::FootprintChange]) -> scanner::probes::Footprint {
-    let mut footprint = scanner::probes::Footprint::default();
+pub fn footprint_of(changes: &[model::FootprintChange]) -> scanner::gather::Footprint {
+    let mut footprint = scanner::gather::Footprint::default();
     for c in changes {
         let Some(asset) = c.parsed() else { continue };
         if c.change == "removed" {
@@ -118,6 +118,6 @@ pub fn footprint_of(changes: &[model::FootprintChange]) -> scanner::probes::Foot
 }
 
 /// Is `asset` (a finding's, a host's) removed from the footprint?
-pub fn excluded(footprint: &scanner::probes::Footprint, asset: &str) -> bool {
+pub fn excluded(footprint: &scanner::gather::Footprint, asset: &str) -> bool {
     footprint.excluded.iter().any(|x| x.covers(asset))
 }

@@ -493,274 +493,415 @@ pub async fn process(store: &dyn Store, ctx: &Context, spec: &JobSpec) -> Result
 }
 
 /// [`process`] under a lease: each write is preceded by a renewal of `lease`, and a job
-/// whose lease is gone writes nothing more ([`Lease`]).
+/// whose lease is gone writes nothing more ([`Lease`]). One function per kind of job.
 pub async fn process_leased(
     store: &dyn Store,
     ctx: &Context,
     spec: &JobSpec,
     lease: Option<&Lease>,
 ) -> Result<ScanOutcome, JobError> {
-    if let JobSpec::Deliver { .. } = spec {
-        let attempt = lease.map_or(1, |l| l.attempt);
-        let last = attempt >= spec.max_attempts().unwrap_or(1);
-        webhooks::deliver(store, ctx, spec, attempt, last).await?;
-        return Ok(ScanOutcome::default());
-    }
-    let social_id = spec.company().clone();
-    let company =
-        store.company_by_social_id(&social_id).await?.ok_or_else(|| JobError::UnknownCompany(social_id.to_string()))?;
-    if let JobSpec::Verify { domain, .. } = spec {
-        hold(store, lease).await?;
-        ownership::verify(store, ctx, &company, domain).await?;
-        return Ok(ScanOutcome::default());
-    }
-    let website_host = rate::website_host(&company.website);
-    let mut domains: Vec<String> = store.domains(company.id).await?.into_iter().map(|d| d.name.to_string()).collect();
-    if let Some(d) = &company.domain
-        && !domains.contains(&d.to_string())
-    {
-        domains.push(d.to_string());
-    }
-    // The job's first start, on every attempt (see [`Lease::started`]).
-    let now = lease.and_then(|l| l.started).unwrap_or(ctx.now);
-    let website_in = |domain: &str| website_host.as_deref().filter(|h| under(h, domain));
-    // The DKIM selectors the company names: tried first, and no key at them is a finding.
-    let named = store.dkim_selectors(company.id).await?;
-    // What the company added to its footprint and what accepted disputes removed.
-    let footprint = disputes::footprint_of(&store.footprint(company.id).await?);
-    domains.retain(|d| !disputes::excluded(&footprint, d));
-    // Its addresses belong to no domain: the scan of the first domain takes them.
-    let names_only = scanner::probes::Footprint {
-        claimed: footprint.claimed.iter().filter(|(a, _)| a.kind() == "name").cloned().collect(),
-        excluded: footprint.excluded.clone(),
-    };
-    let before = events::Before::read(store, company.id).await?;
+    let job = Job { store, ctx, lease };
     match spec {
-        JobSpec::Deliver { .. } | JobSpec::Verify { .. } => Err(JobError::Payload(format!("{spec}: not a scan"))),
-        JobSpec::Scan { .. } => {
-            let mut found = Vec::new();
-            let (mut hosts, mut endpoints, mut detected) = (Vec::new(), Vec::new(), Vec::new());
-            let mut assessed = rate::Assessed::default();
-            let mut truncated = false;
-            let mut absent = Vec::new();
-            // Domains whose scan failed (a lookup REFUSED, SERVFAIL or timed out): their
-            // own checks are not assessable and what earlier scans found under them is
-            // kept; the other domains are scanned and rated.
-            let mut failed: Vec<(String, scanner::dns::DnsError)> = Vec::new();
-            let mut notes = Vec::new();
-            let unproven = rate::unproven_claims(store, company.id).await?;
-            for (i, domain) in domains.iter().enumerate() {
-                let within = if i == 0 { &footprint } else { &names_only };
-                let scanned =
-                    scanner::probes::scan_domain_within(ctx, domain, website_in(domain), &ctx.wordlist, &named, within)
-                        .await;
-                let scan = match scanned {
-                    Ok(scan) => scan,
-                    // A domain that does not exist is left out (its findings would all
-                    // be false "missing" verdicts); with none left, nothing is rated.
-                    Err(scanner::dns::DnsError::NoSuchDomain(d)) => {
-                        tracing::warn!(company = %social_id, domain = %d, "the domain does not exist (NXDOMAIN): not scanned");
-                        absent.push(d);
-                        continue;
-                    }
-                    Err(e) => {
-                        tracing::warn!(company = %social_id, domain, error = %e, "the domain's scan failed: its findings are kept");
-                        failed.push((domain.clone(), e));
-                        continue;
-                    }
-                };
-                report_budget(&social_id, &scan);
-                notes.extend(scan_notes(&scan));
-                if scan.truncated() {
-                    metrics::truncated();
-                }
-                truncated |= scan.truncated();
-                if unproven.contains(domain) {
-                    notes.push(format!("{domain}: claimed by the company, not yet verified: scanned, not rated"));
-                } else {
-                    assessed.add_scan(&scan);
-                }
-                found.extend(scan.findings.into_iter().filter(|f| !disputes::excluded(&footprint, &f.asset)));
-                let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
-                hosts.extend(h);
-                endpoints.extend(e);
-                for s in scan.software {
-                    scanner::software::merge(&mut detected, s);
-                }
-            }
-            if !absent.is_empty() && absent.len() == domains.len() {
-                let e = scanner::dns::DnsError::NoSuchDomain(absent.join(", "));
-                hold(store, lease).await?;
-                store.set_scan_error(company.id, Some(&e.to_string())).await?;
-                return Err(e.into());
-            }
-            if !failed.is_empty() && failed.len() + absent.len() == domains.len() {
-                // Nothing could be scanned: the job fails (and is tried again); the kept
-                // rating is marked stale with the reason until a scan succeeds.
-                let (_, e) = failed.swap_remove(0);
-                hold(store, lease).await?;
-                store.set_scan_error(company.id, Some(&e.to_string())).await?;
-                return Err(e.into());
-            }
-            let failed_domains: Vec<String> = failed.iter().map(|(d, _)| d.clone()).collect();
-            for (d, e) in &failed {
-                let why = format!("not reached: {e}");
-                notes.push(format!("{d}: not scanned ({e}); what earlier scans found under it is kept"));
-                for v in [RiskVector::Spf, RiskVector::Dkim, RiskVector::Dmarc, RiskVector::ItStandardization] {
-                    assessed.checks.push(model::Check::unreached(v, "domain", d, why.clone()));
-                }
-            }
-            // Domains that do not exist are not scanned: what was found on them stays as
-            // it was (the scan is partial, like a truncated one).
-            truncated |= !absent.is_empty();
-            notes.extend(absent.iter().map(|d| format!("{d}: the domain does not exist (NXDOMAIN); not scanned")));
-            hold(store, lease).await?;
-            store.record_discovery(company.id, &hosts, &endpoints, now).await?;
-            let inventory = software::inventory(store, &detected, ctx.eol.as_deref(), now).await?;
-            if ctx.wants(RiskVector::Vulnerabilities) {
-                found.extend(inventory.findings);
-                assessed.checks.extend(inventory.checks);
-            }
-            hold(store, lease).await?;
-            store.record_software(company.id, &inventory.applications, &inventory.components, now).await?;
-            // Kept to be matched again when the feeds change (`feeds::rematch`).
-            let kept = serde_json::to_string(&detected).map_err(|e| JobError::Payload(e.to_string()))?;
-            store.save_detected_software(company.id, &kept, &feeds::products(&detected), now).await?;
-            assessed.set_software(&detected);
-            // Hosts earlier scans saw findings on that this scan did not find: gone from
-            // DNS (NXDOMAIN, no address) their findings close, but a name whose lookup
-            // now fails or whose address the guard refuses was not looked at.
-            let seen: std::collections::BTreeSet<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
-            let left_out: Vec<&str> = failed_domains.iter().chain(absent.iter()).map(String::as_str).collect();
-            let mut missing: std::collections::BTreeMap<String, std::collections::BTreeSet<RiskVector>> =
-                std::collections::BTreeMap::new();
-            let open = store.open_findings(company.id).await?;
-            for f in &open {
-                let host = host_of(&f.asset);
-                if model::Domain::parse(&host).is_err()
-                    || seen.contains(host.as_str())
-                    || left_out.iter().any(|d| under(&host, d))
-                    || disputes::excluded(&footprint, &host)
-                {
-                    continue;
-                }
-                missing.entry(host).or_default().insert(f.risk_vector);
-            }
-            for (host, vectors) in missing.iter().take(MAX_RECHECKED_HOSTS) {
-                if let Some(why) = scanner::probes::unreached_host(ctx, host).await {
-                    for v in vectors {
-                        assessed.checks.push(model::Check::unreached(*v, "host", host, &why));
-                    }
-                }
-            }
-            metrics::not_assessable(&assessed.checks);
-            // The open findings on hosts the scan could not reach stay open, and those
-            // hosts are judged on them (a host hidden from the scanner is not clean).
-            let unreached = unreached_findings(&open, &assessed.checks, &failed_domains);
-            assessed.carried = unreached.hosts;
-            // A scan cut short by its budget opens and refreshes what it saw and closes
-            // nothing: what it did not look at is unknown, not fixed.
-            let scope = ScanScope {
-                risk_vectors: &VECTORS,
-                asset: None,
-                below: false,
-                close_missing: !truncated,
-                keep_open: &unreached.ids,
-            };
-            hold(store, lease).await?;
-            let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
-            hold(store, lease).await?;
-            rate::rate(store, company.id, website_host.as_deref(), &assessed.basis(&notes), now).await?;
-            store.set_scan_error(company.id, None).await?;
-            events::after(store, &company, before, now, truncated.then_some(notes.as_slice())).await?;
-            Ok(outcome)
-        }
-        JobSpec::Rescan { subdomain, risk_vector, .. } => {
-            let subdomain = subdomain.as_str().to_owned();
-            let vector = *risk_vector;
-            if !VECTORS.contains(&vector) || disputes::excluded(&footprint, &subdomain) {
-                // Not probed yet by this worker, or no longer the company's: nothing to
-                // re-run, nothing to close.
-                return Ok(ScanOutcome::default());
-            }
-            // The company domain the subdomain lies in (the longest, for nested ones).
-            let Some(domain) = domains.iter().filter(|d| under(&subdomain, d)).max_by_key(|d| d.len()) else {
-                return Err(JobError::Payload(format!("{subdomain} is not under any domain of {social_id}")));
-            };
-            let mut complete = true;
-            // A host the scanner could not reach: its rescan saw nothing, and what it did
-            // not see is not fixed (the findings stay open, no `fixed` dispute settles).
-            let mut unreached = None;
-            let mut keep_open = Vec::new();
-            let mut found = if *domain == subdomain {
-                let scan = scanner::probes::scan_domain_within(
-                    ctx,
-                    domain,
-                    website_in(domain),
-                    &ctx.wordlist,
-                    &named,
-                    if domains.first() == Some(domain) { &footprint } else { &names_only },
-                )
-                .await?;
-                report_budget(&social_id, &scan);
-                complete = !scan.truncated();
-                if scan.checks.iter().any(|c| c.unreached) {
-                    keep_open = unreached_findings(&store.open_findings(company.id).await?, &scan.checks, &[]).ids;
-                }
-                let (h, e) = discovered(&scan.assets, &scan.endpoints, now);
-                hold(store, lease).await?;
-                store.record_discovery(company.id, &h, &e, now).await?;
-                scan.findings
-            } else if vector == RiskVector::Vulnerabilities {
-                unreached = scanner::probes::unreached_host(ctx, &subdomain).await;
-                let detected = match unreached {
-                    Some(_) => Vec::new(),
-                    None => scanner::probes::host_software(ctx, &subdomain).await,
-                };
-                software::inventory(store, &detected, ctx.eol.as_deref(), now).await?.findings
-            } else {
-                let rescanned =
-                    scanner::probes::rescan_host(ctx, domain, &subdomain, website_in(domain), vector, &named).await?;
-                unreached = rescanned.unreached;
-                rescanned.findings
-            };
-            if let Some(why) = &unreached {
-                tracing::warn!(company = %social_id, host = %subdomain, %vector, why, "rescan: the host was not reached; nothing closes");
-                complete = false;
-            }
-            found.retain(|f| f.risk_vector == vector && under(&f.asset, &subdomain));
-            let vectors = [vector];
-            let scope = ScanScope {
-                risk_vectors: &vectors,
-                asset: Some(&subdomain),
-                below: true,
-                close_missing: complete,
-                keep_open: &keep_open,
-            };
-            hold(store, lease).await?;
-            let outcome = store.record_scan(company.id, scope, &to_findings(found, now), now).await?;
-            // The score moves with the fix: re-rated over the assets of the last
-            // computed rating (an imported rating is left alone).
-            // The `fixed` disputes this rescan covers are decided by what it saw.
-            hold(store, lease).await?;
-            let settled = match unreached {
-                None => disputes::settle_fixed(store, company.id, vector, &subdomain, now).await?,
-                Some(_) => Vec::new(),
-            };
-            if let Some(last) = store.latest_score(company.id).await?.filter(|s| s.methodology.is_some()) {
-                hold(store, lease).await?;
-                let reason = if settled.is_empty() {
-                    model::RATED_BY_RESCAN.to_owned()
-                } else {
-                    format!("{}: {}", model::RATED_BY_RESCAN, settled.join("; "))
-                };
-                let basis = rate::Basis { reason: Some(reason), ..rate::basis_of(&last) };
-                rate::rate(store, company.id, website_host.as_deref(), &basis, now).await?;
-            }
-            events::after(store, &company, before, now, None).await?;
-            Ok(outcome)
+        JobSpec::Deliver { .. } => deliver(&job, spec).await,
+        JobSpec::Verify { social_id, domain } => verify(&job, social_id, domain).await,
+        JobSpec::Scan { social_id } => scan(&job, social_id).await,
+        JobSpec::Rescan { social_id, subdomain, risk_vector } => {
+            rescan(&job, social_id, subdomain.as_str(), *risk_vector).await
         }
     }
+}
+
+/// A job at work: it reads the store at will, and writes only through [`Job::write`],
+/// which renews its lease first (a job whose lease is gone writes nothing).
+struct Job<'a> {
+    store: &'a dyn Store,
+    ctx: &'a Context,
+    lease: Option<&'a Lease>,
+}
+
+impl<'a> Job<'a> {
+    /// The store for the write (or the writes of one step) that follows, once the lease
+    /// is renewed.
+    async fn write(&self) -> Result<&'a dyn Store, JobError> {
+        hold(self.store, self.lease).await?;
+        Ok(self.store)
+    }
+
+    /// The job's first start, on every attempt (see [`Lease::started`]).
+    fn now(&self) -> OffsetDateTime {
+        self.lease.and_then(|l| l.started).unwrap_or(self.ctx.now)
+    }
+}
+
+/// A `deliver` job: one event posted to one webhook ([`webhooks::deliver`]).
+async fn deliver(job: &Job<'_>, spec: &JobSpec) -> Result<ScanOutcome, JobError> {
+    let attempt = job.lease.map_or(1, |l| l.attempt);
+    let last = attempt >= spec.max_attempts().unwrap_or(1);
+    webhooks::deliver(job.store, job.ctx, spec, attempt, last).await?;
+    Ok(ScanOutcome::default())
+}
+
+/// A `verify` job: the company's proof of control of one domain looked for.
+async fn verify(job: &Job<'_>, social_id: &SocialId, domain: &model::Domain) -> Result<ScanOutcome, JobError> {
+    let company = known_company(job.store, social_id).await?;
+    ownership::verify(job.write().await?, job.ctx, &company, domain).await?;
+    Ok(ScanOutcome::default())
+}
+
+async fn known_company(store: &dyn Store, social_id: &SocialId) -> Result<model::Company, JobError> {
+    store.company_by_social_id(social_id).await?.ok_or_else(|| JobError::UnknownCompany(social_id.to_string()))
+}
+
+/// What a scan or a rescan of one company starts from: the company, its domains (those
+/// no accepted dispute removed), the DKIM selectors it names, its footprint, and what
+/// it looked like before (for the events).
+struct CompanyScan {
+    social_id: SocialId,
+    company: model::Company,
+    website_host: Option<String>,
+    domains: Vec<String>,
+    /// The DKIM selectors the company names: tried first, and no key at them is a finding.
+    named: Vec<String>,
+    /// What the company added to its footprint and what accepted disputes removed.
+    footprint: scanner::gather::Footprint,
+    /// The footprint without its addresses: they belong to no domain, and the scan of
+    /// the first domain takes them.
+    names_only: scanner::gather::Footprint,
+    before: events::Before,
+    now: OffsetDateTime,
+}
+
+impl CompanyScan {
+    async fn read(job: &Job<'_>, social_id: &SocialId) -> Result<CompanyScan, JobError> {
+        let store = job.store;
+        let company = known_company(store, social_id).await?;
+        let website_host = rate::website_host(&company.website);
+        let mut domains: Vec<String> =
+            store.domains(company.id).await?.into_iter().map(|d| d.name.to_string()).collect();
+        if let Some(d) = &company.domain
+            && !domains.contains(&d.to_string())
+        {
+            domains.push(d.to_string());
+        }
+        let named = store.dkim_selectors(company.id).await?;
+        let footprint = disputes::footprint_of(&store.footprint(company.id).await?);
+        domains.retain(|d| !disputes::excluded(&footprint, d));
+        let names_only = scanner::gather::Footprint {
+            claimed: footprint.claimed.iter().filter(|(a, _)| a.kind() == "name").cloned().collect(),
+            excluded: footprint.excluded.clone(),
+        };
+        let before = events::Before::read(store, company.id).await?;
+        Ok(CompanyScan {
+            social_id: social_id.clone(),
+            company,
+            website_host,
+            domains,
+            named,
+            footprint,
+            names_only,
+            before,
+            now: job.now(),
+        })
+    }
+
+    /// The company's website host when it lies in `domain`.
+    fn website_in(&self, domain: &str) -> Option<&str> {
+        self.website_host.as_deref().filter(|h| under(h, domain))
+    }
+
+    /// The footprint the scan of the `i`-th domain works within: the first takes the
+    /// company's addresses too.
+    fn within(&self, i: usize) -> &scanner::gather::Footprint {
+        if i == 0 { &self.footprint } else { &self.names_only }
+    }
+
+    /// One company domain's full scan.
+    async fn scan_domain(&self, ctx: &Context, i: usize) -> Result<scanner::scan::DomainScan, scanner::dns::DnsError> {
+        let domain = &self.domains[i];
+        let (website, within) = (self.website_in(domain), self.within(i));
+        scanner::scan::scan_domain_within(ctx, domain, website, &ctx.wordlist, &self.named, within).await
+    }
+}
+
+/// What the scans of a company's domains saw, summed.
+#[derive(Default)]
+struct DomainsScanned {
+    found: Vec<ScanFinding>,
+    hosts: Vec<DiscoveredHost>,
+    endpoints: Vec<NetworkEndpoint>,
+    detected: Vec<scanner::software::Software>,
+    assessed: rate::Assessed,
+    truncated: bool,
+    /// Domains that do not exist (NXDOMAIN).
+    absent: Vec<String>,
+    /// Domains whose scan failed (a lookup REFUSED, SERVFAIL or timed out): their own
+    /// checks are not assessable and what earlier scans found under them is kept; the
+    /// other domains are scanned and rated.
+    failed: Vec<(String, scanner::dns::DnsError)>,
+    notes: Vec<String>,
+}
+
+/// A `scan` job: every domain of the company scanned, what was seen recorded (hosts,
+/// endpoints, software), the findings opened, refreshed and closed, and a rating.
+async fn scan(job: &Job<'_>, social_id: &SocialId) -> Result<ScanOutcome, JobError> {
+    let (store, ctx) = (job.store, job.ctx);
+    let c = CompanyScan::read(job, social_id).await?;
+    let now = c.now;
+    let mut s = scan_domains(job, &c).await?;
+    if !s.absent.is_empty() && s.absent.len() == c.domains.len() {
+        let e = scanner::dns::DnsError::NoSuchDomain(s.absent.join(", "));
+        job.write().await?.set_scan_error(c.company.id, Some(&e.to_string())).await?;
+        return Err(e.into());
+    }
+    if !s.failed.is_empty() && s.failed.len() + s.absent.len() == c.domains.len() {
+        // Nothing could be scanned: the job fails (and is tried again); the kept
+        // rating is marked stale with the reason until a scan succeeds.
+        let (_, e) = s.failed.swap_remove(0);
+        job.write().await?.set_scan_error(c.company.id, Some(&e.to_string())).await?;
+        return Err(e.into());
+    }
+    let failed_domains: Vec<String> = s.failed.iter().map(|(d, _)| d.clone()).collect();
+    for (d, e) in &s.failed {
+        let why = format!("not reached: {e}");
+        s.notes.push(format!("{d}: not scanned ({e}); what earlier scans found under it is kept"));
+        for v in [RiskVector::Spf, RiskVector::Dkim, RiskVector::Dmarc, RiskVector::ItStandardization] {
+            s.assessed.checks.push(model::Check::unreached(v, "domain", d, why.clone()));
+        }
+    }
+    // Domains that do not exist are not scanned: what was found on them stays as
+    // it was (the scan is partial, like a truncated one).
+    s.truncated |= !s.absent.is_empty();
+    s.notes.extend(s.absent.iter().map(|d| format!("{d}: the domain does not exist (NXDOMAIN); not scanned")));
+    job.write().await?.record_discovery(c.company.id, &s.hosts, &s.endpoints, now).await?;
+    let inventory = software::inventory(store, &s.detected, ctx.eol.as_deref(), now).await?;
+    if ctx.wants(RiskVector::Vulnerabilities) {
+        s.found.extend(inventory.findings);
+        s.assessed.checks.extend(inventory.checks);
+    }
+    let writing = job.write().await?;
+    writing.record_software(c.company.id, &inventory.applications, &inventory.components, now).await?;
+    // Kept to be matched again when the feeds change (`feeds::rematch`).
+    let kept = serde_json::to_string(&s.detected).map_err(|e| JobError::Payload(e.to_string()))?;
+    writing.save_detected_software(c.company.id, &kept, &feeds::products(&s.detected), now).await?;
+    s.assessed.set_software(&s.detected);
+    let left_out: Vec<&str> = failed_domains.iter().chain(s.absent.iter()).map(String::as_str).collect();
+    let open = store.open_findings(c.company.id).await?;
+    let unreached = recheck_missing(ctx, &c, &open, &s.hosts, &left_out).await;
+    s.assessed.checks.extend(unreached);
+    metrics::not_assessable(&s.assessed.checks);
+    // The open findings on hosts the scan could not reach stay open, and those
+    // hosts are judged on them (a host hidden from the scanner is not clean).
+    let unreached = unreached_findings(&open, &s.assessed.checks, &failed_domains);
+    s.assessed.carried = unreached.hosts;
+    // A scan cut short by its budget opens and refreshes what it saw and closes
+    // nothing: what it did not look at is unknown, not fixed.
+    let scope = ScanScope {
+        risk_vectors: &VECTORS,
+        asset: None,
+        below: false,
+        close_missing: !s.truncated,
+        keep_open: &unreached.ids,
+    };
+    let outcome = job.write().await?.record_scan(c.company.id, scope, &to_findings(s.found, now), now).await?;
+    let writing = job.write().await?;
+    let basis = s.assessed.basis(&s.notes);
+    rate::rate(writing, c.company.id, c.website_host.as_deref(), &basis, now).await?;
+    writing.set_scan_error(c.company.id, None).await?;
+    events::after(writing, &c.company, c.before, now, s.truncated.then_some(s.notes.as_slice())).await?;
+    Ok(outcome)
+}
+
+/// The full scan of each of the company's domains, summed. A domain that does not
+/// exist, or whose scan failed, is left out and said so ([`DomainsScanned`]).
+async fn scan_domains(job: &Job<'_>, c: &CompanyScan) -> Result<DomainsScanned, JobError> {
+    let social_id = &c.social_id;
+    let mut s = DomainsScanned::default();
+    let unproven = rate::unproven_claims(job.store, c.company.id).await?;
+    for (i, domain) in c.domains.iter().enumerate() {
+        let scan = match c.scan_domain(job.ctx, i).await {
+            Ok(scan) => scan,
+            // A domain that does not exist is left out (its findings would all
+            // be false "missing" verdicts); with none left, nothing is rated.
+            Err(scanner::dns::DnsError::NoSuchDomain(d)) => {
+                tracing::warn!(company = %social_id, domain = %d, "the domain does not exist (NXDOMAIN): not scanned");
+                s.absent.push(d);
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!(company = %social_id, domain, error = %e, "the domain's scan failed: its findings are kept");
+                s.failed.push((domain.clone(), e));
+                continue;
+            }
+        };
+        report_budget(social_id, &scan);
+        s.notes.extend(scan_notes(&scan));
+        if scan.truncated() {
+            metrics::truncated();
+        }
+        s.truncated |= scan.truncated();
+        if unproven.contains(domain) {
+            s.notes.push(format!("{domain}: claimed by the company, not yet verified: scanned, not rated"));
+        } else {
+            s.assessed.add_scan(&scan);
+        }
+        s.found.extend(scan.findings.into_iter().filter(|f| !disputes::excluded(&c.footprint, &f.asset)));
+        let (h, e) = discovered(&scan.assets, &scan.endpoints, c.now);
+        s.hosts.extend(h);
+        s.endpoints.extend(e);
+        for sw in scan.software {
+            scanner::software::merge(&mut s.detected, sw);
+        }
+    }
+    Ok(s)
+}
+
+/// Hosts earlier scans saw findings on that this scan did not find (`hosts` are those it
+/// found; `left_out` the domains it did not scan): gone from DNS (NXDOMAIN, no address)
+/// their findings close, but a name whose lookup now fails or whose address the guard
+/// refuses was not looked at. The checks of those, each unreached.
+async fn recheck_missing(
+    ctx: &Context,
+    c: &CompanyScan,
+    open: &[Finding],
+    hosts: &[DiscoveredHost],
+    left_out: &[&str],
+) -> Vec<model::Check> {
+    let seen: std::collections::BTreeSet<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+    let mut missing: std::collections::BTreeMap<String, std::collections::BTreeSet<RiskVector>> =
+        std::collections::BTreeMap::new();
+    for f in open {
+        let host = host_of(&f.asset);
+        if model::Domain::parse(&host).is_err()
+            || seen.contains(host.as_str())
+            || left_out.iter().any(|d| under(&host, d))
+            || disputes::excluded(&c.footprint, &host)
+        {
+            continue;
+        }
+        missing.entry(host).or_default().insert(f.risk_vector);
+    }
+    let mut out = Vec::new();
+    for (host, vectors) in missing.iter().take(MAX_RECHECKED_HOSTS) {
+        if let Some(why) = scanner::gather::unreached_host(ctx, host).await {
+            for v in vectors {
+                out.push(model::Check::unreached(*v, "host", host, &why));
+            }
+        }
+    }
+    out
+}
+
+/// A `rescan` job: one host and risk vector of the company looked at again, its
+/// findings of that vector opened, refreshed and closed, the `fixed` disputes it
+/// covers settled, and a re-rating.
+async fn rescan(
+    job: &Job<'_>,
+    social_id: &SocialId,
+    subdomain: &str,
+    vector: RiskVector,
+) -> Result<ScanOutcome, JobError> {
+    let store = job.store;
+    let c = CompanyScan::read(job, social_id).await?;
+    let now = c.now;
+    let subdomain = subdomain.to_owned();
+    if !VECTORS.contains(&vector) || disputes::excluded(&c.footprint, &subdomain) {
+        // Not probed yet by this worker, or no longer the company's: nothing to
+        // re-run, nothing to close.
+        return Ok(ScanOutcome::default());
+    }
+    // The company domain the subdomain lies in (the longest, for nested ones).
+    let Some(i) =
+        (0..c.domains.len()).filter(|i| under(&subdomain, &c.domains[*i])).max_by_key(|i| c.domains[*i].len())
+    else {
+        return Err(JobError::Payload(format!("{subdomain} is not under any domain of {social_id}")));
+    };
+    let seen = rescanned(job, &c, i, &subdomain, vector).await?;
+    let (mut found, unreached) = (seen.found, seen.unreached);
+    let mut complete = seen.complete;
+    if let Some(why) = &unreached {
+        tracing::warn!(company = %social_id, host = %subdomain, %vector, why, "rescan: the host was not reached; nothing closes");
+        complete = false;
+    }
+    found.retain(|f| f.risk_vector == vector && under(&f.asset, &subdomain));
+    let vectors = [vector];
+    let scope = ScanScope {
+        risk_vectors: &vectors,
+        asset: Some(&subdomain),
+        below: true,
+        close_missing: complete,
+        keep_open: &seen.keep_open,
+    };
+    let company = &c.company;
+    let outcome = job.write().await?.record_scan(company.id, scope, &to_findings(found, now), now).await?;
+    // The `fixed` disputes this rescan covers are decided by what it saw.
+    let writing = job.write().await?;
+    let settled = match unreached {
+        None => disputes::settle_fixed(writing, company.id, vector, &subdomain, now).await?,
+        Some(_) => Vec::new(),
+    };
+    // The score moves with the fix: re-rated over the assets of the last computed
+    // rating (an imported rating is left alone).
+    if let Some(last) = store.latest_score(company.id).await?.filter(|s| s.methodology.is_some()) {
+        let writing = job.write().await?;
+        let reason = if settled.is_empty() {
+            model::RATED_BY_RESCAN.to_owned()
+        } else {
+            format!("{}: {}", model::RATED_BY_RESCAN, settled.join("; "))
+        };
+        let basis = rate::Basis { reason: Some(reason), ..rate::basis_of(&last) };
+        rate::rate(writing, company.id, c.website_host.as_deref(), &basis, now).await?;
+    }
+    events::after(store, company, c.before, now, None).await?;
+    Ok(outcome)
+}
+
+/// What a rescan saw: its findings (of every vector; the caller keeps the one asked
+/// for), whether it saw everything it looked for, the open findings it must keep
+/// although it did not see them, and why the host was not reached.
+struct Rescanned {
+    found: Vec<ScanFinding>,
+    complete: bool,
+    keep_open: Vec<i64>,
+    unreached: Option<String>,
+}
+
+/// The rescan of `subdomain` under the `i`-th domain of the company for `vector`: the
+/// domain itself is scanned in full (and what it discovered recorded); the software of
+/// a host is matched against the vulnerability database; any other vector is the
+/// scanner's rescan of the host.
+async fn rescanned(
+    job: &Job<'_>,
+    c: &CompanyScan,
+    i: usize,
+    subdomain: &str,
+    vector: RiskVector,
+) -> Result<Rescanned, JobError> {
+    let (store, ctx) = (job.store, job.ctx);
+    let domain = &c.domains[i];
+    let mut out = Rescanned { found: Vec::new(), complete: true, keep_open: Vec::new(), unreached: None };
+    if domain == subdomain {
+        let scan = c.scan_domain(ctx, i).await?;
+        report_budget(&c.social_id, &scan);
+        out.complete = !scan.truncated();
+        if scan.checks.iter().any(|c| c.unreached) {
+            out.keep_open = unreached_findings(&store.open_findings(c.company.id).await?, &scan.checks, &[]).ids;
+        }
+        let (h, e) = discovered(&scan.assets, &scan.endpoints, c.now);
+        job.write().await?.record_discovery(c.company.id, &h, &e, c.now).await?;
+        out.found = scan.findings;
+    } else if vector == RiskVector::Vulnerabilities {
+        out.unreached = scanner::gather::unreached_host(ctx, subdomain).await;
+        let detected = match out.unreached {
+            Some(_) => Vec::new(),
+            None => scanner::gather::host_software(ctx, subdomain).await,
+        };
+        out.found = software::inventory(store, &detected, ctx.eol.as_deref(), c.now).await?.findings;
+    } else {
+        let host = scanner::scan::rescan_host(ctx, domain, subdomain, c.website_in(domain), vector, &c.named).await?;
+        out.unreached = host.unreached;
+        out.found = host.findings;
+    }
+    Ok(out)
 }
 
 /// The most hosts a full scan looks up again because earlier findings are on them and
@@ -812,7 +953,7 @@ fn host_of(asset: &str) -> String {
 /// The names a scan refused and the caps it reached, in the worker's log.
 /// What limited one domain's scan, for the rating: its truncation notes, and how many
 /// names it refused (each named in the worker's log).
-fn scan_notes(scan: &scanner::probes::DomainScan) -> Vec<String> {
+fn scan_notes(scan: &scanner::scan::DomainScan) -> Vec<String> {
     let mut out: Vec<String> = scan.notes.iter().map(|n| format!("{}: {n}", scan.domain)).collect();
     if !scan.skipped.is_empty() {
         let first: Vec<&str> = scan.skipped.iter().take(3).map(|s| s.reason.as_str()).collect();
@@ -827,7 +968,7 @@ fn scan_notes(scan: &scanner::probes::DomainScan) -> Vec<String> {
     out
 }
 
-fn report_budget(company: &SocialId, scan: &scanner::probes::DomainScan) {
+fn report_budget(company: &SocialId, scan: &scanner::scan::DomainScan) {
     for s in &scan.skipped {
         tracing::info!(company = %company, domain = %scan.domain, name = %s.name, source = %s.source, reason = %s.reason, "name skipped");
     }

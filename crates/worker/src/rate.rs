@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use model::{OffsetDateTimeText, RiskVector, ScoreSnapshot};
-use scanner::probes::DomainScan;
+use scanner::scan::DomainScan;
 use store::Store;
 use time::OffsetDateTime;
 

@@ -1,12 +1,14 @@
-//! What the worker makes of the software a scan detected: the vulnerabilities findings
-//! (CPE → CVE with the vulnerability database's matcher), and the applications and SBOM
-//! components the store keeps.
+//! What the worker makes of the software a scan detected: the CVEs the vulnerability
+//! database's matcher finds for each CPE name, judged by the vulnerabilities check
+//! (`scanner::checks::vulnerabilities`), and the applications and SBOM components the
+//! store keeps.
 
 use std::collections::BTreeMap;
 
-use model::{Application, Cpe, CveId, Domain, OffsetDateTimeText, RiskVector, SbomComponent, Severity};
+use model::{Application, Cpe, CveId, Domain, OffsetDateTimeText, SbomComponent};
 use scanner::ScanFinding;
-use scanner::software::{Eol, Software, release_version};
+use scanner::checks::vulnerabilities;
+use scanner::software::{Eol, Software};
 use store::Store;
 use time::OffsetDateTime;
 
@@ -25,37 +27,11 @@ pub struct Inventory {
     pub checks: Vec<model::Check>,
 }
 
-/// The severity of a CVE finding (docs/FINDINGS.md): CVSS v3 base severity, v2 bands
-/// when there is no v3, critical when CISA lists it as exploited.
-pub fn cve_severity(cvss3: Option<f64>, cvss2: Option<f64>, kev: bool) -> Severity {
-    if kev {
-        return Severity::Critical;
-    }
-    match (cvss3, cvss2) {
-        (Some(s), _) if s >= 9.0 => Severity::Critical,
-        (Some(s), _) if s >= 7.0 => Severity::High,
-        (Some(s), _) if s >= 4.0 => Severity::Medium,
-        (Some(s), _) if s > 0.0 => Severity::Low,
-        (Some(_), _) => Severity::Info,
-        (None, Some(s)) if s >= 7.0 => Severity::High,
-        (None, Some(s)) if s >= 4.0 => Severity::Medium,
-        (None, Some(_)) => Severity::Low,
-        (None, None) => Severity::Medium,
-    }
-}
-
-/// A conditional finding's severity: one step below the CVE's own.
-pub fn one_step_lower(s: Severity) -> Severity {
-    match s {
-        Severity::Critical => Severity::High,
-        Severity::High => Severity::Medium,
-        Severity::Medium => Severity::Low,
-        Severity::Low | Severity::Info => Severity::Info,
-    }
-}
+pub use scanner::checks::vulnerabilities::{cve_severity, one_step_lower};
 
 /// Matches the versioned components against the vulnerability database and builds the
-/// inventory. A detection without a version yields no CVE.
+/// inventory; the vulnerabilities check (`scanner::checks::vulnerabilities`) judges what
+/// the database matched. A detection without a version yields no CVE.
 pub async fn inventory(
     store: &dyn Store,
     software: &[Software],
@@ -63,8 +39,7 @@ pub async fn inventory(
     now: OffsetDateTime,
 ) -> Result<Inventory, store::StoreError> {
     let mut out = Inventory::default();
-    // CPE name → the CVEs that apply, why, and on what conditions: one search per name.
-    let mut searched: BTreeMap<String, Vec<vulndb::search::CveMatch>> = BTreeMap::new();
+    let mut db = Matcher::default();
     // What each host is known to run (every detected name), for the conditions of AND
     // configurations (the platform).
     let mut host_cpes: BTreeMap<&str, Vec<Cpe>> = BTreeMap::new();
@@ -73,30 +48,64 @@ pub async fn inventory(
         known.extend(s.cpes.iter().filter_map(|n| Cpe::parse(n).ok()));
     }
     let mut cves_of: BTreeMap<(String, Option<String>), Vec<CveId>> = BTreeMap::new();
-    let mut records: BTreeMap<CveId, model::CveRecord> = BTreeMap::new();
     for s in software {
-        out.applications.push(Application {
-            name: s.name.clone(),
-            version: s.version.clone(),
-            categories: s.categories.clone(),
-            host: s.host.clone(),
-            cpe: s.cpe().map(str::to_owned),
-            evidence: s.evidence.clone(),
-            confidence: Some(s.confidence),
-            first_seen: OffsetDateTimeText(now),
-            last_seen: OffsetDateTimeText(now),
-        });
-        let check = format!("cves of {}", s.label());
-        if s.version.as_deref().and_then(release_version).is_none() {
-            if !s.cpes.is_empty() {
-                let why = "no version detected: a CVE cannot be matched without one";
-                out.checks.push(model::Check::not_assessable(RiskVector::Vulnerabilities, &check, &s.host, why));
-            }
+        out.applications.push(application(s, now));
+        if !vulnerabilities::matchable(s) {
+            out.checks.extend(vulnerabilities::unversioned(s));
             continue;
         }
+        let known = host_cpes.get(s.host.as_str()).map_or(&[][..], Vec::as_slice);
+        let matched = db.matches(store, s, known).await?;
+        let judged = vulnerabilities::judge(s, &matched);
+        out.findings.extend(judged.findings);
+        out.checks.extend(judged.check);
+        let ids = cves_of.entry((s.name.clone(), s.version.clone())).or_default();
+        for id in judged.cves {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    out.components = components(software, eol, &cves_of, now);
+    Ok(out)
+}
+
+/// The application a detection is.
+fn application(s: &Software, now: OffsetDateTime) -> Application {
+    Application {
+        name: s.name.clone(),
+        version: s.version.clone(),
+        categories: s.categories.clone(),
+        host: s.host.clone(),
+        cpe: s.cpe().map(str::to_owned),
+        evidence: s.evidence.clone(),
+        confidence: Some(s.confidence),
+        first_seen: OffsetDateTimeText(now),
+        last_seen: OffsetDateTimeText(now),
+    }
+}
+
+/// The vulnerability database as one inventory asks it: one search per CPE name, one
+/// read per CVE record.
+#[derive(Default)]
+struct Matcher {
+    /// CPE name → the CVEs that apply, why, and on what conditions.
+    searched: BTreeMap<String, Vec<vulndb::search::CveMatch>>,
+    records: BTreeMap<CveId, model::CveRecord>,
+}
+
+impl Matcher {
+    /// The CVEs the database matches to one of the CPE names of `s`, each once, with
+    /// its record and its conditions as the host (which runs `known`) bears on them.
+    async fn matches(
+        &mut self,
+        store: &dyn Store,
+        s: &Software,
+        known: &[Cpe],
+    ) -> Result<Vec<vulnerabilities::CveMatch>, store::StoreError> {
         let mut matched: Vec<(CveId, String, String, Vec<vulndb::matching::Node>)> = Vec::new();
         for name in &s.cpes {
-            if !searched.contains_key(name) {
+            if !self.searched.contains_key(name) {
                 let found = match Cpe::parse(name) {
                     Ok(cpe) => match vulndb::search::cves_for_cpe(store, &cpe, CVE_LIMIT).await {
                         Ok(found) => found,
@@ -111,89 +120,55 @@ pub async fn inventory(
                         Vec::new()
                     }
                 };
-                searched.insert(name.clone(), found);
+                self.searched.insert(name.clone(), found);
             }
-            for m in searched.get(name).into_iter().flatten() {
+            for m in self.searched.get(name).into_iter().flatten() {
                 if !matched.iter().any(|(id, ..)| *id == m.id) {
                     matched.push((m.id.clone(), m.why.clone(), name.clone(), m.conditions.clone()));
                 }
             }
         }
         let missing: Vec<CveId> =
-            matched.iter().map(|(id, ..)| id.clone()).filter(|id| !records.contains_key(id)).collect();
+            matched.iter().map(|(id, ..)| id.clone()).filter(|id| !self.records.contains_key(id)).collect();
         if !missing.is_empty() {
             for r in store.cves(&missing).await? {
-                records.insert(r.id.clone(), r);
+                self.records.insert(r.id.clone(), r);
             }
         }
-        let label = s.label();
-        let known = host_cpes.get(s.host.as_str()).map_or(&[][..], Vec::as_slice);
-        // A CVE that holds only with another node of its configuration (the platform):
-        // a finding when the host is seen to meet it, none when the host is seen to run
-        // something else there, and a conditional one (a severity step lower) when
-        // nothing on the host says.
-        matched.retain(|(.., conditions)| !conditions.iter().any(|n| n.contradicted_by(known)));
-        for (id, why, name, conditions) in &matched {
-            let rec = records.get(id);
-            let (cvss3, cvss2) = (rec.and_then(|r| r.cvss3), rec.and_then(|r| r.cvss));
-            let kev = rec.is_some_and(|r| r.kev.is_some());
-            let epss = rec.and_then(|r| r.epss);
-            let unmet: Vec<String> =
-                conditions.iter().filter(|n| !n.holds_for_set(known)).map(|n| n.describe()).collect();
-            let mut evidence = format!("{label} ({name}) is covered by {why}");
-            if !conditions.is_empty() && unmet.is_empty() {
-                let met: Vec<String> = conditions.iter().map(|n| n.describe()).collect();
-                evidence.push_str(&format!("; together with {}, detected on the host", met.join(" and ")));
-            } else if !unmet.is_empty() {
-                evidence.push_str(&format!(
-                    "; conditional: it holds only with {}, which nothing on the host confirms or rules out",
-                    unmet.join(" and ")
-                ));
-            }
-            match (cvss3, cvss2) {
-                (Some(v3), _) => evidence.push_str(&format!("; CVSS v3 {v3:.1}")),
-                (None, Some(v2)) => evidence.push_str(&format!("; CVSS v2 {v2:.1}")),
-                _ => {}
-            }
-            if kev {
-                evidence.push_str("; in the CISA Known Exploited Vulnerabilities catalog");
-            }
-            if let Some(e) = epss {
-                evidence.push_str(&format!("; EPSS {e:.3}"));
-            }
-            evidence.push_str(&format!("; detected by {}", s.evidence));
-            let mut severity = cve_severity(cvss3, cvss2, kev);
-            if !unmet.is_empty() {
-                severity = one_step_lower(severity);
-            }
-            out.findings.push(
-                ScanFinding::new("vulnerabilities.cve", &s.host, evidence)
-                    .with_cve(id.as_str())
-                    .with_component(label.clone())
-                    .with_severity(severity),
-            );
-        }
-        if !s.cpes.is_empty() {
-            out.checks.push(if matched.is_empty() {
-                let observed = format!("no CVE matches {}", s.cpes.join(", "));
-                model::Check::pass(RiskVector::Vulnerabilities, &check, &s.host, observed)
-            } else {
-                model::Check::finding(
-                    RiskVector::Vulnerabilities,
-                    &check,
-                    &s.host,
-                    matched.iter().map(|(id, ..)| id.as_str()),
-                )
-            });
-        }
-        let ids = cves_of.entry((s.name.clone(), s.version.clone())).or_default();
-        for (id, ..) in matched {
-            if !ids.contains(&id) {
-                ids.push(id);
-            }
-        }
+        Ok(matched
+            .into_iter()
+            .map(|(id, why, cpe, conditions)| {
+                let rec = self.records.get(&id);
+                vulnerabilities::CveMatch {
+                    conditions: conditions
+                        .iter()
+                        .map(|n| vulnerabilities::Condition {
+                            text: n.describe(),
+                            contradicted: n.contradicted_by(known),
+                            holds: n.holds_for_set(known),
+                        })
+                        .collect(),
+                    cvss3: rec.and_then(|r| r.cvss3),
+                    cvss2: rec.and_then(|r| r.cvss),
+                    kev: rec.is_some_and(|r| r.kev.is_some()),
+                    epss: rec.and_then(|r| r.epss),
+                    id,
+                    why,
+                    cpe,
+                }
+            })
+            .collect())
     }
-    // Components: one per name and version, with every host it runs on.
+}
+
+/// The SBOM components: one per name and version, with every host it runs on, its
+/// lifecycle and the CVEs that apply (`cves_of`).
+fn components(
+    software: &[Software],
+    eol: Option<&Eol>,
+    cves_of: &BTreeMap<(String, Option<String>), Vec<CveId>>,
+    now: OffsetDateTime,
+) -> Vec<SbomComponent> {
     let today = now.date();
     let mut components: BTreeMap<(String, Option<String>), SbomComponent> = BTreeMap::new();
     for s in software.iter().filter(|s| s.is_component()) {
@@ -220,23 +195,5 @@ pub async fn inventory(
         }
         c.confidence = c.confidence.max(Some(s.confidence));
     }
-    out.components = components.into_values().collect();
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn severities() {
-        assert_eq!(cve_severity(Some(9.8), None, false), Severity::Critical);
-        assert_eq!(cve_severity(Some(7.5), Some(5.0), false), Severity::High);
-        assert_eq!(cve_severity(Some(6.1), Some(4.3), false), Severity::Medium);
-        assert_eq!(cve_severity(Some(3.1), None, false), Severity::Low);
-        assert_eq!(cve_severity(None, Some(7.5), false), Severity::High);
-        assert_eq!(cve_severity(None, Some(5.0), false), Severity::Medium);
-        assert_eq!(cve_severity(None, Some(2.1), false), Severity::Low);
-        assert_eq!(cve_severity(Some(5.3), None, true), Severity::Critical);
-    }
+    components.into_values().collect()
 }

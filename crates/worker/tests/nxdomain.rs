@@ -38,9 +38,9 @@ async fn a_domain_that_does_not_exist_is_not_rated() {
     let lab = Lab::up(&file).await.unwrap();
     let ctx = Arc::new(Context::lab(lab.resolver.unwrap(), file.effective_port_map(), None, "").unwrap());
     // The scanner itself refuses the name.
-    let err = scanner::probes::scan_domain(&ctx, "ghost.test", None, &[]).await.unwrap_err();
+    let err = scanner::scan::scan_domain(&ctx, "ghost.test", None, &[]).await.unwrap_err();
     assert!(matches!(err, scanner::dns::DnsError::NoSuchDomain(ref d) if d == "ghost.test"), "{err}");
-    let err = scanner::probes::mail_and_standards(&ctx, "ghost.test", None).await.unwrap_err();
+    let err = scanner::scan::mail_and_standards(&ctx, "ghost.test", None).await.unwrap_err();
     assert!(err.to_string().contains("does not exist (NXDOMAIN)"), "{err}");
 
     let dir = tempfile::tempdir().unwrap();

@@ -80,7 +80,7 @@ async fn probe_mail(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Res
     let ctx = opts.context()?;
     let domain = model::Domain::parse(domain).with_context(|| format!("{domain:?} is not a domain"))?;
     let checked =
-        scanner::probes::mail_and_standards_checked(&ctx, domain.as_str(), website, &opts.dkim_selectors).await?;
+        scanner::scan::mail_and_standards_checked(&ctx, domain.as_str(), website, &opts.dkim_selectors).await?;
     let mut findings = checked.findings;
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)).then(a.asset.cmp(&b.asset)));
     print_checked(domain.as_str(), "mail and DNS checks", &findings, &checked.checks, opts.format)
@@ -131,6 +131,7 @@ fn port_list(spec: &str) -> Result<Vec<u16>> {
 
 /// `rampart probe http URL`.
 async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result<()> {
+    use scanner::checks::web_headers;
     use scanner::http::{self, Origin, Verify};
     use scanner::probes::headers;
     let ctx = opts.context()?;
@@ -159,7 +160,7 @@ async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result<()>
     if !start.https {
         let first = &followed.hops[0];
         if scanner::probes::standards::listens(&ctx.guard, &start.host(), 443).await {
-            findings.extend(headers::redirect_finding(&start.to_string(), first.status, first.location.as_deref()));
+            findings.extend(web_headers::redirect_finding(&start.to_string(), first.status, first.location.as_deref()));
         } else if end.https {
             notes.push(format!("{} serves no HTTPS on 443", start.host()));
         } else {
@@ -180,7 +181,7 @@ async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result<()>
             let location = answer.headers.get("location").and_then(|v| v.to_str().ok()).map(str::to_owned);
             let to = location.as_deref().map(|l| format!(" -> {l}")).unwrap_or_default();
             notes.push(format!("{plain}/ answered {}{to}", answer.status));
-            findings.extend(headers::redirect_finding(&plain.to_string(), answer.status, location.as_deref()));
+            findings.extend(web_headers::redirect_finding(&plain.to_string(), answer.status, location.as_deref()));
         }
     }
     let front = headers::Front {
@@ -193,7 +194,7 @@ async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result<()>
     };
     let assessable = headers::assessable(&front);
     if assessable {
-        findings.extend(headers::assess(&front, &host));
+        findings.extend(web_headers::assess(&front, &host));
     } else {
         let why = headers::parked_or_default(&front.body).map_or_else(
             || format!("{} answered {}", followed.path, front.status),
@@ -203,13 +204,11 @@ async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result<()>
     }
     findings.retain(|f| ctx.wants(f.risk_vector));
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
-    let (score, grade) = headers::observatory_score(findings.iter().map(|f| f.code.as_str()));
+    let (score, grade) = web_headers::observatory_score(findings.iter().map(|f| f.code.as_str()));
     let headers_check = if assessable {
-        let observed = "every header the method asks for";
-        scanner::check::judged(model::RiskVector::WebHeaders, "security headers", &front.origin, &findings, observed)
+        web_headers::judged(&front.origin, &findings)
     } else {
-        let why = notes.last().cloned().unwrap_or_default();
-        Check::not_assessable(model::RiskVector::WebHeaders, "security headers", &front.origin, why)
+        web_headers::not_assessable(&front.origin, notes.last().cloned().unwrap_or_default())
     };
     let checks = vec![headers_check];
     let seen = scanner::fingerprint::Observation::http(&front.origin, &front.headers, &front.body);
@@ -311,11 +310,10 @@ async fn probe_ports(host: &str, ports: &str, opts: &ScanOpts) -> Result<()> {
     // A host the guard refuses is not scanned: that is said, never "0 ports open".
     let open = scanned
         .map_err(|why| anyhow::anyhow!("{host} was not scanned ({why}); an internal address needs --allow-private"))?;
-    let mut findings = scanner::probes::ports::judge(&open);
+    let mut findings = scanner::checks::open_ports::judge(&open);
     findings.retain(|f| ctx.wants(f.risk_vector));
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.asset.cmp(&b.asset)));
-    let observed = format!("{} of {} ports open, none exposing a risky service", open.len(), ports.len());
-    let checks = vec![scanner::check::judged(model::RiskVector::OpenPorts, "port scan", host, &findings, observed)];
+    let checks = vec![scanner::checks::open_ports::judged(host, &open, ports.len(), &findings)];
     match opts.format {
         Format::Json => {
             #[derive(serde::Serialize)]
@@ -393,10 +391,10 @@ async fn probe_tls(
     spinner.finish_and_clear();
     let report = result?;
     let took = started.elapsed();
-    let mut findings = scanner::tlsprobe::findings::judge(&report);
+    let mut findings = scanner::checks::tls_findings(&report);
     findings.retain(|f| ctx.wants(f.risk_vector));
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
-    let mut checks = scanner::probes::tls_checks(&report.target, &findings);
+    let mut checks = scanner::checks::tls_checks(&report.target, &findings);
     checks.retain(|c| ctx.wants(c.risk_vector));
     match opts.format {
         Format::Json => {

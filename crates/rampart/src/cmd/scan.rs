@@ -41,7 +41,7 @@ async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()
     spinner.set_message(format!("scanning {domain}: discovery, DNS and mail checks, a visit to every host"));
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     let result =
-        scanner::probes::scan_domain_with(&ctx, domain.as_str(), website, &ctx.wordlist, &opts.dkim_selectors).await;
+        scanner::scan::scan_domain_with(&ctx, domain.as_str(), website, &ctx.wordlist, &opts.dkim_selectors).await;
     spinner.finish_and_clear();
     let mut scan = result?;
     if let Some(store) = &db
@@ -59,7 +59,7 @@ async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()
             #[derive(serde::Serialize)]
             struct Report<'a> {
                 #[serde(flatten)]
-                scan: &'a scanner::probes::DomainScan,
+                scan: &'a scanner::scan::DomainScan,
                 rating: &'a rating::Rating,
             }
             say!("{}", serde_json::to_string_pretty(&Report { scan: &scan, rating: &rating })?)
@@ -131,7 +131,7 @@ async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()
 /// The rating of one domain's scan: each component judged against what the scan
 /// assessed; components left out by `--vectors` are not assessable.
 async fn rate(
-    scan: &scanner::probes::DomainScan,
+    scan: &scanner::scan::DomainScan,
     ctx: &Context,
     website: Option<&str>,
     db: Option<&dyn store::Store>,

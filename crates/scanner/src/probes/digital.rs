@@ -1,19 +1,17 @@
-//! digitalization: the hygiene of the footprint (docs/FINDINGS.md, "digitalization").
-//! Dangling CNAMEs and wildcard records come from DNS; development hosts and parked or
-//! default pages from the web round's visit; admin panels and directory listings from a
-//! curated list of paths, and the pages the home page links to, on every assessable
-//! origin. Every request is a plain GET through the guard, bounded in time and size.
+//! What the digitalization checks judge (docs/FINDINGS.md, "digitalization"): the
+//! CNAMEs whose target does not exist, the hosts the guard refuses, and on every
+//! assessable origin what a curated list of paths and the pages the home page links to
+//! show (admin logins, directory listings), with the classifiers of names and pages.
+//! Every request is a plain GET through the guard, bounded in time and size. The
+//! verdicts are in `crate::checks::digitalization`.
 
 use std::collections::BTreeSet;
-use std::net::IpAddr;
 
 use crate::discovery::Asset;
 use crate::dns::Dns;
-use crate::finding::ScanFinding;
 use crate::http::{self, Verify};
 use crate::probes::Context;
 use crate::probes::headers::{self, Front};
-use crate::probes::web::Visit;
 
 /// First labels of pre-production hosts (each optionally followed by digits or by `-`
 /// and more: `dev2`, `staging-api`).
@@ -120,8 +118,8 @@ pub fn same_origin_paths(origin: &str, body: &str, limit: usize) -> Vec<String> 
     out
 }
 
-/// A CNAME whose target does not exist: one finding per name.
-pub async fn dangling_cnames(dns: &Dns, assets: &[Asset]) -> Vec<ScanFinding> {
+/// The CNAMEs among `assets` whose target does not exist (NXDOMAIN): (name, target).
+pub async fn dangling(dns: &Dns, assets: &[Asset]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for a in assets {
         let Some(target) = &a.cname else { continue };
@@ -129,11 +127,7 @@ pub async fn dangling_cnames(dns: &Dns, assets: &[Asset]) -> Vec<ScanFinding> {
             continue;
         }
         match dns.nxdomain(target).await {
-            Ok(true) => out.push(ScanFinding::new(
-                "digitalization.dangling_cname",
-                &a.name,
-                format!("{} CNAME {target}, and {target} does not exist (NXDOMAIN)", a.name),
-            )),
+            Ok(true) => out.push((a.name.clone(), target.clone())),
             Ok(false) => {}
             Err(e) => tracing::debug!(name = %a.name, target, error = %e, "CNAME target not checked"),
         }
@@ -147,87 +141,41 @@ pub fn unreached(guard: &crate::guard::Guard, assets: &[Asset]) -> Vec<(String, 
     assets.iter().filter_map(|a| Some((a.name.clone(), guard.refusal(&a.name, &a.addresses)?))).collect()
 }
 
-/// A name in the company's public DNS that publishes an internal address (private,
-/// loopback, unique local, link-local, shared): it discloses the inside of a network,
-/// and it is how a company would hide a host from an outside rating.
-pub fn internal_addresses(unreached: &[(String, crate::guard::Refusal)]) -> Vec<ScanFinding> {
-    unreached
-        .iter()
-        .filter(|(_, r)| r.internal())
-        .map(|(host, r)| {
-            ScanFinding::new(
-                "digitalization.internal_address",
-                host,
-                format!("{host} has the address {} ({}) in public DNS", r.addr, r.why),
-            )
-        })
-        .collect()
+/// What the page checks of one assessable origin saw: its front page, the curated
+/// paths and the home page's same-origin links. Each page is read as it arrives and
+/// dropped; only what it showed is kept.
+#[derive(Debug, Clone, Default)]
+pub struct PagesSeen {
+    /// The front page carries a password field.
+    pub front_password_field: bool,
+    /// The front page is a directory index.
+    pub front_listing: bool,
+    /// The paths that answered 200 with a page of their own (neither the front page nor
+    /// what a path that cannot exist answers).
+    pub pages: Vec<PageSeen>,
 }
 
-/// A wildcard record under `domain`: what a name never created resolves to.
-pub fn wildcard(domain: &str, addresses: &[IpAddr]) -> Option<ScanFinding> {
-    if addresses.is_empty() {
-        return None;
-    }
-    let seen: Vec<String> = addresses.iter().map(ToString::to_string).collect();
-    Some(ScanFinding::new(
-        "digitalization.wildcard_dns",
-        format!("*.{domain}"),
-        format!("a random name under {domain} resolves to {}", seen.join(", ")),
-    ))
+/// One page of an origin that answered 200 with a page of its own.
+#[derive(Debug, Clone)]
+pub struct PageSeen {
+    pub url: String,
+    /// One of the curated [`ADMIN_PATHS`].
+    pub admin_path: bool,
+    pub password_field: bool,
+    pub listing: bool,
 }
 
-/// What the visit of one host shows: a development host answering on a web port, and a
-/// parked or default front page.
-pub fn host_findings(visit: &Visit) -> Vec<ScanFinding> {
-    let mut out = Vec::new();
-    let web: Vec<String> =
-        visit.endpoints.iter().filter(|e| e.port == 80 || e.port == 443).map(|e| e.port.to_string()).collect();
-    if !web.is_empty() && dev_host(&visit.host) {
-        let title =
-            visit.front.as_ref().and_then(|f| page_title(&f.body)).map(|t| format!(" (\"{t}\")")).unwrap_or_default();
-        out.push(ScanFinding::new(
-            "digitalization.dev_host_exposed",
-            &visit.host,
-            format!("{} answers on port {}{title}", visit.host, web.join(" and ")),
-        ));
-    }
-    if let Some(front) = &visit.front
-        && (200..300).contains(&front.status)
-        && let Some(what) = headers::parked_or_default(&front.body)
-    {
-        out.push(ScanFinding::new(
-            "digitalization.parked_host",
-            &visit.host,
-            format!("{} shows {what} instead of an application", front.origin),
-        ));
-    }
-    out
-}
-
-/// The `<title>` of a page (trimmed, at most 80 characters).
-fn page_title(body: &str) -> Option<String> {
-    let lower = body.to_ascii_lowercase();
-    let start = lower.find("<title>")? + 7;
-    let end = start + lower[start..].find("</title>")?;
-    let title: String = body.get(start..end)?.split_whitespace().collect::<Vec<_>>().join(" ");
-    (!title.is_empty()).then(|| title.chars().take(80).collect())
-}
-
-/// Admin panels and directory listings of an assessable origin: the front page of an
-/// administration host, the curated paths, and the home page's same-origin links.
-pub async fn page_findings(ctx: &Context, front: &Front, host: &str) -> Vec<ScanFinding> {
-    let mut out = Vec::new();
+/// The page checks' fetches on an assessable origin (nothing on one that is not): the
+/// curated paths and the home page's same-origin links, each a plain GET through the
+/// guard.
+pub async fn pages(ctx: &Context, front: &Front, host: &str) -> PagesSeen {
+    let mut out = PagesSeen::default();
     if !headers::assessable(front) {
         return out;
     }
     let base = front.origin.trim_end_matches('/').to_owned();
-    if admin_host(host) && password_field(&front.body) {
-        out.push(admin_finding(&front.origin, "the front page of an administration host"));
-    }
-    if directory_listing(&front.body) {
-        out.push(listing_finding(&front.origin));
-    }
+    out.front_password_field = password_field(&front.body);
+    out.front_listing = directory_listing(&front.body);
     let mut paths: Vec<String> = ADMIN_PATHS.iter().chain(LISTING_PATHS.iter()).map(|p| (*p).to_owned()).collect();
     let linked = same_origin_paths(&front.origin, &front.body, MAX_LINKED_PAGES);
     let mut seen: BTreeSet<String> = paths.iter().cloned().collect();
@@ -259,27 +207,14 @@ pub async fn page_findings(ctx: &Context, front: &Front, host: &str) -> Vec<Scan
         if response.status != 200 || catch_all.contains(&response.body) {
             continue;
         }
-        let url = format!("{base}{path}");
-        if ADMIN_PATHS.contains(&path.as_str()) && password_field(&response.body) {
-            out.push(admin_finding(&url, "an administration path"));
-        }
-        if directory_listing(&response.body) {
-            out.push(listing_finding(&url));
-        }
+        out.pages.push(PageSeen {
+            url: format!("{base}{path}"),
+            admin_path: ADMIN_PATHS.contains(&path.as_str()),
+            password_field: password_field(&response.body),
+            listing: directory_listing(&response.body),
+        });
     }
     out
-}
-
-fn admin_finding(url: &str, what: &str) -> ScanFinding {
-    ScanFinding::new(
-        "digitalization.admin_panel_exposed",
-        url,
-        format!("{url} ({what}) answers 200 with a password field"),
-    )
-}
-
-fn listing_finding(url: &str) -> ScanFinding {
-    ScanFinding::new("digitalization.directory_listing", url, format!("{url} answers 200 with a directory index"))
 }
 
 #[cfg(test)]
@@ -327,37 +262,5 @@ mod tests {
         assert_eq!(same_origin_paths("https://x.test/", page, 10), vec!["/backup/", "/docs/", "/a/", "/style.css"]);
         assert_eq!(same_origin_paths("https://x.test/", page, 2).len(), 2);
         assert!(same_origin_paths("not a url", page, 10).is_empty());
-    }
-
-    #[test]
-    fn wildcards_and_hosts() {
-        assert!(wildcard("a.test", &[]).is_none());
-        let w = wildcard("a.test", &["127.0.0.9".parse().unwrap()]).unwrap();
-        assert_eq!((w.code.as_str(), w.asset.as_str()), ("digitalization.wildcard_dns", "*.a.test"));
-        let visit = Visit {
-            host: "staging.a.test".into(),
-            endpoints: vec![crate::probes::web::Endpoint {
-                host: "staging.a.test".into(),
-                ip: "127.0.0.1".parse().unwrap(),
-                port: 80,
-                service: "http".into(),
-                product: None,
-                version: None,
-                banner: String::new(),
-            }],
-            front: Some(Front {
-                origin: "http://staging.a.test/".into(),
-                https: false,
-                port: 80,
-                status: 200,
-                headers: Default::default(),
-                body: "<title>Welcome to nginx!</title><h1>Welcome to nginx!</h1>".into(),
-            }),
-            ..Visit::default()
-        };
-        let found: Vec<String> = host_findings(&visit).into_iter().map(|f| f.code).collect();
-        assert_eq!(found, ["digitalization.dev_host_exposed", "digitalization.parked_host"]);
-        let silent = Visit { host: "dev.a.test".into(), ..Visit::default() };
-        assert!(host_findings(&silent).is_empty(), "nothing answers: nothing exposed");
     }
 }

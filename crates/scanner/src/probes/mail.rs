@@ -1,15 +1,12 @@
-//! The spf, dkim and dmarc components: the records are fetched through the scanner's DNS
-//! client, parsed by `crate::mail`, and judged here. Every finding carries the record
-//! it was judged on as evidence.
+//! What the spf, dkim and dmarc checks judge: the records, fetched through the scanner's
+//! DNS client and read with `crate::mail`'s parsers, and check_host()'s evaluation of
+//! the SPF record (RFC 7208) with the lookups it makes. The verdicts are in
+//! `crate::checks::{spf, dkim, dmarc}`.
 
 use std::collections::BTreeSet;
 
-use model::RiskVector;
-
-use crate::check::{self, Check};
 use crate::dns::{Dns, DnsError};
-use crate::finding::ScanFinding;
-use crate::mail::{dkim, dmarc, spf};
+use crate::mail::{dmarc, spf};
 
 /// The DKIM selectors probed by default: the common ones of mail providers and MTAs.
 pub const DEFAULT_SELECTORS: &[&str] = &[
@@ -63,92 +60,34 @@ const MAX_MX_NAMES: usize = 10;
 /// this, it only bounds the recursion.
 const MAX_DEPTH: usize = 12;
 
-/// The spf component for `domain`: its record is selected (§4.5), parsed (§4.6, §7
-/// macros) and evaluated as check_host() (§4) evaluates it for a sender that no
-/// mechanism lists — the result every unlisted host on the internet gets — following
-/// includes (§5.2) and redirects (§6.1) under the lookup, void-lookup and per-`mx`
-/// limits (§4.6.4). A DNS failure during the evaluation (temperror) leaves the result
-/// unjudged: no finding but what the record itself shows (`ptr`).
-pub async fn spf(dns: &Dns, domain: &str, handles_mail: bool) -> Result<Vec<ScanFinding>, DnsError> {
-    Ok(spf_check(dns, domain, handles_mail).await?.0)
+/// What the spf check judges: the TXT records at the domain and, when exactly one of
+/// them is an SPF record that parses (§4.5, §4.6, §7 macros), check_host()'s result (§4)
+/// for a sender that no mechanism lists, following includes (§5.2) and redirects (§6.1)
+/// under the lookup, void-lookup and per-`mx` limits (§4.6.4).
+#[derive(Debug)]
+pub struct SpfSeen {
+    pub texts: Vec<String>,
+    pub outcome: Option<Outcome>,
 }
 
-/// [`spf`] with the check's outcome: not assessable when a lookup of the evaluation
-/// failed (temperror), a pass that says what unlisted senders get otherwise.
-pub async fn spf_check(dns: &Dns, domain: &str, handles_mail: bool) -> Result<(Vec<ScanFinding>, Check), DnsError> {
+/// The SPF record of `domain`, evaluated ([`SpfSeen`]); an error when its TXT lookup
+/// failed.
+pub async fn spf(dns: &Dns, domain: &str) -> Result<SpfSeen, DnsError> {
     let texts = dns.txt(domain).await?;
-    let judged = |out: Vec<ScanFinding>, observed: String| {
-        let check = check::judged(RiskVector::Spf, "spf record", domain, &out, observed);
-        Ok((out, check))
-    };
     let records: Vec<&String> = texts.iter().filter(|t| spf::is_spf(t)).collect();
-    let mut out = Vec::new();
-    let record = match records.as_slice() {
-        [] if handles_mail => {
-            out.push(ScanFinding::new("spf.missing", domain, "no v=spf1 TXT record; the domain has MX records"));
-            return judged(out, String::new());
-        }
-        [] => {
-            out.push(ScanFinding::new("spf.missing_non_mail", domain, "no v=spf1 TXT record and no MX records"));
-            return judged(out, String::new());
-        }
-        [one] => *one,
-        many => {
-            let evidence = many.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join("; ");
-            out.push(ScanFinding::new("spf.multiple_records", domain, format!("{} records: {evidence}", many.len())));
-            return judged(out, String::new());
-        }
+    let outcome = match records.as_slice() {
+        [one] => match spf::parse(one) {
+            Ok(parsed) => Some(Eval::default().record(dns, domain, &parsed, 0).await),
+            Err(_) => None,
+        },
+        _ => None,
     };
-    let parsed = match spf::parse(record) {
-        Ok(p) => p,
-        Err(e) => {
-            out.push(ScanFinding::new("spf.syntax_error", domain, format!("\"{record}\": {e}")));
-            return judged(out, String::new());
-        }
-    };
-    let mut eval = Eval::default();
-    if parsed.uses_ptr() {
-        out.push(ScanFinding::new("spf.ptr_mechanism", domain, format!("\"{record}\" uses ptr")));
-    }
-    let outcome = eval.record(dns, domain, &parsed, 0).await;
-    let quoted = format!("\"{record}\"");
-    match outcome {
-        Outcome::Result(spf::Qualifier::Pass, how) => {
-            out.push(ScanFinding::new("spf.pass_all", domain, how.evidence(&quoted)));
-        }
-        Outcome::Result(spf::Qualifier::Neutral, How::Default) => {
-            out.push(ScanFinding::new("spf.no_all", domain, format!("{quoted}: no all and no redirect=")));
-        }
-        Outcome::Result(spf::Qualifier::Neutral, how) => {
-            out.push(ScanFinding::new("spf.neutral_all", domain, how.evidence(&quoted)));
-        }
-        Outcome::Result(spf::Qualifier::SoftFail, how) => {
-            out.push(ScanFinding::new("spf.softfail_all", domain, how.evidence(&quoted)));
-        }
-        Outcome::Result(spf::Qualifier::Fail, how) => {
-            return judged(out, format!("unlisted senders fail: {}", how.evidence(&quoted)));
-        }
-        Outcome::PermError(code, why) => out.push(ScanFinding::new(code, domain, format!("{quoted}: {why}"))),
-        // A lookup that failed (timeout, SERVFAIL, REFUSED) is a temperror: the record
-        // cannot be judged, and that is never a finding.
-        Outcome::TempError(e) => {
-            tracing::info!(domain, error = %e, "SPF not assessable: a lookup failed (temperror)");
-            out.retain(|f| f.code == "spf.ptr_mechanism");
-            // What the record itself shows (`ptr`) is still a finding; the evaluation
-            // is not assessable.
-            if !out.is_empty() {
-                return judged(out, String::new());
-            }
-            let why = format!("{quoted}: a lookup of the evaluation failed (temperror): {e}");
-            return Ok((out, Check::not_assessable(RiskVector::Spf, "spf record", domain, why)));
-        }
-    }
-    judged(out, String::new())
+    Ok(SpfSeen { texts, outcome })
 }
 
 /// Where the result for unlisted senders came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum How {
+pub enum How {
     /// The record's own `all`.
     All,
     /// An `all` reached through `redirect=` chains, or an `include:`/`exists:` that
@@ -158,22 +97,28 @@ enum How {
     Default,
 }
 
-impl How {
-    fn evidence(&self, record: &str) -> String {
-        match self {
-            How::All | How::Default => record.to_owned(),
-            How::Through(trail) => format!("{record} ({trail})"),
-        }
-    }
-}
-
 /// check_host()'s result (§2.6) for an unlisted sender.
 #[derive(Debug)]
-enum Outcome {
+pub enum Outcome {
     Result(spf::Qualifier, How),
-    /// The finding code and why.
-    PermError(&'static str, String),
+    /// What made the record a permerror, and how.
+    PermError(PermError, String),
     TempError(DnsError),
+}
+
+/// What makes a record a permerror (§2.6.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermError {
+    /// More than 10 DNS-querying terms (§4.6.4).
+    TooManyLookups,
+    /// More than 2 lookups that found nothing (§4.6.4).
+    TooManyVoidLookups,
+    /// An `mx` mechanism naming more than 10 mail servers (§4.6.4).
+    MxTooManyNames,
+    /// An include or redirect loop, or a chain deeper than the recursion bound.
+    Loop,
+    /// An include or redirect to a name without one valid SPF record.
+    BrokenInclude,
 }
 
 /// What an include's evaluation gives its caller (§5.2).
@@ -200,7 +145,7 @@ impl Eval {
         self.trail.push(term);
         if self.lookups > MAX_LOOKUPS {
             return Err(Outcome::PermError(
-                "spf.too_many_lookups",
+                PermError::TooManyLookups,
                 format!(
                     "more than {MAX_LOOKUPS} DNS-querying terms through includes and redirects: {}",
                     self.trail.join(", ")
@@ -217,7 +162,7 @@ impl Eval {
         self.voids.push(term);
         if self.void > MAX_VOID {
             return Err(Outcome::PermError(
-                "spf.too_many_void_lookups",
+                PermError::TooManyVoidLookups,
                 format!("more than {MAX_VOID} lookups returned no records: {}", self.voids.join(", ")),
             ));
         }
@@ -233,10 +178,12 @@ impl Eval {
             [] => Ok(None),
             [one] => Ok(Some(match spf::parse(one) {
                 Ok(parsed) => Box::pin(self.record(dns, at, &parsed, depth)).await,
-                Err(e) => Outcome::PermError("spf.broken_include", format!("the record of {at} does not parse: {e}")),
+                Err(e) => {
+                    Outcome::PermError(PermError::BrokenInclude, format!("the record of {at} does not parse: {e}"))
+                }
             })),
             many => Ok(Some(Outcome::PermError(
-                "spf.broken_include",
+                PermError::BrokenInclude,
                 format!("{at} publishes {} SPF records (§4.5)", many.len()),
             ))),
         }
@@ -253,12 +200,12 @@ impl Eval {
     async fn terms(&mut self, dns: &Dns, at: &str, record: &spf::Spf, depth: usize) -> Result<Outcome, Outcome> {
         let at_lower = at.trim_end_matches('.').to_ascii_lowercase();
         if depth > MAX_DEPTH {
-            return Err(Outcome::PermError("spf.loop", format!("includes nested deeper than {MAX_DEPTH}")));
+            return Err(Outcome::PermError(PermError::Loop, format!("includes nested deeper than {MAX_DEPTH}")));
         }
         if self.chain.contains(&at_lower) {
             let mut cycle = self.chain.clone();
             cycle.push(at_lower);
-            return Err(Outcome::PermError("spf.loop", format!("include/redirect loop: {}", cycle.join(" → "))));
+            return Err(Outcome::PermError(PermError::Loop, format!("include/redirect loop: {}", cycle.join(" → "))));
         }
         self.chain.push(at_lower);
         let temp = Outcome::TempError;
@@ -290,7 +237,7 @@ impl Eval {
                             self.void(format!("mx:{target}"))?;
                         } else if names.len() > MAX_MX_NAMES {
                             return Err(Outcome::PermError(
-                                "spf.mx_too_many_names",
+                                PermError::MxTooManyNames,
                                 format!(
                                     "mx:{target} names {} mail servers; an mx mechanism may look up at most {MAX_MX_NAMES} (§4.6.4)",
                                     names.len()
@@ -344,7 +291,7 @@ impl Eval {
                     match Box::pin(self.domain(dns, target, depth + 1)).await.map_err(temp)? {
                         None => {
                             return Err(Outcome::PermError(
-                                "spf.broken_include",
+                                PermError::BrokenInclude,
                                 format!("redirect={target}: {target} has no SPF record (§6.1)"),
                             ));
                         }
@@ -371,7 +318,7 @@ impl Eval {
     async fn include(&mut self, dns: &Dns, target: &str, depth: usize) -> Result<Included, Outcome> {
         match Box::pin(self.domain(dns, target, depth + 1)).await.map_err(Outcome::TempError)? {
             None => Err(Outcome::PermError(
-                "spf.broken_include",
+                PermError::BrokenInclude,
                 format!("include:{target}: {target} has no SPF record (§5.2)"),
             )),
             Some(Outcome::Result(spf::Qualifier::Pass, how)) => Ok(Included::Matched(how)),
@@ -381,111 +328,34 @@ impl Eval {
     }
 }
 
-/// The dkim component for `domain`: the key records at the selectors the company names
-/// (`named`, tried first) and at the curated `selectors`, each judged (syntax, revoked,
-/// key size, testing mode, SHA-1 only). When no key is found, what that means depends
-/// on what Rampart can know: a key at a selector nobody named is invisible from
-/// outside, so with no named selector the check is not assessable; with named
-/// selectors and no key at them, DKIM is missing (`dkim.missing`). A selector whose
-/// lookup failed (timeout, SERVFAIL, REFUSED) leaves "no key" unknown: not assessable.
-/// A domain that receives no mail (no MX) is not judged.
-pub async fn dkim(
-    dns: &Dns,
-    domain: &str,
-    handles_mail: bool,
-    named: &[String],
-    selectors: &[String],
-) -> (Vec<ScanFinding>, Check) {
+/// What the dkim check judges: the selectors tried (those the company names first, then
+/// the curated ones), and at each what the TXT lookup of `selector._domainkey.<domain>`
+/// answered.
+#[derive(Debug)]
+pub struct DkimSeen {
+    /// The selectors the company names.
+    pub named: Vec<String>,
+    /// How many curated selectors there are.
+    pub curated: usize,
+    /// Each selector tried once, in order, with its TXT records or why the lookup failed.
+    pub tried: Vec<(String, Result<Vec<String>, DnsError>)>,
+}
+
+/// The DKIM key records of `domain` at the selectors the company names (`named`, tried
+/// first) and at the curated `selectors`.
+pub async fn dkim(dns: &Dns, domain: &str, named: &[String], selectors: &[String]) -> DkimSeen {
     let mut tried: Vec<&String> = Vec::new();
     for s in named.iter().chain(selectors) {
         if !tried.contains(&s) {
             tried.push(s);
         }
     }
-    let mut out = Vec::new();
-    let mut with_keys = Vec::new();
-    let mut failed = Vec::new();
-    for selector in &tried {
-        let name = format!("{selector}._domainkey.{domain}");
-        let texts = match dns.txt(&name).await {
-            Ok(t) => t,
-            Err(e) => {
-                failed.push(format!("{selector}: {e}"));
-                continue;
-            }
-        };
-        // A key record: v=DKIM1 or any record with a p= tag.
-        let keys: Vec<&String> =
-            texts.iter().filter(|t| t.trim_start().starts_with("v=DKIM1") || t.contains("p=")).collect();
-        if !keys.is_empty() {
-            with_keys.push(selector.as_str());
-        }
-        for record in keys {
-            let key = match dkim::parse(record) {
-                Ok(k) => k,
-                Err(e) => {
-                    out.push(ScanFinding::new("dkim.syntax_error", &name, format!("\"{record}\": {e}")));
-                    continue;
-                }
-            };
-            if key.revoked {
-                out.push(ScanFinding::new("dkim.revoked_key", &name, format!("\"{record}\": empty p=")));
-                continue;
-            }
-            if let (dkim::KeyType::Rsa, Some(bits)) = (&key.key_type, key.key_bits) {
-                if bits < 1024 {
-                    out.push(ScanFinding::new("dkim.key_too_short", &name, format!("RSA key of {bits} bits")));
-                } else if bits < 2048 {
-                    out.push(ScanFinding::new("dkim.weak_key", &name, format!("RSA key of {bits} bits")));
-                }
-            }
-            if key.testing() {
-                out.push(ScanFinding::new("dkim.testing_mode", &name, format!("\"{record}\": t=y")));
-            }
-            if key.sha1_only() {
-                out.push(ScanFinding::new("dkim.sha1_only", &name, format!("\"{record}\": h=sha1")));
-            }
-        }
+    let mut out = DkimSeen { named: named.to_vec(), curated: selectors.len(), tried: Vec::new() };
+    for selector in tried {
+        let answer = dns.txt(&format!("{selector}._domainkey.{domain}")).await;
+        out.tried.push((selector.clone(), answer));
     }
-    const CHECK: &str = "dkim keys";
-    if !with_keys.is_empty() {
-        let check = check::judged(RiskVector::Dkim, CHECK, domain, &out, format!("keys at {}", with_keys.join(", ")));
-        return (out, check);
-    }
-    if !handles_mail {
-        let why = "the domain receives no mail (no MX): DKIM is judged on the domains that do";
-        return (out, Check::not_assessable(RiskVector::Dkim, CHECK, domain, why));
-    }
-    if !failed.is_empty() {
-        let why = format!(
-            "no key found, but {} of {} selector lookups failed ({}{})",
-            failed.len(),
-            tried.len(),
-            failed[..failed.len().min(2)].join("; "),
-            if failed.len() > 2 { "; …" } else { "" }
-        );
-        return (out, Check::not_assessable(RiskVector::Dkim, CHECK, domain, why));
-    }
-    if named.is_empty() {
-        let why = format!(
-            "no key at the {} selectors tried ({}, …); a key at another selector cannot be seen from outside \
-             (name the company's selectors: dkim_selectors)",
-            tried.len(),
-            tried[..tried.len().min(5)].iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-        );
-        return (out, Check::not_assessable(RiskVector::Dkim, CHECK, domain, why));
-    }
-    out.push(ScanFinding::new(
-        "dkim.missing",
-        domain,
-        format!(
-            "no DKIM key record at the selectors the company names ({}) nor at the {} curated selectors",
-            named.join(", "),
-            selectors.len()
-        ),
-    ));
-    let check = check::judged(RiskVector::Dkim, CHECK, domain, &out, String::new());
-    (out, check)
+    out
 }
 
 /// The organisational domain of `domain` (RFC 7489 §3.2): its registrable domain by the
@@ -495,9 +365,36 @@ pub fn organisational_domain(domain: &str) -> String {
     psl::domain_str(domain).map_or_else(|| domain.to_owned(), str::to_owned)
 }
 
-/// The dmarc component for `domain`. A subdomain without its own record falls back to
-/// the organisational domain's record, whose `sp` (or `p`) then applies (RFC 7489 §6.6.3).
-pub async fn dmarc(dns: &Dns, domain: &str) -> Result<Vec<ScanFinding>, DnsError> {
+/// What the dmarc check judges: the records the domain's policy is read from, and the
+/// authorisation records of its report destinations in other organisational domains.
+#[derive(Debug)]
+pub struct DmarcSeen {
+    /// The TXT records at `_dmarc.<domain>`, or at `_dmarc.<organisational domain>` when
+    /// the domain publishes no DMARC record and that one does.
+    pub texts: Vec<String>,
+    /// The organisational domain of the domain (RFC 7489 §3.2).
+    pub org: String,
+    /// The organisational domain the record was inherited from (RFC 7489 §6.6.3).
+    pub inherited: Option<String>,
+    /// When the domain has one DMARC record that parses: each report destination
+    /// (`rua`, `ruf`) in another organisational domain, once, with the TXT records at its
+    /// authorisation name (RFC 7489 §7.1), or `None` when that lookup failed.
+    pub destinations: Vec<Destination>,
+}
+
+/// A report destination outside the domain's organisational domain.
+#[derive(Debug)]
+pub struct Destination {
+    pub uri: String,
+    /// `<domain>._report._dmarc.<destination>`.
+    pub auth: String,
+    pub records: Option<Vec<String>>,
+}
+
+/// The DMARC records of `domain` ([`DmarcSeen`]); an error when the lookup of its record
+/// (or of the organisational domain's) failed. A subdomain without its own record falls
+/// back to the organisational domain's (RFC 7489 §6.6.3).
+pub async fn dmarc(dns: &Dns, domain: &str) -> Result<DmarcSeen, DnsError> {
     let name = format!("_dmarc.{domain}");
     let mut texts = dns.txt(&name).await?;
     let org = organisational_domain(domain);
@@ -509,69 +406,24 @@ pub async fn dmarc(dns: &Dns, domain: &str) -> Result<Vec<ScanFinding>, DnsError
             inherited = Some(org.clone());
         }
     }
+    let mut destinations = Vec::new();
     let records: Vec<&String> = texts.iter().filter(|t| dmarc::is_dmarc(t)).collect();
-    let mut out = Vec::new();
-    let record = match records.as_slice() {
-        [] => {
-            let also = if org != domain { format!(" nor at _dmarc.{org}") } else { String::new() };
-            out.push(ScanFinding::new("dmarc.missing", domain, format!("no v=DMARC1 TXT record at {name}{also}")));
-            return Ok(out);
-        }
-        [one] => *one,
-        many => {
-            let evidence = many.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join("; ");
-            out.push(ScanFinding::new("dmarc.multiple_records", domain, format!("{} records: {evidence}", many.len())));
-            return Ok(out);
-        }
-    };
-    let d = match dmarc::parse(record) {
-        Ok(d) => d,
-        Err(e) => {
-            out.push(ScanFinding::new("dmarc.syntax_error", domain, format!("\"{record}\": {e}")));
-            return Ok(out);
-        }
-    };
-    let quoted = match &inherited {
-        Some(org) => format!("\"{record}\" (inherited from _dmarc.{org})"),
-        None => format!("\"{record}\""),
-    };
-    // For an inherited record, the subdomain policy is the one that applies.
-    let policy = if inherited.is_some() { d.subdomain_policy.unwrap_or(d.policy) } else { d.policy };
-    match policy {
-        dmarc::Policy::None => out.push(ScanFinding::new("dmarc.policy_none", domain, quoted.clone())),
-        dmarc::Policy::Quarantine => out.push(ScanFinding::new("dmarc.policy_quarantine", domain, quoted.clone())),
-        dmarc::Policy::Reject => {}
-    }
-    let enforcing = policy != dmarc::Policy::None;
-    if enforcing && d.pct < 100 {
-        out.push(ScanFinding::new("dmarc.partial_pct", domain, format!("{quoted}: pct={}", d.pct)));
-    }
-    if inherited.is_none() && enforcing && d.subdomain_policy == Some(dmarc::Policy::None) {
-        out.push(ScanFinding::new("dmarc.subdomain_policy_none", domain, format!("{quoted}: sp=none")));
-    }
-    if d.rua.is_empty() {
-        out.push(ScanFinding::new("dmarc.no_rua", domain, format!("{quoted}: no rua=")));
-    }
-    // External report destinations must authorise the domain (RFC 7489 §7.1).
-    // The domain that published the record is the one report destinations authorise.
-    let own = inherited.clone().unwrap_or_else(|| domain.to_ascii_lowercase());
-    let mut unauthorised = Vec::new();
-    let mut checked = BTreeSet::new();
-    for uri in d.rua.iter().chain(&d.ruf) {
-        let Some(dest) = &uri.mailbox_domain else { continue };
-        // Only another organisational domain must authorise (RFC 7489 §7.1).
-        if organisational_domain(dest) == organisational_domain(&own) || !checked.insert(dest.clone()) {
-            continue;
-        }
-        let auth = format!("{own}._report._dmarc.{dest}");
-        // Unknown (the lookup failed) is not reported as unauthorised.
-        let Ok(texts) = dns.txt(&auth).await else { continue };
-        if !texts.iter().any(|t| dmarc::is_dmarc(t)) {
-            unauthorised.push(format!("{} (no v=DMARC1 at {auth})", uri.uri));
+    if let [record] = records.as_slice()
+        && let Ok(d) = dmarc::parse(record)
+    {
+        // The domain that published the record is the one report destinations authorise.
+        let own = inherited.clone().unwrap_or_else(|| domain.to_ascii_lowercase());
+        let mut checked = BTreeSet::new();
+        for uri in d.rua.iter().chain(&d.ruf) {
+            let Some(dest) = &uri.mailbox_domain else { continue };
+            // Only another organisational domain must authorise (RFC 7489 §7.1).
+            if organisational_domain(dest) == organisational_domain(&own) || !checked.insert(dest.clone()) {
+                continue;
+            }
+            let auth = format!("{own}._report._dmarc.{dest}");
+            let records = dns.txt(&auth).await.ok();
+            destinations.push(Destination { uri: uri.uri.clone(), auth, records });
         }
     }
-    if !unauthorised.is_empty() {
-        out.push(ScanFinding::new("dmarc.external_rua_unauthorized", domain, unauthorised.join("; ")));
-    }
-    Ok(out)
+    Ok(DmarcSeen { texts, org, inherited, destinations })
 }

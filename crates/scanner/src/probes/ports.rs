@@ -2,8 +2,8 @@
 //! and active identification where no banner is volunteered (HTTP, TLS, Redis `PING` /
 //! `INFO`, memcached `version`, the MySQL handshake, a PostgreSQL SSLRequest, MongoDB
 //! `isMaster`, SMB2 NEGOTIATE, an RDP X.224 connection request). Each open port gets a
-//! service and, where the answer says, a product and version; risky exposures become
-//! findings by class (databases and caches, remote administration, file sharing).
+//! service and, where the answer says, a product and version; `crate::checks::open_ports`
+//! judges the exposures.
 
 use std::time::Duration;
 
@@ -11,7 +11,6 @@ use crate::guard::Connection;
 use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::finding::ScanFinding;
 use crate::guard::{Guard, USER_AGENT};
 
 /// The default list: risky services, remote administration, file sharing, databases
@@ -533,40 +532,6 @@ async fn scan_addresses(guard: &Guard, host: &str, addrs: &[std::net::IpAddr], p
         .await;
     open.sort_by_key(|p| p.port);
     open
-}
-
-/// The open_ports findings of the open ports found: risky services by exposure class;
-/// web, mail and TLS ports produce none.
-pub fn judge(open: &[OpenPort]) -> Vec<ScanFinding> {
-    let mut out = Vec::new();
-    for p in open {
-        let code = match p.service.as_str() {
-            "redis" => "open_ports.redis_exposed",
-            "mongodb" => "open_ports.mongodb_exposed",
-            "elasticsearch" => "open_ports.elasticsearch_exposed",
-            "memcached" => "open_ports.memcached_exposed",
-            "mysql" => "open_ports.mysql_exposed",
-            "postgresql" => "open_ports.postgresql_exposed",
-            "telnet" => "open_ports.telnet_exposed",
-            "ftp" => "open_ports.ftp_exposed",
-            "rdp" => "open_ports.rdp_exposed",
-            "smb" => "open_ports.smb_exposed",
-            "ssh" => "open_ports.ssh_exposed",
-            _ => continue,
-        };
-        let software = match (&p.product, &p.version) {
-            (Some(prod), Some(v)) => format!(" ({prod} {v})"),
-            (Some(prod), None) => format!(" ({prod})"),
-            _ => String::new(),
-        };
-        let asset = format!("{}:{}", p.host, p.port);
-        out.push(ScanFinding::new(
-            code,
-            asset,
-            format!("{} on {}:{}{software}: {}", p.service, p.ip, p.port, p.banner),
-        ));
-    }
-    out
 }
 
 #[cfg(test)]

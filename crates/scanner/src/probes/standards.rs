@@ -1,110 +1,51 @@
-//! The it_standardization component, as internet.nl tests it: DNSSEC (validated by
-//! `crate::dnssec`), CAA, MTA-STS (TXT record and the policy over HTTPS with a valid
-//! certificate), TLS-RPT, IPv6 on the website and mail hosts, security.txt (RFC 9116)
-//! and HTTPS availability. Stack consistency needs the fingerprints of the web probes and
-//! arrives with them.
+//! What the it_standardization checks judge, as internet.nl tests it: CAA, MTA-STS (the
+//! TXT record and the policy over HTTPS with a valid certificate), TLS-RPT, IPv6 on the
+//! website and mail hosts, security.txt (RFC 9116) and whether a host listens; DNSSEC is
+//! `crate::dnssec`'s. The policy parsers are here; the verdicts are in
+//! `crate::checks::it_standardization`.
 
 use hickory_resolver::proto::rr::RecordType;
 use time::OffsetDateTime;
 
-use model::RiskVector;
-
-use crate::check::{self, Check};
 use crate::dns::DnsError;
-use crate::dnssec::{Status, Validator};
-use crate::finding::ScanFinding;
 use crate::guard::Guard;
 use crate::http::{self, Verify};
 
-/// DNSSEC for a company domain: secure (the chain validates from the trust anchor), a
-/// finding (unsigned: `dnssec_missing`, proven by the parent's signed denial of a DS;
-/// a broken chain: `dnssec_bogus`), or not assessable when the chain cannot be followed
-/// (a lookup failed, an answer did not parse).
-pub async fn dnssec(validator: &Validator, domain: &str) -> (Vec<ScanFinding>, Check) {
-    let it = RiskVector::ItStandardization;
-    let found = match validator.zone_status(domain).await {
-        Ok(Status::Secure) => Vec::new(),
-        Ok(Status::Insecure { reason }) => vec![ScanFinding::new("it_standardization.dnssec_missing", domain, reason)],
-        Ok(Status::Bogus { reason }) => vec![ScanFinding::new("it_standardization.dnssec_bogus", domain, reason)],
-        Err(e) => {
-            tracing::debug!(domain, error = %e, "DNSSEC status unknown");
-            let why = format!("the chain of trust could not be followed from the trust anchor: {e}");
-            return (Vec::new(), Check::not_assessable(it, "dnssec", domain, why));
-        }
-    };
-    let check = check::judged(it, "dnssec", domain, &found, "signed; the chain validates from the trust anchor");
-    (found, check)
+/// Does the domain publish CAA records?
+pub async fn caa(guard: &Guard, domain: &str) -> Result<bool, DnsError> {
+    Ok(!guard.dns().lookup(domain, RecordType::CAA).await?.is_empty())
 }
 
-/// CAA at the domain.
-pub async fn caa(guard: &Guard, domain: &str) -> Result<Vec<ScanFinding>, DnsError> {
-    Ok(if guard.dns().lookup(domain, RecordType::CAA).await?.is_empty() {
-        vec![ScanFinding::new("it_standardization.caa_missing", domain, format!("no CAA record at {domain}"))]
-    } else {
-        Vec::new()
-    })
+/// The TXT records at `_smtp._tls.<domain>` (TLS-RPT, RFC 8460).
+pub async fn tls_rpt(guard: &Guard, domain: &str) -> Result<Vec<String>, DnsError> {
+    guard.dns().txt(&format!("_smtp._tls.{domain}")).await
 }
 
-/// TLS-RPT (RFC 8460) for a domain that handles mail.
-pub async fn tls_rpt(guard: &Guard, domain: &str) -> Result<Vec<ScanFinding>, DnsError> {
-    let rpt = guard.dns().txt(&format!("_smtp._tls.{domain}")).await?;
-    Ok(if rpt.iter().any(|t| t.trim_start().starts_with("v=TLSRPTv1")) {
-        Vec::new()
-    } else {
-        vec![ScanFinding::new(
-            "it_standardization.tls_rpt_missing",
-            domain,
-            format!("no v=TLSRPTv1 TXT record at _smtp._tls.{domain}"),
-        )]
-    })
+/// What the MTA-STS check (RFC 8461) of a domain judges.
+#[derive(Debug)]
+pub struct MtaStsSeen {
+    /// The TXT records at `_mta-sts.<domain>`.
+    pub records: Vec<String>,
+    /// When they include a `v=STSv1` one: what `https://mta-sts.<domain>/.well-known/mta-sts.txt`
+    /// answered over valid HTTPS (status and body), or why it could not be fetched.
+    pub policy: Option<Result<(u16, String), String>>,
 }
 
-/// MTA-STS (RFC 8461) for a domain that handles mail; `mx` are its MX hosts.
-pub async fn mta_sts(
-    guard: &Guard,
-    lab_root: Option<&[u8]>,
-    domain: &str,
-    mx: &[String],
-) -> Result<Vec<ScanFinding>, DnsError> {
-    let mut out = Vec::new();
-    let sts = guard.dns().txt(&format!("_mta-sts.{domain}")).await?;
-    if !sts.iter().any(|t| t.trim_start().starts_with("v=STSv1")) {
-        out.push(ScanFinding::new(
-            "it_standardization.mta_sts_missing",
-            domain,
-            format!("no v=STSv1 TXT record at _mta-sts.{domain}"),
-        ));
-        return Ok(out);
+/// Is `record` an MTA-STS record?
+pub fn is_mta_sts(record: &str) -> bool {
+    record.trim_start().starts_with("v=STSv1")
+}
+
+/// The MTA-STS record of `domain` and, when it publishes one, its policy.
+pub async fn mta_sts(guard: &Guard, lab_root: Option<&[u8]>, domain: &str) -> Result<MtaStsSeen, DnsError> {
+    let records = guard.dns().txt(&format!("_mta-sts.{domain}")).await?;
+    if !records.iter().any(|t| is_mta_sts(t)) {
+        return Ok(MtaStsSeen { records, policy: None });
     }
     let host = format!("mta-sts.{domain}");
     let fetched = http::get(guard, lab_root, true, &host, "/.well-known/mta-sts.txt", Verify::Yes).await;
-    let invalid = |why: String| ScanFinding::new("it_standardization.mta_sts_invalid", domain, why);
-    match fetched {
-        Err(e) => out.push(invalid(format!("policy not fetched over valid HTTPS: {e}"))),
-        Ok(r) if r.status != 200 => {
-            out.push(invalid(format!("https://{host}/.well-known/mta-sts.txt answered {}", r.status)))
-        }
-        Ok(r) => match MtaStsPolicy::parse(&r.body) {
-            Err(why) => out.push(invalid(format!("policy does not parse: {why}"))),
-            Ok(policy) => {
-                let uncovered: Vec<&String> = mx.iter().filter(|h| !policy.covers(h)).collect();
-                if !uncovered.is_empty() {
-                    out.push(invalid(format!(
-                        "mx patterns {:?} do not cover MX host(s) {}",
-                        policy.mx,
-                        uncovered.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-                    )));
-                } else if policy.mode == "testing" {
-                    out.push(ScanFinding::new(
-                        "it_standardization.mta_sts_testing",
-                        domain,
-                        format!("mode: testing ({})", r.body.trim().replace('\n', "; ")),
-                    ));
-                }
-            }
-        },
-    }
-    Ok(out)
+    let policy = fetched.map(|r| (r.status, r.body)).map_err(|e| e.to_string());
+    Ok(MtaStsSeen { records, policy: Some(policy) })
 }
 
 /// An MTA-STS policy file (RFC 8461 §3.2).
@@ -153,15 +94,9 @@ impl MtaStsPolicy {
     }
 }
 
-/// IPv6: an AAAA record on each of `hosts` (the website host and the mail hosts).
-pub async fn ipv6(guard: &Guard, hosts: &[String]) -> Result<Vec<ScanFinding>, DnsError> {
-    let mut out = Vec::new();
-    for host in hosts {
-        if guard.dns().lookup(host, RecordType::AAAA).await?.is_empty() {
-            out.push(ScanFinding::new("it_standardization.ipv6_missing", host, format!("no AAAA record for {host}")));
-        }
-    }
-    Ok(out)
+/// Does `host` have an AAAA record?
+pub async fn ipv6(guard: &Guard, host: &str) -> Result<bool, DnsError> {
+    Ok(!guard.dns().lookup(host, RecordType::AAAA).await?.is_empty())
 }
 
 /// Does `host` accept connections on the standard `port`?
@@ -169,71 +104,11 @@ pub async fn listens(guard: &Guard, host: &str, port: u16) -> bool {
     guard.connect_host(host, port).await.is_ok()
 }
 
-/// HTTPS availability of a web host: HTTP on 80 and nothing on 443.
-pub async fn https_available(guard: &Guard, host: &str) -> Vec<ScanFinding> {
-    let https = listens(guard, host, 443).await;
-    https_available_given(guard, host, https).await
-}
-
-/// The same, when whether 443 answers is already known.
-pub async fn https_available_given(guard: &Guard, host: &str, https: bool) -> Vec<ScanFinding> {
-    if !https && listens(guard, host, 80).await { vec![https_unavailable(host)] } else { Vec::new() }
-}
-
-/// The finding for a host that serves HTTP on 80 and nothing on 443.
-pub fn https_unavailable(host: &str) -> ScanFinding {
-    ScanFinding::new(
-        "it_standardization.https_unavailable",
-        host,
-        format!("{host} answers on port 80 but nothing listens on 443"),
-    )
-}
-
-/// security.txt on the website origin (`https://` when the host serves HTTPS). Missing
-/// only when the server says so (404 or 410); a fetch that fails or another status
-/// (a 5xx, a redirect, 401/403) leaves the file unknown: not assessable.
-pub async fn security_txt(
-    guard: &Guard,
-    website_host: &str,
-    https: bool,
-    now: OffsetDateTime,
-) -> (Vec<ScanFinding>, Check) {
-    let it = RiskVector::ItStandardization;
-    const CHECK: &str = "security.txt";
-    let origin = format!("{}://{website_host}/", if https { "https" } else { "http" });
-    let url = format!("{origin}.well-known/security.txt");
+/// What `/.well-known/security.txt` of the website origin answered (`https://` when the
+/// host serves HTTPS): its status and body, or why it could not be fetched.
+pub async fn security_txt(guard: &Guard, website_host: &str, https: bool) -> Result<(u16, String), String> {
     let fetched = http::get(guard, None, https, website_host, "/.well-known/security.txt", Verify::No).await;
-    let body = match fetched {
-        Ok(r) if r.status == 200 => r.body,
-        Ok(r) if matches!(r.status, 404 | 410) => {
-            let found = vec![ScanFinding::new(
-                "it_standardization.security_txt_missing",
-                &origin,
-                format!("{url} answered {}", r.status),
-            )];
-            let check = check::judged(it, CHECK, &origin, &found, "");
-            return (found, check);
-        }
-        Ok(r) => {
-            let why = format!("{url} answered {} (neither the file nor 404)", r.status);
-            return (Vec::new(), Check::not_assessable(it, CHECK, &origin, why));
-        }
-        Err(e) => {
-            let why = format!("{url} could not be fetched: {e}");
-            return (Vec::new(), Check::not_assessable(it, CHECK, &origin, why));
-        }
-    };
-    let found = match SecurityTxt::parse(&body) {
-        Err(why) => vec![ScanFinding::new("it_standardization.security_txt_invalid", &origin, why)],
-        Ok(s) if s.expires < now => vec![ScanFinding::new(
-            "it_standardization.security_txt_expired",
-            &origin,
-            format!("Expires: {}", s.expires_text),
-        )],
-        Ok(_) => Vec::new(),
-    };
-    let check = check::judged(it, CHECK, &origin, &found, format!("{url}: valid, not expired"));
-    (found, check)
+    fetched.map(|r| (r.status, r.body)).map_err(|e| e.to_string())
 }
 
 /// The fields of a security.txt that RFC 9116 requires.

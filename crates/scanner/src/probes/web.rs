@@ -1,14 +1,12 @@
 //! The web round of a scan: each discovered host is visited on 443 and 80. What it
 //! shows feeds discovery (the names of its certificate, the hosts its page links and
 //! redirects to), the endpoint inventory (address, port, server product and version),
-//! HTTPS availability, and stack consistency across the company's hosts.
+//! and the checks of HTTPS availability, stack consistency, headers and pages.
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use serde::Serialize;
 
-use crate::finding::ScanFinding;
 use crate::http::{self, Verify};
 use crate::probes::Context;
 
@@ -171,55 +169,9 @@ pub async fn visit(ctx: &Context, host: &str) -> Visit {
     out
 }
 
-/// HTTPS availability from a visit: HTTP on 80 and nothing on 443.
-pub fn https_findings(visit: &Visit) -> Vec<ScanFinding> {
-    if !visit.https() && visit.http() { vec![super::standards::https_unavailable(&visit.host)] } else { Vec::new() }
-}
-
-/// Stack consistency: two or more versions of one server product across the hosts of
-/// `domain` is one finding per product on the domain, naming each version's hosts.
-pub fn inconsistent_stack(domain: &str, endpoints: &[Endpoint]) -> Vec<ScanFinding> {
-    let mut products: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
-    for e in endpoints {
-        if let (Some(product), Some(version)) = (&e.product, &e.version) {
-            let hosts = products.entry(product.to_ascii_lowercase()).or_default().entry(version.clone()).or_default();
-            let at = format!("{}:{}", e.host, e.port);
-            if !hosts.contains(&at) {
-                hosts.push(at);
-            }
-        }
-    }
-    products
-        .into_iter()
-        .filter(|(_, versions)| versions.len() > 1)
-        .map(|(product, versions)| {
-            let seen: Vec<String> =
-                versions.iter().map(|(v, hosts)| format!("{product} {v} on {}", hosts.join(", "))).collect();
-            ScanFinding::new(
-                "it_standardization.inconsistent_stack",
-                domain,
-                format!("{} versions of {product}: {}", versions.len(), seen.join("; ")),
-            )
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn endpoint(host: &str, server: &str) -> Endpoint {
-        let (product, version) = server_product(server).unzip();
-        Endpoint {
-            host: host.into(),
-            ip: "127.0.0.1".parse().unwrap(),
-            port: 443,
-            service: "https".into(),
-            product,
-            version: version.flatten(),
-            banner: server.into(),
-        }
-    }
 
     #[test]
     fn server_headers() {
@@ -231,22 +183,5 @@ mod tests {
         assert_eq!(server_product("nginx"), Some(("nginx".into(), None)));
         assert_eq!(server_product("  "), None);
         assert_eq!(server_product("/1.0"), None);
-    }
-
-    #[test]
-    fn one_finding_per_product_with_several_versions() {
-        let seen = [
-            endpoint("www.a.test", "nginx/1.18.0"),
-            endpoint("track.a.test", "nginx/1.24.0"),
-            endpoint("shop.a.test", "nginx/1.18.0"),
-            endpoint("old.a.test", "Apache/2.4.62 (Unix)"),
-            endpoint("plain.a.test", "nginx"),
-        ];
-        let found = inconsistent_stack("a.test", &seen);
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(found[0].asset, "a.test");
-        assert!(found[0].evidence.contains("nginx 1.18.0 on www.a.test:443, shop.a.test:443"), "{}", found[0].evidence);
-        assert!(found[0].evidence.contains("nginx 1.24.0 on track.a.test:443"));
-        assert!(inconsistent_stack("a.test", &seen[..1]).is_empty());
     }
 }

@@ -13,7 +13,6 @@
 //! every read has the guard's read timeout, and a flight is bounded to 256 KiB.
 
 pub mod cert;
-pub mod findings;
 pub mod starttls;
 pub mod suites;
 pub mod wire;
@@ -426,10 +425,39 @@ pub async fn probe(
     if !chain.is_empty() {
         report.certificate = Some(cert::analyse(&chain, target.server_name(), lab_root, now));
     }
-    report.mozilla_profile = findings::mozilla_profile(&report);
+    report.mozilla_profile = mozilla_profile(&report);
     report.ip = p.ip;
     report.connections = p.connections;
     Ok(report)
+}
+
+/// Suites allowed by Mozilla's intermediate profile (v5.7) in TLS 1.2.
+const MOZILLA_INTERMEDIATE: &[u16] = &[0xc02b, 0xc02f, 0xc02c, 0xc030, 0xcca9, 0xcca8, 0x009e, 0x009f, 0xccaa];
+
+/// The Mozilla server-side TLS profile the configuration meets: `modern` (TLS 1.3
+/// only), `intermediate` (TLS 1.2/1.3 with the intermediate suites, DH ≥ 2048),
+/// `old` (TLS 1.0 or later, no NULL/anonymous/EXPORT/RC4), or `none`.
+pub fn mozilla_profile(r: &TlsReport) -> &'static str {
+    let tls: Vec<Version> = r.versions.iter().copied().filter(|v| *v >= Version::Ssl3).collect();
+    if tls.is_empty() {
+        return "none";
+    }
+    if r.accepts(Version::Ssl2) || r.accepts(Version::Ssl3) {
+        return "none";
+    }
+    let legacy: Vec<&suites::Suite> = r.legacy_suites().map(|(_, s)| s).collect();
+    if legacy.iter().any(|s| s.null_cipher || s.anonymous() || s.export || s.rc4) {
+        return "none";
+    }
+    if tls == [Version::Tls13] {
+        return "modern";
+    }
+    let only_new = tls.iter().all(|v| *v >= Version::Tls12);
+    let suites_ok = legacy.iter().all(|s| MOZILLA_INTERMEDIATE.contains(&s.id));
+    if only_new && suites_ok && r.dh_bits.is_none_or(|b| b >= 2048) {
+        return "intermediate";
+    }
+    "old"
 }
 
 async fn read_ssl2(stream: &mut Connection, timeout: Duration) -> Option<wire::Ssl2Hello> {
