@@ -77,6 +77,16 @@ done
 
 . bench/ops.sh
 
+# port_of NAME: the port of the server NAME (sqlite-before, postgresql-after, ...).
+port_of() {
+    local s n p
+    for s in "${servers[@]}"; do
+        IFS='|' read -r n _ _ p <<<"$s"
+        if [ "$n" = "$1" ]; then echo "$p"; return 0; fi
+    done
+    return 1
+}
+
 ticks=$(getconf CLK_TCK)
 cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # method url key body pid -> "requests cpu_ticks"
@@ -107,14 +117,14 @@ for op in "${ops[@]}"; do
         [ -n "${pid[$backend-before]:-}" ] || { line+=$(printf ' | %9s %9s %7s' - - -); continue; }
         declare -A req=() cpu=()
         for side in before after; do
-            port=$(for s in "${servers[@]}"; do IFS='|' read -r n _ _ p <<<"$s"; [ "$n" = "$backend-$side" ] && echo "$p"; done)
+            port=$(port_of "$backend-$side")
             # The first request of a write does the write; the first of a read fills the caches.
             curl -s -o /dev/null -X "$method" -H "apikey: $k" \
                 ${body:+-H 'Content-Type: application/json' --data "$body"} "http://127.0.0.1:$port$path"
             req[$side]=0; cpu[$side]=0
         done
         for side in before after after before; do
-            port=$(for s in "${servers[@]}"; do IFS='|' read -r n _ _ p <<<"$s"; [ "$n" = "$backend-$side" ] && echo "$p"; done)
+            port=$(port_of "$backend-$side")
             read -r r c <<<"$(measure "$method" "http://127.0.0.1:$port$path" "$k" "$body" "${pid[$backend-$side]}")"
             req[$side]=$((req[$side] + r)); cpu[$side]=$((cpu[$side] + c))
         done
