@@ -8,12 +8,12 @@ use model::{
     Application, Company, CpeEntry, CveRecord, Finding, Incident, NetworkEndpoint, Pagination, RiskVector,
     SbomComponent, ScoreSnapshot,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
 /// The pagination object of every paged answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct PaginationOut {
     pub current_page: u64,
     pub page_size: u32,
@@ -33,14 +33,14 @@ impl From<Pagination> for PaginationOut {
 }
 
 /// `{"message": "..."}`: the result of a write.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct MessageOut {
     pub message: String,
 }
 
 // --- General ---------------------------------------------------------------------------
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct DomainBySocialId {
     pub social_id: String,
     pub company_name: String,
@@ -48,19 +48,19 @@ pub struct DomainBySocialId {
     pub domain: String,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct NameAndSocialId {
     pub company_name: String,
     pub social_id: String,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SocialIdsByName {
     pub data: Vec<NameAndSocialId>,
     pub pagination: PaginationOut,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SocialIdByDomain {
     pub social_id: String,
 }
@@ -69,7 +69,7 @@ pub struct SocialIdByDomain {
 
 /// The company information record. `score` and `naics_code` are null only
 /// for a company not rated yet or whose NAICS code is unknown.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct CompanyInfo {
     pub social_id: String,
     pub company_name: String,
@@ -85,7 +85,7 @@ pub struct CompanyInfo {
     pub naics_code: Option<i64>,
     pub searched_by: i64,
     /// Names of subsidiaries (company info responses only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subsidiaries_list: Option<Vec<String>>,
     pub ip_addresses: u64,
 }
@@ -113,7 +113,7 @@ impl CompanyInfo {
 
 /// A company information record as the list-subsidiaries response spells it
 /// (`serched_by`).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ListedSubsidiary {
     pub social_id: String,
     pub company_name: String,
@@ -151,7 +151,7 @@ impl From<CompanyInfo> for ListedSubsidiary {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ListSubsidiaries {
     pub social_id: String,
     pub subsidiaries_list: Vec<ListedSubsidiary>,
@@ -161,7 +161,7 @@ pub struct ListSubsidiaries {
 // --- Findings and scores ----------------------------------------------------------------
 
 /// A finding: what was observed on which asset, how bad it is and how to fix it.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct FindingOut {
     pub id: i64,
     pub risk_vector: String,
@@ -181,11 +181,11 @@ pub struct FindingOut {
     pub last_seen: String,
     /// Extension: present (true) while an open dispute names the finding
     /// (`/monitor-getdisputes`).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disputed: bool,
     /// Extension: present (true) when an operator accepted a compensating control: the
     /// finding is shown and weighs nothing in the rating.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub compensating_control: bool,
 }
 
@@ -212,7 +212,7 @@ impl From<&Finding> for FindingOut {
 }
 
 /// One of the twelve components of a score.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ComponentOut {
     /// 0–100; null when the component was not assessable (see `not_assessable`).
     pub score: Option<f64>,
@@ -224,7 +224,7 @@ pub struct ComponentOut {
     pub assets_checked: u32,
     pub findings_count: u32,
     /// Why the component could not be assessed (nothing of its kind was found).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_assessable: Option<String>,
     /// The version of docs/METHODOLOGY.md that produced the rating, or `imported` for a
     /// rating that came with the company's import.
@@ -234,16 +234,16 @@ pub struct ComponentOut {
     /// Extension: the checks the scan made for this component — how many passed, found
     /// something or could not be made, and a list of them (at most 50, those not
     /// assessable first). Absent for an imported rating.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<ChecksOut>,
     /// Extension: present (true) while an open dispute names one of the component's
     /// findings.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disputed: bool,
 }
 
 /// The checks of one component (extension).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ChecksOut {
     pub pass: u32,
     pub finding: u32,
@@ -252,7 +252,7 @@ pub struct ChecksOut {
 }
 
 /// One check: what was checked on which asset, and how it came out.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CheckOut {
     pub check: String,
     pub asset: String,
@@ -288,7 +288,7 @@ impl From<&model::ComponentChecks> for ChecksOut {
 }
 
 /// The score object: exactly the twelve components.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ScoreComponents {
     pub spf: ComponentOut,
     pub dkim: ComponentOut,
@@ -374,7 +374,7 @@ impl ScoreComponents {
 
 /// The company scores response. `global_score`, `grade` and
 /// `scanned_at` are Rampart's additions.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CompanyScores {
     pub social_id: String,
     pub company_name: String,
@@ -383,40 +383,40 @@ pub struct CompanyScores {
     pub industry: String,
     pub description: String,
     pub subsidiaries_number: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_score: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grade: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scanned_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<ScoreComponents>,
     /// Instead of `score` when the company has no rating.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// Extension: what limited the scan of the latest rating (a cap or the deadline
     /// reached, names refused, domains that do not exist); absent when nothing did.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scan_notes: Vec<String>,
     /// Extension: where the global score stands among rated companies of the same NAICS
     /// sector and size band, and among all (absent without a rating).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_benchmarks: Option<PeerBenchmarks>,
     /// Extension: whether the rating is stale — its last full scan failed, or it is
     /// older than twice its company's rescan cadence (absent without a rating).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale: Option<bool>,
     /// Extension: why the rating is stale (absent when it is not).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_reason: Option<String>,
     /// Extension: when the company was last scanned successfully (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_successful_scan: Option<String>,
 }
 
 /// The company's percentile among its peers (extension; docs/METHODOLOGY.md, "Peer
 /// benchmarks").
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct PeerBenchmarks {
     /// Rated companies of the same NAICS sector and employee band.
     pub sector_and_size: BenchmarkOut,
@@ -425,7 +425,7 @@ pub struct PeerBenchmarks {
 }
 
 /// The company's standing in one peer group.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct BenchmarkOut {
     /// The group, e.g. `NAICS 52 Finance and Insurance, 250-999 employees`.
     pub group: String,
@@ -435,7 +435,7 @@ pub struct BenchmarkOut {
     /// lower (ties count half). Null under 10 peers or when the group is unknown.
     pub percentile: Option<f64>,
     /// Why there is no percentile.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
@@ -448,7 +448,7 @@ impl From<rating::peers::Benchmark> for BenchmarkOut {
 // --- Disputes (extension) -------------------------------------------------------------------
 
 /// A dispute of a finding, or (reason `not_ours`, no finding) the asked removal of an asset.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct DisputeOut {
     pub id: i64,
     pub social_id: String,
@@ -496,7 +496,7 @@ impl From<&model::Dispute> for DisputeOut {
 }
 
 /// The answer to a dispute or a removal: what happens next, and the dispute.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct DisputeAnswer {
     pub message: String,
     pub dispute: DisputeOut,
@@ -512,7 +512,7 @@ pub struct DisputesOut {
 
 // --- Assets -------------------------------------------------------------------------------
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ApplicationOut {
     pub name: String,
     pub version: Option<String>,
@@ -542,7 +542,7 @@ impl From<Application> for ApplicationOut {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ApplicationsAssets {
     pub social_id: String,
     pub company_name: String,
@@ -554,7 +554,7 @@ pub struct ApplicationsAssets {
     pub pagination: PaginationOut,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct EndpointOut {
     pub ip: String,
     pub port: u16,
@@ -573,7 +573,7 @@ pub struct EndpointOut {
 /// How an asset was attributed to the company: the discovery source (`domain`, `mx`,
 /// `ns`, `srv`, `cname`, `wordlist`, `certificate`, `link`, `ct`, or `import` for data
 /// imported with the company) and what was observed.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct AttributionOut {
     pub source: String,
     pub evidence: String,
@@ -600,7 +600,7 @@ impl From<NetworkEndpoint> for EndpointOut {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct InfrastructureAssets {
     pub social_id: String,
     pub company_name: String,
@@ -613,7 +613,7 @@ pub struct InfrastructureAssets {
 }
 
 /// A CVE that affects an SBOM component, with the figures that rank it.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ComponentCve {
     pub id: String,
     pub summary: Option<String>,
@@ -623,7 +623,7 @@ pub struct ComponentCve {
     pub epss: Option<f64>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SbomOut {
     pub name: String,
     pub version: Option<String>,
@@ -638,7 +638,7 @@ pub struct SbomOut {
     pub first_seen: String,
     pub last_seen: String,
     /// Present in SBOM-with-CVE responses.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cves: Option<Vec<ComponentCve>>,
 }
 
@@ -661,11 +661,11 @@ impl SbomOut {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SbomPage {
     pub data: Vec<SbomOut>,
     pub pagination: PaginationOut,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
@@ -722,7 +722,7 @@ pub struct CompanyStats {
     pub pagination: PaginationOut,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SubsidiaryScore {
     pub social_id: String,
     pub company_name: String,
@@ -734,7 +734,7 @@ pub struct SubsidiaryScore {
     pub components: BTreeMap<String, Option<f64>>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CompanySubScores {
     pub social_id: String,
     pub subsidiaries_scores: Vec<SubsidiaryScore>,
@@ -742,7 +742,7 @@ pub struct CompanySubScores {
 }
 
 /// One rating of a company's history (an extension of the spec).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct RatingOut {
     pub scanned_at: String,
     pub score: f64,
@@ -752,12 +752,12 @@ pub struct RatingOut {
     /// Component scores by name; null for a component that was not assessable.
     pub components: BTreeMap<String, Option<f64>>,
     /// What limited the scan of this rating; absent when nothing did.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// Why it was made: `scan`, `rescan` (one host and risk vector scanned again) or
     /// `feed update` (the vulnerability feeds changed what the company's detected
     /// software matches; nothing was scanned); absent for imported ratings.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
@@ -780,7 +780,7 @@ impl From<&ScoreSnapshot> for RatingOut {
 }
 
 /// A company's ratings, newest first (extension: /underwriter-getcompanyscore-history).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ScoreHistory {
     pub social_id: String,
     pub company_name: String,
@@ -848,7 +848,7 @@ pub struct Events {
     pub pagination: PaginationOut,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ScannedCompany {
     pub social_id: String,
     pub company_name: String,
@@ -871,7 +871,7 @@ impl From<&Company> for ScannedCompany {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct LastScanned {
     pub data: Vec<ScannedCompany>,
     pub pagination: PaginationOut,
@@ -879,7 +879,7 @@ pub struct LastScanned {
 
 // --- Incidents ----------------------------------------------------------------------------
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct IncidentSummary {
     pub incident_id: String,
     pub title: String,
@@ -907,7 +907,7 @@ impl From<&Incident> for IncidentSummary {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CompanyHistory {
     pub social_id: String,
     pub incidents: Vec<IncidentSummary>,
@@ -920,7 +920,7 @@ pub struct DomainHistory {
 }
 
 /// The incident data object.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct IncidentData {
     pub title: String,
     pub description: String,
@@ -966,7 +966,7 @@ fn reference_texts(v: &Value) -> Vec<String> {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct IncidentDetail {
     pub incident_id: String,
     pub data: IncidentData,

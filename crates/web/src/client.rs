@@ -1,13 +1,16 @@
 //! The API, called in-process: each view asks the operations it shows through the API's
 //! own router, with the key the browser sent (or none, for a router that trusts its
-//! caller), so a view shows exactly what the key may see through the API.
+//! caller), so a view shows exactly what the key may see through the API. Each answer is
+//! read as the API's own answer type (`api::responses`), the type the API wrote it from.
 
 use std::net::SocketAddr;
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
 use axum::http::{HeaderValue, Method, Request, StatusCode, header};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -52,18 +55,35 @@ impl Api {
         Self { router, key, peer }
     }
 
-    pub async fn get(&self, path: &str, query: &[(&str, &str)]) -> Result<Value, Failure> {
-        self.call(Method::GET, path, query, None).await
+    /// A GET operation's answer, read as the API's answer type `T`.
+    pub async fn get<T: DeserializeOwned>(&self, path: &str, query: &[(&str, &str)]) -> Result<T, Failure> {
+        self.call(Method::GET, path, query).await
     }
 
-    /// One operation: its JSON answer, or the status and message of its refusal.
-    pub async fn call(
+    /// An operation without a body.
+    pub async fn call<T: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
         query: &[(&str, &str)],
-        body: Option<&Value>,
-    ) -> Result<Value, Failure> {
+    ) -> Result<T, Failure> {
+        read(path, self.send(method, path, query, None).await?)
+    }
+
+    /// A POST of `body` as JSON.
+    pub async fn post<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> Result<T, Failure> {
+        let body = serde_json::to_string(body).map_err(Failure::internal)?;
+        read(path, self.send(Method::POST, path, &[], Some(body)).await?)
+    }
+
+    /// One operation: the body of its 2xx answer, or the status and message of its refusal.
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<String>,
+    ) -> Result<Bytes, Failure> {
         let mut uri = path.to_owned();
         if !query.is_empty() {
             let mut q = form_urlencoded::Serializer::new(String::new());
@@ -78,9 +98,9 @@ impl Api {
             request = request.header("apikey", key.clone());
         }
         let body = match body {
-            Some(v) => {
+            Some(json) => {
                 request = request.header(header::CONTENT_TYPE, "application/json");
-                Body::from(v.to_string())
+                Body::from(json)
             }
             None => Body::empty(),
         };
@@ -91,15 +111,57 @@ impl Api {
         let Ok(response) = self.router.clone().oneshot(request).await;
         let status = response.status();
         let bytes = axum::body::to_bytes(response.into_body(), MAX_ANSWER).await.map_err(Failure::internal)?;
-        let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         if status.is_success() {
-            return Ok(value);
+            return Ok(bytes);
         }
+        // The refusals of the API and of the layers before it name their reason in one
+        // of these members (`api::error`): read as JSON, whichever it is.
+        let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         let message = ["error", "error_msg", "message"]
             .iter()
             .find_map(|k| value.get(k).and_then(Value::as_str))
             .map(str::to_owned)
             .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_owned());
         Err(Failure { status, message })
+    }
+}
+
+/// A 2xx answer read as `T`: an answer of another shape than its type is the app's
+/// failure (500), not a blank view.
+fn read<T: DeserializeOwned>(path: &str, bytes: Bytes) -> Result<T, Failure> {
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Failure::internal(format!("the answer of {path} could not be read: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use api::responses::{CompanyScores, MessageOut};
+    use axum::routing::{get, put};
+
+    fn api() -> Api {
+        let router = Router::new()
+            .route("/queued", put(|| async { axum::Json(serde_json::json!({"message": "Rescan queued"})) }))
+            .route("/odd", get(|| async { axum::Json(serde_json::json!({"social_id": 7})) }))
+            .route(
+                "/refused",
+                get(|| async {
+                    (StatusCode::FORBIDDEN, axum::Json(serde_json::json!({"error": "Key lacks the scope"})))
+                }),
+            );
+        Api::new(router, None, None)
+    }
+
+    #[tokio::test]
+    async fn an_answer_is_read_as_its_type_and_a_refusal_as_its_message() {
+        let api = api();
+        let queued: MessageOut = api.call(Method::PUT, "/queued", &[]).await.expect("an answer");
+        assert_eq!(queued.message, "Rescan queued");
+        let refused = api.get::<CompanyScores>("/refused", &[]).await.expect_err("refused");
+        assert_eq!(refused, Failure::new(StatusCode::FORBIDDEN, "Key lacks the scope"));
+        // An answer of another shape than the type fails the view, with what was wrong.
+        let odd = api.get::<CompanyScores>("/odd", &[]).await.expect_err("not a scores answer");
+        assert_eq!(odd.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(odd.message.starts_with("the answer of /odd could not be read: "), "{}", odd.message);
     }
 }

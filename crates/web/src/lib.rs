@@ -15,6 +15,10 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
+use api::responses::{
+    CompanyInfo, DisputeAnswer, DomainBySocialId, IncidentDetail, LastScanned, MessageOut, SocialIdByDomain,
+    SocialIdsByName,
+};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequestParts, Query};
@@ -22,12 +26,16 @@ use axum::http::{HeaderValue, Method, StatusCode, header, request::Parts};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use maud::Markup;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 pub mod chart;
 mod client;
 pub mod pages;
 pub mod report;
+
+#[cfg(test)]
+mod fixtures;
 
 pub use client::{Api, Failure};
 pub use pages::Audience;
@@ -143,10 +151,12 @@ fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> &'a str {
 }
 
 async fn home(Caller(api): Caller) -> Response {
-    let (recent, own) =
-        tokio::join!(api.get("/underwriter-getlastcompaniesscanned", &[]), api.get("/monitor-getcompanyinfo", &[]));
+    let (recent, own) = tokio::join!(
+        api.get::<LastScanned>("/underwriter-getlastcompaniesscanned", &[]),
+        api.get::<CompanyInfo>("/monitor-getcompanyinfo", &[]),
+    );
     // A key the API does not accept is asked to sign in again.
-    for f in [&recent, &own].into_iter().filter_map(|r| r.as_ref().err()) {
+    for f in [recent.as_ref().err(), own.as_ref().err()].into_iter().flatten() {
         if f.status == StatusCode::UNAUTHORIZED || f.status == StatusCode::TOO_MANY_REQUESTS {
             return refused("Sign in", f);
         }
@@ -165,20 +175,27 @@ async fn search(Caller(api): Caller, Query(q): Params) -> Response {
     }
     let by_domain = async {
         match model::Domain::parse(&text) {
-            Ok(d) if text.contains('.') => {
-                Some(api.get("/general-getsocialid-by-domain", &[("domain", d.as_str())]).await)
-            }
+            // The answer names the social_id only.
+            Ok(d) if text.contains('.') => Some(
+                api.get::<SocialIdByDomain>("/general-getsocialid-by-domain", &[("domain", d.as_str())])
+                    .await
+                    .map(|v| (String::new(), v.social_id)),
+            ),
             _ => None,
         }
     };
     let by_id = async {
         match model::SocialId::parse(&text) {
-            Ok(_) => Some(api.get("/general-getdomain-by-socialid", &[("social_id", &text)]).await),
+            Ok(_) => Some(
+                api.get::<DomainBySocialId>("/general-getdomain-by-socialid", &[("social_id", &text)])
+                    .await
+                    .map(|v| (v.company_name, v.social_id)),
+            ),
             Err(_) => None,
         }
     };
     let name = [("company_name", text.as_str())];
-    let by_name = api.get("/general-getsocialid-by-companyname", &name);
+    let by_name = api.get::<SocialIdsByName>("/general-getsocialid-by-companyname", &name);
     let (by_domain, by_id, by_name) = tokio::join!(by_domain, by_id, by_name);
     let mut found: Vec<(String, String, &'static str)> = Vec::new();
     let mut failures = Vec::new();
@@ -189,7 +206,7 @@ async fn search(Caller(api): Caller, Query(q): Params) -> Response {
     };
     for (answer, how) in [(by_id, "social_id"), (by_domain, "domain")] {
         match answer {
-            Some(Ok(v)) => add(pages::text(&v["company_name"]), pages::text(&v["social_id"]), how),
+            Some(Ok((name, sid))) => add(&name, &sid, how),
             // Nothing with that domain or social_id: the API says so with a 400.
             Some(Err(f)) if f.status == StatusCode::BAD_REQUEST => {}
             Some(Err(f)) => failures.push(f),
@@ -198,8 +215,8 @@ async fn search(Caller(api): Caller, Query(q): Params) -> Response {
     }
     match by_name {
         Ok(v) => {
-            for c in v["data"].as_array().into_iter().flatten() {
-                add(pages::text(&c["company_name"]), pages::text(&c["social_id"]), "name");
+            for c in &v.data {
+                add(&c.company_name, &c.social_id, "name");
             }
         }
         Err(f) if f.status == StatusCode::BAD_REQUEST && !found.is_empty() => {}
@@ -215,13 +232,12 @@ async fn search(Caller(api): Caller, Query(q): Params) -> Response {
 /// (its own).
 pub(crate) async fn scorecard(api: &Api, who: Audience, social_id: &str) -> Result<pages::Scorecard, Failure> {
     let sid = [("social_id", social_id)];
-    let (id, ops): (&[(&str, &str)], [&str; 7]) = match who {
+    let (id, ops): (&[(&str, &str)], [&str; 6]) = match who {
         Audience::Underwriter => (
             &sid,
             [
                 "/underwriter-getcompanyscores",
                 "/underwriter-getcompanyscore-history",
-                "/underwriter-getcompanysubscores",
                 "/underwriter-getcompanyapplicationsassets",
                 "/underwriter-getcompanyinfrastructureassets",
                 "/underwriter-getcompanysbomcve",
@@ -233,7 +249,6 @@ pub(crate) async fn scorecard(api: &Api, who: Audience, social_id: &str) -> Resu
             [
                 "/monitor-getcompanyscores",
                 "/monitor-getcompanyscore-history",
-                "/monitor-listsubsidiaries",
                 "/monitor-getcompanyapplicationsassets",
                 "/monitor-getcompanyinfrastructureassets",
                 "/monitor-getcompanysbomcve",
@@ -241,15 +256,24 @@ pub(crate) async fn scorecard(api: &Api, who: Audience, social_id: &str) -> Resu
             ],
         ),
     };
+    // An underwriter reads the subsidiaries' scores; a monitor key lists its own.
+    let subsidiaries = async {
+        match who {
+            Audience::Underwriter => {
+                api.get("/underwriter-getcompanysubscores", id).await.map(pages::Subsidiaries::Scores)
+            }
+            Audience::Monitor => api.get("/monitor-listsubsidiaries", id).await.map(pages::Subsidiaries::Listed),
+        }
+    };
     // The scores first: a company not rated yet (or not the caller's) stops here.
     let scores = api.get(ops[0], id).await?;
     let (history, subsidiaries, applications, infrastructure, sbom, incidents) = tokio::join!(
         api.get(ops[1], id),
+        subsidiaries,
         api.get(ops[2], id),
         api.get(ops[3], id),
         api.get(ops[4], id),
         api.get(ops[5], id),
-        api.get(ops[6], id),
     );
     Ok(pages::Scorecard { scores, history, subsidiaries, applications, infrastructure, sbom, incidents })
 }
@@ -285,14 +309,21 @@ async fn assets(Caller(api): Caller, Query(q): Params) -> Response {
     if who == Audience::Underwriter {
         at.push(("social_id", social_id));
     }
-    match api.get(kind.operation(who), &at).await {
-        Ok(v) => fragment(StatusCode::OK, pages::asset_list(who, kind, social_id, &v)),
+    let op = kind.operation(who);
+    let page = match kind {
+        pages::AssetKind::Applications => api.get(op, &at).await.map(pages::AssetPage::Applications),
+        pages::AssetKind::Infrastructure => api.get(op, &at).await.map(pages::AssetPage::Infrastructure),
+        pages::AssetKind::Sbom => api.get(op, &at).await.map(pages::AssetPage::Sbom),
+    };
+    match page {
+        Ok(v) => fragment(StatusCode::OK, pages::asset_list(who, social_id, &v)),
         Err(f) => refused(kind.as_str(), &f),
     }
 }
 
 async fn incident(Caller(api): Caller, Query(q): Params) -> Response {
-    match api.get("/underwriter-getincidentdetail-by-id", &[("incident_id", param(&q, "incident_id"))]).await {
+    let id = [("incident_id", param(&q, "incident_id"))];
+    match api.get::<IncidentDetail>("/underwriter-getincidentdetail-by-id", &id).await {
         Ok(v) => fragment(StatusCode::OK, pages::incident(&v)),
         Err(f) => refused("Incident", &f),
     }
@@ -305,10 +336,11 @@ async fn predictions(Caller(api): Caller, Query(q): Params) -> Response {
     let notice = (!asked.is_empty() && valid.is_none()).then_some("The horizon is 1 to 60 months: showing 12.");
     let p = period.to_string();
     let at = [("period", p.as_str())];
+    // Read as JSON: their answer types cannot be read back (`pages::predictions`).
     let (incident, loss, tail) = tokio::join!(
-        api.get("/monitor-get-incident-prediction", &at),
-        api.get("/monitor-get-data-loss-prediction", &at),
-        api.get("/monitor-get-tail-risk-estimation", &at),
+        api.get::<Value>("/monitor-get-incident-prediction", &at),
+        api.get::<Value>("/monitor-get-data-loss-prediction", &at),
+        api.get::<Value>("/monitor-get-tail-risk-estimation", &at),
     );
     if let Err(f) = &incident
         && f.status == StatusCode::UNAUTHORIZED
@@ -345,9 +377,10 @@ fn form(body: &Bytes) -> HashMap<String, String> {
     form_urlencoded::parse(body).take(32).map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
 }
 
-fn answered(result: Result<Value, Failure>) -> Response {
+/// What an action's answer says (each answers a `message`).
+fn answered(result: Result<String, Failure>) -> Response {
     match result {
-        Ok(v) => fragment(StatusCode::OK, pages::message(true, v["message"].as_str().unwrap_or("Done"))),
+        Ok(message) => fragment(StatusCode::OK, pages::message(true, &message)),
         Err(f) => fragment(f.status, pages::message(false, &f.to_string())),
     }
 }
@@ -355,7 +388,8 @@ fn answered(result: Result<Value, Failure>) -> Response {
 async fn rescan(Caller(api): Caller, body: Bytes) -> Response {
     let f = form(&body);
     let q = [("risk_vector_id", param(&f, "risk_vector_id")), ("subdomain", param(&f, "subdomain"))];
-    answered(api.call(Method::PUT, "/monitor-rescan-subdomain-by-vectorid", &q, None).await)
+    let answer = api.call::<MessageOut>(Method::PUT, "/monitor-rescan-subdomain-by-vectorid", &q).await;
+    answered(answer.map(|a| a.message))
 }
 
 async fn dispute(Caller(api): Caller, body: Bytes) -> Response {
@@ -363,41 +397,55 @@ async fn dispute(Caller(api): Caller, body: Bytes) -> Response {
     let Ok(finding_id) = param(&f, "finding_id").parse::<i64>() else {
         return fragment(StatusCode::BAD_REQUEST, pages::message(false, "finding_id is not valid"));
     };
-    let body = json!({
-        "finding_id": finding_id,
-        "reason": param(&f, "reason"),
-        "explanation": param(&f, "explanation"),
-    });
-    answered(api.call(Method::POST, "/monitor-dispute-finding", &[], Some(&body)).await)
+    let body = DisputeBody { finding_id, reason: param(&f, "reason"), explanation: param(&f, "explanation") };
+    answered(api.post::<DisputeAnswer>("/monitor-dispute-finding", &body).await.map(|a| a.message))
+}
+
+/// The body of `/monitor-dispute-finding`.
+#[derive(Serialize)]
+struct DisputeBody<'a> {
+    finding_id: i64,
+    reason: &'a str,
+    explanation: &'a str,
+}
+
+/// The body of `/monitor-add-subsidiary`: the industry and the employees only when given.
+#[derive(Serialize)]
+struct NewSubsidiary<'a> {
+    name: &'a str,
+    website: &'a str,
+    social_id: &'a str,
+    parent_social_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    industry: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    employees: Option<u64>,
 }
 
 async fn add_subsidiary(Caller(api): Caller, body: Bytes) -> Response {
     let f = form(&body);
-    let mut sub = json!({
-        "name": param(&f, "name"),
-        "website": param(&f, "website"),
-        "social_id": param(&f, "social_id"),
-        "parent_social_id": param(&f, "parent_social_id"),
-    });
-    if !param(&f, "industry").is_empty() {
-        sub["industry"] = json!(param(&f, "industry"));
-    }
-    match param(&f, "employees") {
-        "" => {}
+    let employees = match param(&f, "employees") {
+        "" => None,
         n => match n.parse::<u64>() {
-            Ok(n) => sub["employees"] = json!(n),
+            Ok(n) => Some(n),
             Err(_) => {
                 return fragment(StatusCode::BAD_REQUEST, pages::message(false, "Employees must be a whole number"));
             }
         },
-    }
-    answered(api.call(Method::POST, "/monitor-add-subsidiary", &[], Some(&sub)).await)
+    };
+    let sub = NewSubsidiary {
+        name: param(&f, "name"),
+        website: param(&f, "website"),
+        social_id: param(&f, "social_id"),
+        parent_social_id: param(&f, "parent_social_id"),
+        industry: Some(param(&f, "industry")).filter(|i| !i.is_empty()),
+        employees,
+    };
+    answered(api.post::<MessageOut>("/monitor-add-subsidiary", &sub).await.map(|a| a.message))
 }
 
 async fn remove_subsidiary(Caller(api): Caller, body: Bytes) -> Response {
     let f = form(&body);
-    answered(
-        api.call(Method::DELETE, "/monitor-delete-subsidiary", &[("subsidiary_id", param(&f, "subsidiary_id"))], None)
-            .await,
-    )
+    let id = [("subsidiary_id", param(&f, "subsidiary_id"))];
+    answered(api.call::<MessageOut>(Method::DELETE, "/monitor-delete-subsidiary", &id).await.map(|a| a.message))
 }

@@ -1,7 +1,19 @@
-//! The views, rendered from API answers (JSON as the API sent it). A section whose
-//! operation was refused shows the refusal (a key without the scope sees why) and the
-//! rest of the page still renders. Everything from an answer is escaped (maud).
+//! The views, rendered from API answers, read into the API's own answer types
+//! (`api::responses`), so a view reads each member by its name in the type and a renamed
+//! member fails to compile. A section whose operation was refused shows the refusal (a
+//! key without the scope sees why) and the rest of the page still renders. Everything
+//! from an answer is escaped (maud).
+//!
+//! Two parts stay JSON ([`serde_json::Value`]), rendered field by field as the answer
+//! has them: the free-form objects of an incident (its impact, affected entities,
+//! response, data breach and ransomware, as the incident's record holds them), and the
+//! predictions (their answer types hold `&'static str` members, which cannot be read back).
 
+use api::responses::{
+    ApplicationsAssets, BenchmarkOut, CompanyHistory, CompanyInfo, CompanyScores, CompanySubScores, ComponentOut,
+    FindingOut, IncidentDetail, InfrastructureAssets, LastScanned, ListSubsidiaries, PaginationOut, PeerBenchmarks,
+    RatingOut, SbomPage, ScannedCompany, ScoreComponents, ScoreHistory,
+};
 use maud::{DOCTYPE, Markup, html};
 use serde_json::Value;
 
@@ -16,20 +28,24 @@ pub enum Audience {
     Monitor,
 }
 
-/// The twelve components in the order the spec lists them, with their names on screen.
-pub const COMPONENTS: [(&str, &str); 12] = [
-    ("spf", "SPF"),
-    ("dkim", "DKIM"),
-    ("dmarc", "DMARC"),
-    ("certificate_info", "Certificate information"),
-    ("certificate_conf", "Certificate configuration"),
-    ("certificate_cve", "Certificate CVEs"),
-    ("open_ports", "Open ports"),
-    ("web_headers", "Web headers"),
-    ("it_standardization", "IT standardization"),
-    ("digitalization", "Digitalization"),
-    ("vulnerabilities", "Vulnerabilities"),
-    ("sbom", "SBOM"),
+/// The member of the score object that holds one component.
+pub type Member = fn(&ScoreComponents) -> &ComponentOut;
+
+/// The twelve components in the order the spec lists them: their key (the member's
+/// name in the answer), their names on screen, and the member.
+pub const COMPONENTS: [(&str, &str, Member); 12] = [
+    ("spf", "SPF", |s| &s.spf),
+    ("dkim", "DKIM", |s| &s.dkim),
+    ("dmarc", "DMARC", |s| &s.dmarc),
+    ("certificate_info", "Certificate information", |s| &s.certificate_info),
+    ("certificate_conf", "Certificate configuration", |s| &s.certificate_conf),
+    ("certificate_cve", "Certificate CVEs", |s| &s.certificate_cve),
+    ("open_ports", "Open ports", |s| &s.open_ports),
+    ("web_headers", "Web headers", |s| &s.web_headers),
+    ("it_standardization", "IT standardization", |s| &s.it_standardization),
+    ("digitalization", "Digitalization", |s| &s.digitalization),
+    ("vulnerabilities", "Vulnerabilities", |s| &s.vulnerabilities),
+    ("sbom", "SBOM", |s| &s.sbom),
 ];
 
 pub(crate) fn text(v: &Value) -> &str {
@@ -42,6 +58,16 @@ fn number(v: &Value) -> Option<f64> {
 
 fn items(v: &Value) -> &[Value] {
     v.as_array().map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// An optional text of an answer, empty when absent.
+pub(crate) fn or_empty(s: &Option<String>) -> &str {
+    s.as_deref().unwrap_or("")
+}
+
+/// A figure of an answer, when it is one (a rating not made has none).
+fn finite(v: Option<f64>) -> Option<f64> {
+    v.filter(|f| f.is_finite())
 }
 
 /// A query string from pairs, encoded.
@@ -143,7 +169,7 @@ pub fn failure(what: &str, f: &Failure) -> Markup {
 }
 
 /// A section from an answer that may have been refused.
-fn section(what: &str, answer: &Result<Value, Failure>, body: impl FnOnce(&Value) -> Markup) -> Markup {
+fn section<T>(what: &str, answer: &Result<T, Failure>, body: impl FnOnce(&T) -> Markup) -> Markup {
     match answer {
         Ok(v) => body(v),
         Err(f) => failure(what, f),
@@ -152,8 +178,8 @@ fn section(what: &str, answer: &Result<Value, Failure>, body: impl FnOnce(&Value
 
 /// What a key can do, found by asking the API.
 pub struct Home {
-    pub recent: Result<Value, Failure>,
-    pub own: Result<Value, Failure>,
+    pub recent: Result<LastScanned, Failure>,
+    pub own: Result<CompanyInfo, Failure>,
 }
 
 pub fn home(h: &Home) -> Markup {
@@ -166,7 +192,7 @@ pub fn home(h: &Home) -> Markup {
                 h2 { "Your company" }
                 @match &h.own {
                     Ok(info) => {
-                        p { strong { (text(&info["company_name"])) } " — " (text(&info["website"])) }
+                        p { strong { (info.company_name) } " — " (info.website) }
                         p { a.button href="/app/monitor" { "Open your scorecard" } " " a.button href="/app/predictions" { "Predictions" } }
                     }
                     Err(f) => (failure("Your company", f)),
@@ -180,7 +206,7 @@ pub fn home(h: &Home) -> Markup {
             }
             section.card {
                 h2 { "Last companies scanned" }
-                @if let Ok(recent) = &h.recent { (companies_table(items(&recent["data"]))) }
+                @if let Ok(recent) = &h.recent { (companies_table(&recent.data)) }
             }
         }
         @if !underwriter && !monitor {
@@ -199,7 +225,7 @@ fn search_form(q: &str) -> Markup {
     }
 }
 
-fn companies_table(rows: &[Value]) -> Markup {
+fn companies_table(rows: &[ScannedCompany]) -> Markup {
     html! {
         @if rows.is_empty() { p { "None yet." } } @else {
             table {
@@ -207,10 +233,10 @@ fn companies_table(rows: &[Value]) -> Markup {
                 tbody {
                     @for c in rows {
                         tr {
-                            td { a href={"/app/company?" (query(&[("social_id", text(&c["social_id"]))]))} { (text(&c["company_name"])) } }
-                            td { (text(&c["domain"])) }
-                            td.num { (score_badge(&c["score"], &c["grade"])) }
-                            td { (day(text(&c["scanned_at"]))) }
+                            td { a href={"/app/company?" (query(&[("social_id", &c.social_id)]))} { (c.company_name) } }
+                            td { (or_empty(&c.domain)) }
+                            td.num { (score_badge(c.score, c.grade.as_deref())) }
+                            td { (day(or_empty(&c.scanned_at))) }
                         }
                     }
                 }
@@ -219,10 +245,11 @@ fn companies_table(rows: &[Value]) -> Markup {
     }
 }
 
-fn score_badge(score: &Value, grade: &Value) -> Markup {
+fn score_badge(score: Option<f64>, grade: Option<&str>) -> Markup {
+    let grade = grade.unwrap_or("");
     html! {
-        @match number(score) {
-            Some(s) => span class=(grade_class(text(grade))) { (format!("{s:.1}")) " " (text(grade)) },
+        @match finite(score) {
+            Some(s) => span class=(grade_class(grade)) { (format!("{s:.1}")) " " (grade) },
             None => span.grade.grade-none { "not rated" },
         }
     }
@@ -243,60 +270,68 @@ pub fn search(q: &str, found: &[(String, String, &'static str)], refused: &[Fail
     }
 }
 
+/// The subsidiaries of a scorecard: an underwriter reads their scores
+/// (`/underwriter-getcompanysubscores`), a monitor key lists its own
+/// (`/monitor-listsubsidiaries`, records without a grade).
+pub enum Subsidiaries {
+    Scores(CompanySubScores),
+    Listed(ListSubsidiaries),
+}
+
 /// Everything the scorecard shows, each as the API answered it.
 pub struct Scorecard {
-    pub scores: Value,
-    pub history: Result<Value, Failure>,
-    pub subsidiaries: Result<Value, Failure>,
-    pub applications: Result<Value, Failure>,
-    pub infrastructure: Result<Value, Failure>,
-    pub sbom: Result<Value, Failure>,
-    pub incidents: Result<Value, Failure>,
+    pub scores: CompanyScores,
+    pub history: Result<ScoreHistory, Failure>,
+    pub subsidiaries: Result<Subsidiaries, Failure>,
+    pub applications: Result<ApplicationsAssets, Failure>,
+    pub infrastructure: Result<InfrastructureAssets, Failure>,
+    pub sbom: Result<SbomPage, Failure>,
+    pub incidents: Result<CompanyHistory, Failure>,
 }
 
 pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
     let s = &card.scores;
-    let sid = text(&s["social_id"]);
+    let sid = s.social_id.as_str();
     let report = match who {
         Audience::Underwriter => format!("/ui/report?{}", query(&[("social_id", sid)])),
         Audience::Monitor => "/ui/report".to_owned(),
     };
+    let grade = or_empty(&s.grade);
     html! {
         article.scorecard data-social-id=(sid) {
             header.company {
                 div {
-                    h1 { (text(&s["company_name"])) }
-                    p.muted { (text(&s["domain"])) " · " (text(&s["industry"])) " · social_id " (sid) }
-                    @if !text(&s["description"]).is_empty() { p { (text(&s["description"])) } }
+                    h1 { (s.company_name) }
+                    p.muted { (s.domain) " · " (s.industry) " · social_id " (sid) }
+                    @if !s.description.is_empty() { p { (s.description) } }
                 }
                 div.global {
-                    @match number(&s["global_score"]) {
+                    @match finite(s.global_score) {
                         Some(g) => {
-                            span class={(grade_class(text(&s["grade"]))) " big"} { (text(&s["grade"])) }
+                            span class={(grade_class(grade)) " big"} { (grade) }
                             span.score-figure { (format!("{g:.1}")) span.muted { " / 100" } }
                         }
                         None => span.grade.grade-none.big { "—" },
                     }
-                    @if let Some(at) = s["scanned_at"].as_str() { p.muted { "rated " (day(at)) } }
-                    @if s["peer_benchmarks"].is_object() { (peers(&s["peer_benchmarks"])) }
+                    @if let Some(at) = &s.scanned_at { p.muted { "rated " (day(at)) } }
+                    @if let Some(p) = &s.peer_benchmarks { (peers(p)) }
                 }
             }
             nav.actions aria-label="Scorecard actions" {
                 button type="button" data-report=(report) data-filename={"rampart-report-" (sid) ".html"} { "Download report" }
                 @if who == Audience::Monitor { a.button href="/app/predictions" { "Predictions" } }
             }
-            @if let Some(m) = s["message"].as_str() { p.notice { (m) } }
-            @if s["stale"].as_bool() == Some(true) {
-                p.notice.stale { strong { "Stale rating: " } (text(&s["stale_reason"])) ". Last successful scan " (day(text(&s["last_successful_scan"]))) "." }
+            @if let Some(m) = &s.message { p.notice { (m) } }
+            @if s.stale == Some(true) {
+                p.notice.stale { strong { "Stale rating: " } (or_empty(&s.stale_reason)) ". Last successful scan " (day(or_empty(&s.last_successful_scan))) "." }
             }
-            @let notes = items(&s["scan_notes"]);
-            @if !notes.is_empty() {
-                div.notice { p { "What limited the last scan:" } ul { @for n in notes { li { (text(n)) } } } }
+            @if !s.scan_notes.is_empty() {
+                div.notice { p { "What limited the last scan:" } ul { @for n in &s.scan_notes { li { (n) } } } }
             }
             section {
                 h2 { "Components" }
-                @if s["score"].is_object() {
-                    ol.components { @for (key, name) in COMPONENTS { (component(who, key, name, &s["score"][key])) } }
+                @if let Some(score) = &s.score {
+                    ol.components { @for (key, name, member) in COMPONENTS { (component(who, key, name, member(score))) } }
                 } @else { p { "No rating yet." } }
             }
             section {
@@ -328,27 +363,29 @@ pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
 }
 
 /// Where the score stands among peers: a percentile, or why there is none.
-fn peers(p: &Value) -> Markup {
+fn peers(p: &PeerBenchmarks) -> Markup {
+    let groups: [(&str, &BenchmarkOut); 2] = [("Among peers", &p.sector_and_size), ("Overall", &p.overall)];
     html! {
         ul.peers {
-            @for (label, b) in [("Among peers", &p["sector_and_size"]), ("Overall", &p["overall"])] {
+            @for (label, b) in groups {
                 li {
                     (label) ": "
-                    @match number(&b["percentile"]) {
-                        Some(v) => { "percentile rank " strong { (format!("{v:.0}")) } " among " (b["peers"].as_u64().unwrap_or(0)) " · " }
-                        None => { (text(&b["note"])) " · " }
+                    @match finite(b.percentile) {
+                        Some(v) => { "percentile rank " strong { (format!("{v:.0}")) } " among " (b.peers) " · " }
+                        None => { (or_empty(&b.note)) " · " }
                     }
-                    span.muted { (text(&b["group"])) }
+                    span.muted { (b.group) }
                 }
             }
         }
     }
 }
 
-fn component(who: Audience, key: &str, name: &str, c: &Value) -> Markup {
-    let score = number(&c["score"]);
-    let findings = items(&c["findings"]);
-    let count = c["findings_count"].as_u64().unwrap_or(findings.len() as u64);
+fn component(who: Audience, key: &str, name: &str, c: &ComponentOut) -> Markup {
+    let score = finite(c.score);
+    let findings = &c.findings;
+    let count = u64::from(c.findings_count);
+    let grade = or_empty(&c.grade);
     html! {
         li.component id={"component-" (key)} {
             div.component-head {
@@ -357,62 +394,61 @@ fn component(who: Audience, key: &str, name: &str, c: &Value) -> Markup {
                     Some(v) => {
                         svg.bar viewBox="0 0 100 8" role="img" aria-label={(name) " " (format!("{v:.0}")) " of 100"} preserveAspectRatio="none" {
                             rect.track x="0" y="0" width="100" height="8" {}
-                            rect class={"fill " (grade_class(text(&c["grade"])))} x="0" y="0" width=(format!("{:.1}", v.clamp(0.0, 100.0))) height="8" {}
+                            rect class={"fill " (grade_class(grade))} x="0" y="0" width=(format!("{:.1}", v.clamp(0.0, 100.0))) height="8" {}
                         }
-                        span class=(grade_class(text(&c["grade"]))) { (text(&c["grade"])) }
+                        span class=(grade_class(grade)) { (grade) }
                         span.num { (format!("{v:.0}")) }
                     }
                     None => span.na { "not assessable" },
                 }
-                span.muted.weight { "weight " (format!("{:.1}", number(&c["weight"]).unwrap_or(0.0))) " %" }
-                @if c["disputed"] == true { span.tag.disputed { "disputed" } }
+                span.muted.weight { "weight " (format!("{:.1}", finite(Some(c.weight)).unwrap_or(0.0))) " %" }
+                @if c.disputed { span.tag.disputed { "disputed" } }
             }
-            @if let Some(why) = c["not_assessable"].as_str() { p.muted { (why) } }
+            @if let Some(why) = &c.not_assessable { p.muted { (why) } }
             @if !findings.is_empty() {
                 details.findings {
                     summary { (count) " finding" @if count != 1 { "s" } @if (findings.len() as u64) < count { " (the " (findings.len()) " worst shown)" } }
                     ul { @for f in findings { li { (finding(who, f)) } } }
                 }
             } @else if score.is_some() {
-                p.muted { "No findings (" (c["assets_checked"].as_u64().unwrap_or(0)) " assets checked)." }
+                p.muted { "No findings (" (c.assets_checked) " assets checked)." }
             }
         }
     }
 }
 
-fn finding(who: Audience, f: &Value) -> Markup {
-    let id = f["id"].as_i64().unwrap_or(0);
-    let asset = text(&f["asset"]);
-    let last_seen = text(&f["last_seen"]);
+fn finding(who: Audience, f: &FindingOut) -> Markup {
+    let id = f.id;
+    let asset = f.asset.as_str();
+    let last_seen = f.last_seen.as_str();
     html! {
         details.finding data-finding-id=(id) data-last-seen=(last_seen) {
             summary {
-                span class=(severity_class(text(&f["severity"]))) { (text(&f["severity"])) }
-                " " (text(&f["title"])) " " span.muted { "on " (asset) }
-                @if f["disputed"] == true { " " span.tag.disputed { "disputed" } }
-                @if f["compensating_control"] == true { " " span.tag { "compensating control: no weight" } }
+                span class=(severity_class(&f.severity)) { (f.severity) }
+                " " (f.title) " " span.muted { "on " (asset) }
+                @if f.disputed { " " span.tag.disputed { "disputed" } }
+                @if f.compensating_control { " " span.tag { "compensating control: no weight" } }
             }
             dl {
-                dt { "Check" } dd { code { (text(&f["code"])) } }
-                @if let Some(cve) = f["cve"].as_str() { dt { "CVE" } dd { (cve) } }
-                @if let Some(component) = f["component"].as_str() { dt { "Software" } dd { (component) } }
-                dt { "Evidence" } dd { pre { (text(&f["evidence"])) } }
-                dt { "Remediation" } dd { (text(&f["remediation"])) }
-                @let refs = items(&f["references"]);
-                @if !refs.is_empty() {
+                dt { "Check" } dd { code { (f.code) } }
+                @if let Some(cve) = &f.cve { dt { "CVE" } dd { (cve) } }
+                @if let Some(component) = &f.component { dt { "Software" } dd { (component) } }
+                dt { "Evidence" } dd { pre { (f.evidence) } }
+                dt { "Remediation" } dd { (f.remediation) }
+                @if !f.references.is_empty() {
                     dt { "References" }
-                    dd { ul { @for r in refs { li { (link(text(r))) } } } }
+                    dd { ul { @for r in &f.references { li { (link(r)) } } } }
                 }
-                dt { "First seen" } dd { (text(&f["first_seen"])) }
+                dt { "First seen" } dd { (f.first_seen) }
                 dt { "Last seen" } dd { (last_seen) }
             }
             @if who == Audience::Monitor {
                 form.rescan data-action="/ui/monitor/rescan" data-then="watch" data-finding=(id) data-last-seen=(last_seen) {
                     input type="hidden" name="subdomain" value=(asset_host(asset));
-                    input type="hidden" name="risk_vector_id" value=(text(&f["risk_vector"]));
-                    button type="submit" { "Rescan " (asset_host(asset)) " for " (text(&f["risk_vector"])) }
+                    input type="hidden" name="risk_vector_id" value=(f.risk_vector);
+                    button type="submit" { "Rescan " (asset_host(asset)) " for " (f.risk_vector) }
                 }
-                @if f["disputed"] != true {
+                @if !f.disputed {
                     details.dispute {
                         summary { "Dispute this finding" }
                         form data-action="/ui/monitor/dispute" data-then="reload" {
@@ -446,12 +482,13 @@ fn link(r: &str) -> Markup {
 
 /// The score history chart (oldest to newest) and its figures.
 /// `open`: the table of figures shown (a printed report), not folded.
-pub fn history(v: &Value, open: bool) -> Markup {
-    let mut points: Vec<(f64, f64, &Value)> = items(&v["data"])
+pub fn history(v: &ScoreHistory, open: bool) -> Markup {
+    let mut points: Vec<(f64, f64, &RatingOut)> = v
+        .data
         .iter()
         .filter_map(|r| {
-            let at = model::timefmt::parse_datetime(text(&r["scanned_at"]))?;
-            Some((at.unix_timestamp() as f64, number(&r["score"])?, r))
+            let at = model::timefmt::parse_datetime(&r.scanned_at)?;
+            Some((at.unix_timestamp() as f64, finite(Some(r.score))?, r))
         })
         .collect();
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -470,11 +507,11 @@ pub fn history(v: &Value, open: bool) -> Markup {
                 tbody {
                     @for (_, score, r) in points.iter().rev() {
                         tr {
-                            td { (text(&r["scanned_at"])) }
+                            td { (r.scanned_at) }
                             td.num { (format!("{score:.1}")) }
-                            td { (text(&r["grade"])) }
-                            td { (r["reason"].as_str().unwrap_or("imported")) }
-                            td { (text(&r["methodology"])) }
+                            td { (r.grade) }
+                            td { (r.reason.as_deref().unwrap_or("imported")) }
+                            td { (r.methodology) }
                         }
                     }
                 }
@@ -483,31 +520,49 @@ pub fn history(v: &Value, open: bool) -> Markup {
     }
 }
 
-fn subsidiaries(who: Audience, parent: &Value, v: &Value) -> Markup {
-    // underwriter-getcompanysubscores: subsidiaries_scores; monitor-listsubsidiaries:
-    // subsidiaries_list.
-    let list = if v["subsidiaries_scores"].is_array() {
-        items(&v["subsidiaries_scores"])
-    } else {
-        items(&v["subsidiaries_list"])
+/// One subsidiary as the tree shows it.
+struct Subsidiary<'a> {
+    social_id: &'a str,
+    company_name: &'a str,
+    score: Option<f64>,
+    grade: Option<&'a str>,
+}
+
+fn subsidiaries(who: Audience, parent: &CompanyScores, v: &Subsidiaries) -> Markup {
+    let list: Vec<Subsidiary<'_>> = match v {
+        Subsidiaries::Scores(s) => s
+            .subsidiaries_scores
+            .iter()
+            .map(|c| Subsidiary {
+                social_id: &c.social_id,
+                company_name: &c.company_name,
+                score: c.score,
+                grade: c.grade.as_deref(),
+            })
+            .collect(),
+        Subsidiaries::Listed(l) => l
+            .subsidiaries_list
+            .iter()
+            .map(|c| Subsidiary { social_id: &c.social_id, company_name: &c.company_name, score: c.score, grade: None })
+            .collect(),
     };
     html! {
         ul.tree {
             li {
-                span { (text(&parent["company_name"])) " " (score_badge(&parent["global_score"], &parent["grade"])) }
+                span { (parent.company_name) " " (score_badge(parent.global_score, parent.grade.as_deref())) }
                 @if list.is_empty() { p.muted { "No subsidiaries." } } @else {
                     ul {
-                        @for c in list {
+                        @for c in &list {
                             li {
                                 @if who == Audience::Underwriter {
-                                    a href={"/app/company?" (query(&[("social_id", text(&c["social_id"]))]))} { (text(&c["company_name"])) }
-                                } @else { (text(&c["company_name"])) }
-                                " " span.muted { (text(&c["social_id"])) }
-                                " " (score_badge(&c["score"], &c["grade"]))
+                                    a href={"/app/company?" (query(&[("social_id", c.social_id)]))} { (c.company_name) }
+                                } @else { (c.company_name) }
+                                " " span.muted { (c.social_id) }
+                                " " (score_badge(c.score, c.grade))
                                 @if who == Audience::Monitor {
                                     form.inline data-action="/ui/monitor/subsidiary/remove" data-then="reload" {
-                                        input type="hidden" name="subsidiary_id" value=(text(&c["social_id"]));
-                                        button type="submit" aria-label={"Remove " (text(&c["company_name"]))} { "Remove" }
+                                        input type="hidden" name="subsidiary_id" value=(c.social_id);
+                                        button type="submit" aria-label={"Remove " (c.company_name)} { "Remove" }
                                     }
                                 }
                             }
@@ -520,7 +575,7 @@ fn subsidiaries(who: Audience, parent: &Value, v: &Value) -> Markup {
             details.add {
                 summary { "Add a subsidiary" }
                 form.stack data-action="/ui/monitor/subsidiary" data-then="reload" {
-                    input type="hidden" name="parent_social_id" value=(text(&parent["social_id"]));
+                    input type="hidden" name="parent_social_id" value=(parent.social_id);
                     label for="sub-name" { "Name" } input #sub-name name="name" required maxlength="200";
                     label for="sub-website" { "Website" } input #sub-website name="website" required maxlength="300" placeholder="https://www.example.com";
                     label for="sub-sid" { "social_id" } input #sub-sid name="social_id" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}";
@@ -577,6 +632,38 @@ impl AssetKind {
     }
 }
 
+/// One page of a list, as its operation answered it.
+pub enum AssetPage {
+    Applications(ApplicationsAssets),
+    Infrastructure(InfrastructureAssets),
+    Sbom(SbomPage),
+}
+
+impl AssetPage {
+    pub fn kind(&self) -> AssetKind {
+        match self {
+            Self::Applications(_) => AssetKind::Applications,
+            Self::Infrastructure(_) => AssetKind::Infrastructure,
+            Self::Sbom(_) => AssetKind::Sbom,
+        }
+    }
+    fn pagination(&self) -> &PaginationOut {
+        match self {
+            Self::Applications(a) => &a.pagination,
+            Self::Infrastructure(i) => &i.pagination,
+            Self::Sbom(s) => &s.pagination,
+        }
+    }
+    /// The company's name (an SBOM page does not say it).
+    fn company_name(&self) -> &str {
+        match self {
+            Self::Applications(a) => &a.company_name,
+            Self::Infrastructure(i) => &i.company_name,
+            Self::Sbom(_) => "",
+        }
+    }
+}
+
 /// The page of one list (an underwriter's names the company; a monitor key's is its own).
 fn list_link(who: Audience, social_id: &str, kind: AssetKind, page: u64) -> String {
     let page = page.to_string();
@@ -588,19 +675,17 @@ fn list_link(who: Audience, social_id: &str, kind: AssetKind, page: u64) -> Stri
     }
 }
 
-fn paging_note(v: &Value, shown: usize, all: &str) -> Markup {
-    let total = v["pagination"]["total_items"].as_u64().unwrap_or(shown as u64);
+fn paging_note(p: &PaginationOut, shown: usize, all: &str) -> Markup {
+    let total = p.total_items;
     html! { @if total > shown as u64 { p { "The first " (shown) " of " (total) ". " a href=(all) { "All " (total) " →" } } } }
 }
 
 /// One page of a list, with the links to the others.
-pub fn asset_list(who: Audience, kind: AssetKind, social_id: &str, v: &Value) -> Markup {
-    let p = &v["pagination"];
-    let (current, pages) = (p["current_page"].as_u64().unwrap_or(1), p["total_pages"].as_u64().unwrap_or(1));
-    let name = [v["company_name"].as_str().unwrap_or(""), social_id]
-        .into_iter()
-        .find(|n| !n.is_empty())
-        .unwrap_or("the scorecard");
+pub fn asset_list(who: Audience, social_id: &str, v: &AssetPage) -> Markup {
+    let kind = v.kind();
+    let p = v.pagination();
+    let (current, pages) = (p.current_page, p.total_pages);
+    let name = [v.company_name(), social_id].into_iter().find(|n| !n.is_empty()).unwrap_or("the scorecard");
     let back = match who {
         Audience::Underwriter => format!("/app/company?{}", query(&[("social_id", social_id)])),
         Audience::Monitor => "/app/monitor".to_owned(),
@@ -608,11 +693,11 @@ pub fn asset_list(who: Audience, kind: AssetKind, social_id: &str, v: &Value) ->
     let none = String::new();
     html! {
         h1 { (kind.title()) }
-        p { a href=(back) { "← " (name) } " · page " (current) " of " (pages.max(1)) " · " (p["total_items"].as_u64().unwrap_or(0)) " in all" }
-        @match kind {
-            AssetKind::Applications => (applications(v, &none)),
-            AssetKind::Infrastructure => (infrastructure(v, &none)),
-            AssetKind::Sbom => (sbom(v, &none)),
+        p { a href=(back) { "← " (name) } " · page " (current) " of " (pages.max(1)) " · " (p.total_items) " in all" }
+        @match v {
+            AssetPage::Applications(a) => (applications(a, &none)),
+            AssetPage::Infrastructure(i) => (infrastructure(i, &none)),
+            AssetPage::Sbom(s) => (sbom(s, &none)),
         }
         nav.pager aria-label="Pages" {
             @if current > 1 { a href=(list_link(who, social_id, kind, current - 1)) rel="prev" { "← Previous" } }
@@ -621,97 +706,118 @@ pub fn asset_list(who: Audience, kind: AssetKind, social_id: &str, v: &Value) ->
     }
 }
 
-fn applications(v: &Value, all: &str) -> Markup {
-    let rows = items(&v["applications"]);
+fn applications(v: &ApplicationsAssets, all: &str) -> Markup {
+    let rows = &v.applications;
     html! {
         @if rows.is_empty() { p { "No applications detected." } } @else {
             div.scroll { table {
                 thead { tr { th { "Application" } th { "Version" } th { "Host" } th { "Categories" } th { "Why" } } }
                 tbody { @for a in rows { tr {
-                    td { (text(&a["name"])) }
-                    td { (a["version"].as_str().unwrap_or("—")) }
-                    td { (text(&a["host"])) }
-                    td { (items(&a["categories"]).iter().map(text).collect::<Vec<_>>().join(", ")) }
-                    td { (text(&a["evidence"])) @if let Some(c) = a["confidence"].as_u64() { span.muted { " (confidence " (c) " %)" } } }
+                    td { (a.name) }
+                    td { (a.version.as_deref().unwrap_or("—")) }
+                    td { (a.host) }
+                    td { (a.categories.join(", ")) }
+                    td { (a.evidence) @if let Some(c) = a.confidence { span.muted { " (confidence " (c) " %)" } } }
                 } } }
             } }
-            @if !all.is_empty() { (paging_note(v, rows.len(), all)) }
+            @if !all.is_empty() { (paging_note(&v.pagination, rows.len(), all)) }
         }
     }
 }
 
-fn infrastructure(v: &Value, all: &str) -> Markup {
-    let rows = items(&v["network_endpoints"]);
+fn infrastructure(v: &InfrastructureAssets, all: &str) -> Markup {
+    let rows = &v.network_endpoints;
     html! {
         @if rows.is_empty() { p { "No network endpoints found." } } @else {
             div.scroll { table {
                 thead { tr { th { "Endpoint" } th { "Host" } th { "Service" } th { "Attributed because" } } }
                 tbody { @for e in rows { tr {
-                    td { code { (text(&e["ip"])) ":" (e["port"].as_u64().unwrap_or(0)) "/" (text(&e["protocol"])) } }
-                    td { (e["host"].as_str().unwrap_or("—")) }
-                    td { (e["service"].as_str().unwrap_or("")) " " (e["product"].as_str().unwrap_or("")) " " (e["version"].as_str().unwrap_or("")) }
-                    td { strong { (text(&e["attribution"]["source"])) } ": " (text(&e["attribution"]["evidence"])) }
+                    td { code { (e.ip) ":" (e.port) "/" (e.protocol) } }
+                    td { (e.host.as_deref().unwrap_or("—")) }
+                    td { (or_empty(&e.service)) " " (or_empty(&e.product)) " " (or_empty(&e.version)) }
+                    td { strong { (e.attribution.source) } ": " (e.attribution.evidence) }
                 } } }
             } }
-            @if !all.is_empty() { (paging_note(v, rows.len(), all)) }
+            @if !all.is_empty() { (paging_note(&v.pagination, rows.len(), all)) }
         }
     }
 }
 
-fn sbom(v: &Value, all: &str) -> Markup {
-    let rows = items(&v["data"]);
+fn sbom(v: &SbomPage, all: &str) -> Markup {
+    let rows = &v.data;
     html! {
-        @if let Some(m) = v["message"].as_str() { p.muted { (m) } }
+        @if let Some(m) = &v.message { p.muted { (m) } }
         @if rows.is_empty() { p { "No software components with CVEs." } } @else {
             div.scroll { table {
                 thead { tr { th { "Component" } th { "Hosts" } th { "End of life" } th { "CVEs (CVSS · KEV · EPSS)" } } }
                 tbody { @for c in rows { tr {
-                    td { (text(&c["name"])) " " (c["version"].as_str().unwrap_or("")) }
-                    td { (items(&c["hosts"]).iter().map(text).collect::<Vec<_>>().join(", ")) }
-                    td { @match c["end_of_life"].as_bool() { Some(true) => span.sev.sev-high { "yes" }, Some(false) => "no", None => "unknown" }
-                         @if let Some(l) = c["latest_version"].as_str() { span.muted { " (latest " (l) ")" } } }
-                    td { ul.cves { @for cve in items(&c["cves"]) { li {
-                        strong { (text(&cve["id"])) }
-                        @if let Some(s) = number(&cve["cvss"]) { " · " (format!("{s:.1}")) }
-                        @if cve["kev"].as_bool() == Some(true) { " · " span.sev.sev-critical title="In CISA's Known Exploited Vulnerabilities catalogue" { "KEV" } }
-                        @if let Some(e) = number(&cve["epss"]) { " · EPSS " (chart::percent(e)) }
+                    td { (c.name) " " (or_empty(&c.version)) }
+                    td { (c.hosts.join(", ")) }
+                    td { @match c.end_of_life { Some(true) => span.sev.sev-high { "yes" }, Some(false) => "no", None => "unknown" }
+                         @if let Some(l) = &c.latest_version { span.muted { " (latest " (l) ")" } } }
+                    td { ul.cves { @for cve in c.cves.as_deref().unwrap_or_default() { li {
+                        strong { (cve.id) }
+                        @if let Some(s) = finite(cve.cvss) { " · " (format!("{s:.1}")) }
+                        @if cve.kev { " · " span.sev.sev-critical title="In CISA's Known Exploited Vulnerabilities catalogue" { "KEV" } }
+                        @if let Some(e) = finite(cve.epss) { " · EPSS " (chart::percent(e)) }
                     } } } }
                 } } }
             } }
-            @if !all.is_empty() { (paging_note(v, rows.len(), all)) }
+            @if !all.is_empty() { (paging_note(&v.pagination, rows.len(), all)) }
         }
     }
 }
 
-fn incidents(who: Audience, v: &Value) -> Markup {
-    let rows = items(&v["incidents"]);
+fn incidents(who: Audience, v: &CompanyHistory) -> Markup {
+    let rows = &v.incidents;
     html! {
         @if rows.is_empty() { p { "No public incidents on record." } } @else {
             ul.incidents { @for i in rows { li {
                 @if who == Audience::Underwriter {
-                    a href={"/app/incident?" (query(&[("incident_id", text(&i["incident_id"]))]))} { (text(&i["title"])) }
-                } @else { strong { (text(&i["title"])) } }
+                    a href={"/app/incident?" (query(&[("incident_id", &i.incident_id)]))} { (i.title) }
+                } @else { strong { (i.title) } }
                 br;
-                span.muted { (i["date_detected"].as_str().unwrap_or("date unknown")) " · " (text(&i["type"])) " · " (text(&i["attack_vector"])) " · " (text(&i["threat_actor"])) " · " (text(&i["investigation_status"])) }
+                span.muted { (i.date_detected.as_deref().unwrap_or("date unknown")) " · " (i.kind) " · " (i.attack_vector) " · " (i.threat_actor) " · " (i.investigation_status) }
             } } }
         }
     }
 }
 
-/// One incident in full.
-pub fn incident(v: &Value) -> Markup {
-    let d = &v["data"];
+/// One incident in full. Its impact, affected entities, response, data breach and
+/// ransomware are objects of the incident's record, free-form: shown member by member.
+pub fn incident(v: &IncidentDetail) -> Markup {
+    let d = &v.data;
+    let texts: [(&str, Option<&str>); 9] = [
+        ("Detected", d.date_detected.as_deref()),
+        ("Disclosed", d.date_publicly_disclosed.as_deref()),
+        ("Type", Some(&d.kind)),
+        ("Attack vector", Some(&d.attack_vector)),
+        ("Threat actor", Some(&d.threat_actor)),
+        ("Motivation", Some(&d.motivation)),
+        ("Investigation", Some(&d.investigation_status)),
+        ("Stakeholder advisories", Some(&d.stakeholder_advisories)),
+        ("Customer advisories", Some(&d.customer_advisories)),
+    ];
+    let records: [(&str, &Value); 5] = [
+        ("Impact", &d.impact),
+        ("Affected", &d.affected_entities),
+        ("Response", &d.response),
+        ("Data breach", &d.data_breach),
+        ("Ransomware", &d.ransomware),
+    ];
     html! {
-        h1 { (text(&d["title"])) }
-        p.muted { "Incident " (text(&v["incident_id"])) }
-        p { (text(&d["description"])) }
+        h1 { (d.title) }
+        p.muted { "Incident " (v.incident_id) }
+        p { (d.description) }
         dl.wide {
-            @for (label, key) in [("Detected", "date_detected"), ("Disclosed", "date_publicly_disclosed"), ("Type", "type"), ("Attack vector", "attack_vector"), ("Threat actor", "threat_actor"), ("Motivation", "motivation"), ("Investigation", "investigation_status"), ("Stakeholder advisories", "stakeholder_advisories"), ("Customer advisories", "customer_advisories")] {
-                dt { (label) } dd { (d[key].as_str().unwrap_or("—")) }
+            @for (label, t) in texts {
+                dt { (label) } dd { (t.unwrap_or("—")) }
             }
-            @for (label, key) in [("Impact", "impact"), ("Affected", "affected_entities"), ("Response", "response"), ("Data breach", "data_breach"), ("Ransomware", "ransomware"), ("References", "references")] {
-                dt { (label) } dd { (value(&d[key], 0)) }
+            @for (label, r) in records {
+                dt { (label) } dd { (value(r, 0)) }
             }
+            dt { "References" }
+            dd { @if d.references.is_empty() { "—" } @else { ul { @for r in &d.references { li { (link(r)) } } } } }
         }
     }
 }
@@ -865,6 +971,7 @@ pub fn message(ok: bool, text: &str) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::{self, parse};
     use serde_json::json;
 
     /// Any JSON value, nested a few levels.
@@ -900,27 +1007,105 @@ mod tests {
         })
     }
 
+    /// Texts an answer may hold: any, markup, times and addresses.
+    fn any_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            ".{0,40}",
+            Just("<script>alert(1)</script>".to_owned()),
+            Just("2026-11-01T10:00:00Z".to_owned()),
+            Just("https://x.test:8443/<script>".to_owned()),
+            Just(String::new()),
+        ]
+    }
+
+    /// What proptest drew, put in the place of every text, fraction and list length of
+    /// an answer: its shape, so the type it reads as, stays.
+    struct Draws {
+        texts: Vec<String>,
+        numbers: Vec<f64>,
+        lengths: Vec<usize>,
+        at: usize,
+    }
+
+    impl Draws {
+        fn next<T: Clone>(&mut self, from: fn(&Self) -> &Vec<T>) -> T {
+            self.at += 1;
+            let list = from(self);
+            list[self.at % list.len()].clone()
+        }
+        fn mutate(&mut self, v: &mut Value) {
+            match v {
+                Value::String(s) => *s = self.next(|d| &d.texts),
+                Value::Number(n) if n.is_f64() => {
+                    if let Some(x) = serde_json::Number::from_f64(self.next(|d| &d.numbers)) {
+                        *n = x;
+                    }
+                }
+                Value::Array(a) => {
+                    a.iter_mut().for_each(|x| self.mutate(x));
+                    let len = self.next(|d| &d.lengths);
+                    if !a.is_empty() {
+                        *a = (0..len).map(|i| a[i % a.len()].clone()).collect();
+                    }
+                }
+                Value::Object(o) => o.values_mut().for_each(|x| self.mutate(x)),
+                _ => {}
+            }
+        }
+        fn parse<T: serde::de::DeserializeOwned>(&mut self, mut v: Value) -> T {
+            self.mutate(&mut v);
+            parse(v)
+        }
+    }
+
     proptest::proptest! {
         /// Whatever an answer holds, every view renders (no panic) and escapes it.
         #[test]
-        fn any_answer_renders(v in any_json(), w in any_json()) {
-            let card = Scorecard {
-                scores: v.clone(),
-                history: Ok(w.clone()),
-                subsidiaries: Ok(w.clone()),
-                applications: Ok(v.clone()),
-                infrastructure: Ok(w.clone()),
-                sbom: Ok(v.clone()),
-                incidents: Ok(w.clone()),
-            };
-            for who in [Audience::Underwriter, Audience::Monitor] {
-                let html = scorecard(who, &card).into_string();
-                proptest::prop_assert!(!html.contains("<script"));
+        fn any_answer_renders(
+            texts in proptest::collection::vec(any_text(), 1..12),
+            numbers in proptest::collection::vec(proptest::num::f64::ANY, 1..12),
+            lengths in proptest::collection::vec(0usize..6, 1..12),
+            v in any_json(),
+            w in any_json(),
+        ) {
+            let mut d = Draws { texts, numbers, lengths, at: 0 };
+            for scores in [fixtures::scores(), fixtures::scores_in_full(), fixtures::unrated()] {
+                for who in [Audience::Underwriter, Audience::Monitor] {
+                    let card = Scorecard {
+                        scores: d.parse(scores.clone()),
+                        history: Ok(d.parse(fixtures::history())),
+                        subsidiaries: Ok(match who {
+                            Audience::Underwriter => Subsidiaries::Scores(d.parse(fixtures::subscores())),
+                            Audience::Monitor => Subsidiaries::Listed(d.parse(fixtures::listed_subsidiaries())),
+                        }),
+                        applications: Ok(d.parse(fixtures::applications(1))),
+                        infrastructure: Ok(d.parse(fixtures::infrastructure())),
+                        sbom: Ok(d.parse(fixtures::sbom())),
+                        incidents: Ok(d.parse(fixtures::incidents())),
+                    };
+                    let html = scorecard(who, &card).into_string();
+                    proptest::prop_assert!(!html.contains("<script"), "{html}");
+                    for page in [
+                        AssetPage::Applications(d.parse(fixtures::applications(2))),
+                        AssetPage::Infrastructure(d.parse(fixtures::infrastructure())),
+                        AssetPage::Sbom(d.parse(fixtures::sbom())),
+                    ] {
+                        let html = asset_list(who, "x", &page).into_string();
+                        proptest::prop_assert!(!html.contains("<script"), "{html}");
+                    }
+                }
+                let html = crate::report::render(&d.parse(scores), &Ok(d.parse(fixtures::history())), "now").into_string();
+                proptest::prop_assert!(!html.contains("<script"), "{html}");
             }
+            let html = incident(&d.parse(fixtures::incident())).into_string();
+            proptest::prop_assert!(!html.contains("<script"), "{html}");
+            let html = home(&Home { recent: Ok(d.parse(fixtures::last_scanned())), own: Ok(d.parse(fixtures::company_info())) })
+                .into_string();
+            proptest::prop_assert!(!html.contains("<script"), "{html}");
+            // The predictions are read as JSON: any JSON.
             let _ = predictions(12, None, &Ok(v.clone()), &Ok(w.clone()), &Ok(v.clone())).into_string();
-            let _ = incident(&v).into_string();
-            let _ = asset_list(Audience::Underwriter, AssetKind::Sbom, "x", &w).into_string();
-            let _ = crate::report::render(&v, &Ok(w), "now").into_string();
+            let _ = crate::report::top_findings(&w);
         }
 
         /// The host of an asset is always a part of it.
@@ -938,60 +1123,49 @@ mod tests {
         assert_eq!(asset_host("[2001:db8::1]"), "[2001:db8::1]");
     }
 
-    fn scores() -> Value {
-        json!({
-            "social_id": "acme", "company_name": "Acme <b>Corp</b>", "domain": "acme.test", "industry": "Retail",
-            "description": "", "subsidiaries_number": 0, "global_score": 71.5, "grade": "C",
-            "scanned_at": "2026-11-01T10:00:00Z",
-            "score": {
-                "dmarc": {"score": 40.0, "grade": "E", "weight": 9.0, "assets_checked": 1, "findings_count": 1, "methodology": "1",
-                    "findings": [{"id": 7, "risk_vector": "dmarc", "asset": "acme.test", "severity": "high", "code": "DMARC_NONE",
-                        "title": "DMARC policy is none", "evidence": "v=DMARC1; p=none", "remediation": "Set p=reject",
-                        "references": ["https://www.rfc-editor.org/rfc/rfc7489", "RFC 7489"], "cve": null, "component": null,
-                        "first_seen": "2026-10-01T00:00:00Z", "last_seen": "2026-11-01T10:00:00Z"}]},
-                "dkim": {"score": null, "grade": null, "weight": 0.0, "assets_checked": 0, "findings_count": 0, "methodology": "1",
-                    "not_assessable": "no DKIM selector found", "findings": []}
-            }
-        })
+    fn scores() -> CompanyScores {
+        parse(fixtures::scores())
     }
 
-    fn card(scores: Value) -> Scorecard {
+    fn card(who: Audience, scores: CompanyScores) -> Scorecard {
         let refused = || Err(Failure::new(axum::http::StatusCode::FORBIDDEN, "not allowed"));
         Scorecard {
             scores,
-            history: Ok(
-                json!({"data": [{"scanned_at": "2026-11-01T10:00:00Z", "score": 71.5, "grade": "C", "methodology": "1", "components": {}, "reason": "scan"}]}),
-            ),
-            subsidiaries: Ok(
-                json!({"subsidiaries_scores": [{"social_id": "acme-sub", "company_name": "Acme Sub", "score": 90.0, "grade": "A"}]}),
-            ),
+            history: Ok(parse(fixtures::history())),
+            subsidiaries: Ok(match who {
+                Audience::Underwriter => Subsidiaries::Scores(parse(fixtures::subscores())),
+                Audience::Monitor => Subsidiaries::Listed(parse(fixtures::listed_subsidiaries())),
+            }),
             applications: refused(),
-            infrastructure: Ok(json!({"network_endpoints": [], "pagination": {"total_items": 0}})),
-            sbom: Ok(
-                json!({"data": [{"name": "openssh", "version": "6.6", "hosts": ["ssh.acme.test"], "cves": [{"id": "CVE-2016-0777", "cvss": 6.5, "kev": true, "epss": 0.5}]}]}),
-            ),
-            incidents: Ok(json!({"incidents": [{"incident_id": "INC-1", "title": "Breach", "type": "breach"}]})),
+            infrastructure: Ok(parse(fixtures::infrastructure())),
+            sbom: Ok(parse(fixtures::sbom())),
+            incidents: Ok(parse(fixtures::incidents())),
         }
+    }
+
+    /// The scores answer's component, by its member.
+    fn dmarc(s: &mut CompanyScores) -> &mut ComponentOut {
+        &mut s.score.as_mut().expect("a rating").dmarc
     }
 
     /// A stale rating says so, with why and when the last scan succeeded (docs/API.md,
     /// `stale` on the score answers).
     #[test]
     fn a_stale_rating_is_marked_on_the_scorecard() {
-        let fresh = scorecard(Audience::Underwriter, &card(scores())).into_string();
+        let fresh = scorecard(Audience::Underwriter, &card(Audience::Underwriter, scores())).into_string();
         assert!(!fresh.contains("Stale rating"));
         let mut s = scores();
-        s["stale"] = json!(true);
-        s["stale_reason"] = json!("the last scan failed at 2026-11-03T10:00:00Z: acme.test: REFUSED");
-        s["last_successful_scan"] = json!("2026-11-01T10:00:00Z");
-        let html = scorecard(Audience::Underwriter, &card(s)).into_string();
+        s.stale = Some(true);
+        s.stale_reason = Some("the last scan failed at 2026-11-03T10:00:00Z: acme.test: REFUSED".to_owned());
+        s.last_successful_scan = Some("2026-11-01T10:00:00Z".to_owned());
+        let html = scorecard(Audience::Underwriter, &card(Audience::Underwriter, s)).into_string();
         assert!(html.contains("Stale rating"), "{html}");
         assert!(html.contains("the last scan failed at 2026-11-03T10:00:00Z: acme.test: REFUSED"));
     }
 
     #[test]
     fn an_underwriter_scorecard_shows_every_part_and_escapes_the_answers() {
-        let html = scorecard(Audience::Underwriter, &card(scores())).into_string();
+        let html = scorecard(Audience::Underwriter, &card(Audience::Underwriter, scores())).into_string();
         assert!(html.contains("Acme &lt;b&gt;Corp&lt;/b&gt;"), "escaped name");
         assert!(!html.contains("<b>Corp"));
         for part in [
@@ -1010,7 +1184,7 @@ mod tests {
         ] {
             assert!(html.contains(part), "{part} missing");
         }
-        // Twelve components, even those the answer lacks.
+        // Twelve components, those not assessable too.
         assert_eq!(html.matches("class=\"component\"").count(), 12);
         // An underwriter cannot rescan.
         assert!(!html.contains("/ui/monitor/rescan"));
@@ -1021,35 +1195,36 @@ mod tests {
 
     #[test]
     fn a_monitor_scorecard_offers_a_rescan_of_each_finding_and_subsidiary_forms() {
-        let html = scorecard(Audience::Monitor, &card(scores())).into_string();
+        let html = scorecard(Audience::Monitor, &card(Audience::Monitor, scores())).into_string();
         assert!(html.contains(r#"data-action="/ui/monitor/rescan""#));
         assert!(html.contains(r#"name="subdomain" value="acme.test""#));
         assert!(html.contains(r#"name="risk_vector_id" value="dmarc""#));
         assert!(html.contains(r#"data-finding-id="7""#));
         assert!(html.contains("/ui/monitor/subsidiary/remove") && html.contains("Add a subsidiary"));
+        assert!(html.contains(r#"name="subsidiary_id" value="acme-sub""#), "{html}");
         assert!(html.contains("/app/predictions"));
     }
 
     #[test]
     fn disputes_and_peers_are_shown_and_a_monitor_may_dispute() {
         let mut v = scores();
-        v["score"]["dmarc"]["disputed"] = json!(true);
-        v["score"]["dmarc"]["findings"][0]["disputed"] = json!(true);
-        v["peer_benchmarks"] = json!({
+        dmarc(&mut v).disputed = true;
+        dmarc(&mut v).findings[0].disputed = true;
+        v.peer_benchmarks = Some(parse(json!({
             "sector_and_size": {"group": "NAICS 44-45 Retail Trade, 50-249 employees", "peers": 14, "percentile": 71.4},
             "overall": {"group": "all rated companies", "peers": 3, "percentile": null, "note": "fewer than 10 rated peers"}
-        });
-        let html = scorecard(Audience::Underwriter, &card(v.clone())).into_string();
+        })));
+        let html = scorecard(Audience::Underwriter, &card(Audience::Underwriter, scores_like(&v))).into_string();
         assert_eq!(html.matches("tag disputed").count(), 2, "the component and its finding");
         assert!(html.contains("percentile rank <strong>71</strong> among 14"), "{html}");
         assert!(html.contains("NAICS 44-45 Retail Trade") && html.contains("fewer than 10 rated peers"));
         assert!(!html.contains("/ui/monitor/dispute"), "an underwriter cannot dispute");
         // A disputed finding is not offered a second dispute; an undisputed one is.
-        let monitor = scorecard(Audience::Monitor, &card(v)).into_string();
+        let monitor = scorecard(Audience::Monitor, &card(Audience::Monitor, v)).into_string();
         assert!(!monitor.contains("/ui/monitor/dispute"));
         let mut w = scores();
-        w["score"]["dmarc"]["findings"][0]["compensating_control"] = json!(true);
-        let monitor = scorecard(Audience::Monitor, &card(w)).into_string();
+        dmarc(&mut w).findings[0].compensating_control = true;
+        let monitor = scorecard(Audience::Monitor, &card(Audience::Monitor, w)).into_string();
         assert!(
             monitor.contains(r#"data-action="/ui/monitor/dispute""#)
                 && monitor.contains(r#"name="finding_id" value="7""#)
@@ -1057,23 +1232,42 @@ mod tests {
         assert!(monitor.contains("compensating control: no weight"));
     }
 
+    /// A copy of a scores answer (the API's types are not `Clone`): what it writes, read.
+    fn scores_like(s: &CompanyScores) -> CompanyScores {
+        parse(serde_json::to_value(s).expect("a scores answer writes"))
+    }
+
     #[test]
     fn a_long_list_links_to_its_pages() {
-        let page = |n: u64| {
-            json!({"company_name": "Acme", "applications": [{"name": "nginx", "host": "a.test"}],
-            "pagination": {"current_page": n, "page_size": 1, "total_pages": 3, "total_items": 3}})
-        };
+        let page = |n: u64| -> ApplicationsAssets { parse(fixtures::applications(n)) };
         // On the scorecard: the first page, and a link to all of them.
         let html =
             applications(&page(1), &list_link(Audience::Underwriter, "acme", AssetKind::Applications, 1)).into_string();
         assert!(html.contains(r#"href="/app/assets?kind=applications&amp;social_id=acme&amp;page=1""#), "{html}");
         // A middle page links both ways; a monitor key's pages name no company.
-        let html = asset_list(Audience::Monitor, AssetKind::Applications, "", &page(2)).into_string();
+        let html = asset_list(Audience::Monitor, "", &AssetPage::Applications(page(2))).into_string();
         assert!(html.contains(r#"href="/app/assets?kind=applications&amp;page=1" rel="prev""#), "{html}");
         assert!(html.contains(r#"href="/app/assets?kind=applications&amp;page=3" rel="next""#), "{html}");
         assert!(html.contains("page 2 of 3") && html.contains(r#"href="/app/monitor""#));
-        let last = asset_list(Audience::Underwriter, AssetKind::Applications, "acme", &page(3)).into_string();
+        let last = asset_list(Audience::Underwriter, "acme", &AssetPage::Applications(page(3))).into_string();
         assert!(!last.contains("rel=\"next\"") && last.contains("rel=\"prev\""));
+        // An SBOM page does not name the company: its social_id does.
+        let sbom = asset_list(Audience::Underwriter, "acme", &AssetPage::Sbom(parse(fixtures::sbom()))).into_string();
+        assert!(sbom.contains("← acme</a> · page 1 of 2 · 3 in all"), "{sbom}");
+    }
+
+    /// An incident's record: its texts, its free-form objects member by member, its
+    /// references as links.
+    #[test]
+    fn an_incident_shows_its_record() {
+        let html = incident(&parse(fixtures::incident())).into_string();
+        assert!(html.contains("<h1>Ransomware &lt;i&gt;attack&lt;/i&gt;</h1>"), "{html}");
+        assert!(html.contains("<dt>Disclosed</dt><dd>—</dd>") && html.contains("<dt>Type</dt><dd>ransomware</dd>"));
+        assert!(
+            html.contains("<dt>overall rating</dt><dd>major</dd>") && html.contains("<dt>family</dt><dd>LockBit</dd>")
+        );
+        assert!(html.contains(r#"<a href="https://news.example/acme" rel="noreferrer noopener">"#));
+        assert!(html.contains("<li>court filing 12/2025</li>"));
     }
 
     #[test]

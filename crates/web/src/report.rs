@@ -3,10 +3,11 @@
 //! history and the methodology version — to send to a broker or a board, or to print to
 //! PDF (`rampart report --format pdf` does, through headless Chromium).
 
+use api::responses::{CompanyScores, ComponentOut, FindingOut, ScoreHistory};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
-use crate::pages::{self, Audience, COMPONENTS, text};
+use crate::pages::{self, Audience, COMPONENTS, or_empty};
 use crate::{Api, Failure};
 
 /// Findings the report lists, worst first.
@@ -45,25 +46,64 @@ fn severity_rank(s: &str) -> u8 {
     }
 }
 
-/// The worst findings across the components: by severity, then in component order.
-pub fn top_findings(scores: &Value) -> Vec<(&'static str, &Value)> {
-    let mut all: Vec<(u8, usize, &'static str, &Value)> = Vec::new();
-    for (i, (key, name)) in COMPONENTS.iter().enumerate() {
-        for f in scores["score"][key]["findings"].as_array().into_iter().flatten() {
-            all.push((severity_rank(text(&f["severity"])), i, name, f));
-        }
+/// A scores answer whose findings the report ranks: the API's type, or its JSON as a
+/// caller read it (the browser test, `crates/rampart/tests/web.rs`, does).
+pub trait Findings {
+    type Finding;
+    /// Each finding with the place of its component in [`COMPONENTS`] and its severity.
+    fn findings(&self) -> Vec<(usize, &str, &Self::Finding)>;
+}
+
+impl Findings for CompanyScores {
+    type Finding = FindingOut;
+    fn findings(&self) -> Vec<(usize, &str, &FindingOut)> {
+        let Some(score) = &self.score else { return Vec::new() };
+        COMPONENTS
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, _, member))| member(score).findings.iter().map(move |f| (i, f.severity.as_str(), f)))
+            .collect()
     }
-    all.sort_by_key(|(rank, i, _, _)| (*rank, *i));
-    all.into_iter().take(TOP_FINDINGS).map(|(_, _, name, f)| (name, f)).collect()
+}
+
+impl Findings for Value {
+    type Finding = Value;
+    fn findings(&self) -> Vec<(usize, &str, &Value)> {
+        COMPONENTS
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (key, ..))| {
+                let findings = self.get("score").and_then(|s| s.get(key)).and_then(|c| c.get("findings"));
+                findings
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(move |f| (i, f.get("severity").and_then(Value::as_str).unwrap_or(""), f))
+            })
+            .collect()
+    }
+}
+
+/// The worst findings across the components: by severity, then in component order.
+pub fn top_findings<S: Findings>(scores: &S) -> Vec<(&'static str, &S::Finding)> {
+    let mut all: Vec<(u8, usize, &S::Finding)> =
+        scores.findings().into_iter().map(|(i, severity, f)| (severity_rank(severity), i, f)).collect();
+    all.sort_by_key(|(rank, i, _)| (*rank, *i));
+    all.into_iter().take(TOP_FINDINGS).map(|(_, i, f)| (COMPONENTS[i].1, f)).collect()
+}
+
+/// The components in the order of [`COMPONENTS`], with their names; none without a rating.
+fn components(scores: &CompanyScores) -> [(&'static str, Option<&ComponentOut>); 12] {
+    COMPONENTS.map(|(_, name, member)| (name, scores.score.as_ref().map(member)))
 }
 
 /// The methodology version of the rating (the components carry it).
-fn methodology(scores: &Value) -> String {
-    COMPONENTS.iter().find_map(|(key, _)| scores["score"][key]["methodology"].as_str()).unwrap_or("unknown").to_owned()
+fn methodology(scores: &CompanyScores) -> String {
+    components(scores).iter().find_map(|(_, c)| c.map(|c| c.methodology.as_str())).unwrap_or("unknown").to_owned()
 }
 
-pub fn render(scores: &Value, history: &Result<Value, Failure>, generated: &str) -> Markup {
-    let name = text(&scores["company_name"]);
+pub fn render(scores: &CompanyScores, history: &Result<ScoreHistory, Failure>, generated: &str) -> Markup {
+    let name = scores.company_name.as_str();
     let top = top_findings(scores);
     html! {
         (DOCTYPE)
@@ -77,16 +117,16 @@ pub fn render(scores: &Value, history: &Result<Value, Failure>, generated: &str)
                 header {
                     p.kicker { "Rampart cyber-risk scorecard" }
                     h1 { (name) }
-                    p.muted { (text(&scores["domain"])) " · " (text(&scores["industry"])) " · social_id " (text(&scores["social_id"])) }
+                    p.muted { (scores.domain) " · " (scores.industry) " · social_id " (scores.social_id) }
                 }
                 section.summary {
-                    @match scores["global_score"].as_f64() {
-                        Some(g) => p.global { span.grade { (text(&scores["grade"])) } " " (format!("{g:.1}")) " / 100" },
+                    @match scores.global_score {
+                        Some(g) => p.global { span.grade { (or_empty(&scores.grade)) } " " (format!("{g:.1}")) " / 100" },
                         None => p.global { "Not rated" },
                     }
-                    p { "Rated " (text(&scores["scanned_at"])) ". Methodology version " strong.methodology { (methodology(scores)) } " (docs/METHODOLOGY.md). Report made " (generated) "." }
-                    @if scores["stale"].as_bool() == Some(true) {
-                        p.stale { strong { "Stale rating: " } (text(&scores["stale_reason"])) ". Last successful scan " (text(&scores["last_successful_scan"])) "." }
+                    p { "Rated " (or_empty(&scores.scanned_at)) ". Methodology version " strong.methodology { (methodology(scores)) } " (docs/METHODOLOGY.md). Report made " (generated) "." }
+                    @if scores.stale == Some(true) {
+                        p.stale { strong { "Stale rating: " } (or_empty(&scores.stale_reason)) ". Last successful scan " (or_empty(&scores.last_successful_scan)) "." }
                     }
                 }
                 section {
@@ -94,15 +134,14 @@ pub fn render(scores: &Value, history: &Result<Value, Failure>, generated: &str)
                     table {
                         thead { tr { th { "Component" } th.num { "Score" } th { "Grade" } th.num { "Weight" } th.num { "Findings" } th { "Note" } } }
                         tbody {
-                            @for (key, label) in COMPONENTS {
-                                @let c = &scores["score"][key];
+                            @for (label, c) in components(scores) {
                                 tr {
                                     td { (label) }
-                                    td.num { @match c["score"].as_f64() { Some(s) => (format!("{s:.0}")), None => "—" } }
-                                    td { (c["grade"].as_str().unwrap_or("—")) }
-                                    td.num { (format!("{:.1} %", c["weight"].as_f64().unwrap_or(0.0))) }
-                                    td.num { (c["findings_count"].as_u64().unwrap_or(0)) }
-                                    td { (c["not_assessable"].as_str().unwrap_or("")) }
+                                    td.num { @match c.and_then(|c| c.score) { Some(s) => (format!("{s:.0}")), None => "—" } }
+                                    td { (c.and_then(|c| c.grade.as_deref()).unwrap_or("—")) }
+                                    td.num { (format!("{:.1} %", c.map_or(0.0, |c| c.weight))) }
+                                    td.num { (c.map_or(0, |c| c.findings_count)) }
+                                    td { (c.and_then(|c| c.not_assessable.as_deref()).unwrap_or("")) }
                                 }
                             }
                         }
@@ -114,9 +153,9 @@ pub fn render(scores: &Value, history: &Result<Value, Failure>, generated: &str)
                     ol.findings {
                         @for (component, f) in &top {
                             li {
-                                p { strong { (text(&f["title"])) } " — " (text(&f["severity"])) ", " (component) ", on " (text(&f["asset"])) }
-                                p.evidence { "Evidence: " (text(&f["evidence"])) }
-                                p { "Remediation: " (text(&f["remediation"])) }
+                                p { strong { (f.title) } " — " (f.severity) ", " (component) ", on " (f.asset) }
+                                p.evidence { "Evidence: " (f.evidence) }
+                                p { "Remediation: " (f.remediation) }
                             }
                         }
                     }
@@ -139,22 +178,30 @@ pub fn render(scores: &Value, history: &Result<Value, Failure>, generated: &str)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::{self, components, finding, parse};
     use serde_json::json;
+
+    fn scores() -> Value {
+        json!({
+            "social_id": "acme", "company_name": "Acme", "website": "https://www.acme.test", "domain": "acme.test",
+            "industry": "Retail", "description": "", "subsidiaries_number": 0,
+            "global_score": 64.2, "grade": "D", "scanned_at": "2026-11-01T10:00:00Z",
+            "score": components(json!({
+                "spf": {"score": 80.0, "grade": "B", "weight": 8.0, "assets_checked": 1, "findings_count": 1, "methodology": "2026.11",
+                    "findings": [finding(1, "spf", "low", "SPF softfail")]},
+                "open_ports": {"score": 20.0, "grade": "F", "weight": 10.0, "assets_checked": 1, "findings_count": 1, "methodology": "2026.11",
+                    "findings": [finding(2, "open_ports", "critical", "RDP open to the internet")]}
+            }), "2026.11")
+        })
+    }
 
     #[test]
     fn the_report_holds_the_name_score_first_finding_history_and_method() {
-        let f = |id: i64, sev: &str, title: &str| json!({"id": id, "severity": sev, "title": title, "asset": "a.test", "evidence": "seen", "remediation": "fix it"});
-        let scores = json!({
-            "social_id": "acme", "company_name": "Acme", "domain": "acme.test", "industry": "Retail",
-            "global_score": 64.2, "grade": "D", "scanned_at": "2026-11-01T10:00:00Z",
-            "score": {
-                "spf": {"score": 80.0, "grade": "B", "weight": 8.0, "findings_count": 1, "methodology": "2026.11", "findings": [f(1, "low", "SPF softfail")]},
-                "open_ports": {"score": 20.0, "grade": "F", "weight": 10.0, "findings_count": 1, "methodology": "2026.11", "findings": [f(2, "critical", "RDP open to the internet")]}
-            }
-        });
-        let history = Ok(
-            json!({"data": [{"scanned_at": "2026-11-01T10:00:00Z", "score": 64.2, "grade": "D"}, {"scanned_at": "2026-10-01T10:00:00Z", "score": 70.0, "grade": "C"}]}),
-        );
+        let scores: CompanyScores = parse(scores());
+        let history = Ok(parse(json!({"social_id": "acme", "company_name": "Acme", "data": [
+            {"scanned_at": "2026-11-01T10:00:00Z", "score": 64.2, "grade": "D", "methodology": "2026.11", "components": {}},
+            {"scanned_at": "2026-10-01T10:00:00Z", "score": 70.0, "grade": "C", "methodology": "2026.11", "components": {}}
+        ], "pagination": fixtures::pagination(1, 100, 1, 2)})));
         let html = render(&scores, &history, "2026-11-02T00:00:00Z").into_string();
         assert!(html.contains("<h1>Acme</h1>") && html.contains("64.2"));
         // Worst first, whatever the component order.
@@ -165,12 +212,29 @@ mod tests {
         assert_eq!(html.matches("<tr>").count(), (1 + 12) + (1 + 2), "components and history, each with a header row");
         assert!(!html.contains("Stale rating"));
         // A stale rating says so (docs/API.md: `stale` on the score answers).
-        let mut stale = scores.clone();
-        stale["stale"] = json!(true);
-        stale["stale_reason"] = json!("rated 9 d ago, more than twice its rescan cadence of 24 h");
-        stale["last_successful_scan"] = json!("2026-11-01T10:00:00Z");
+        let mut stale = scores;
+        stale.stale = Some(true);
+        stale.stale_reason = Some("rated 9 d ago, more than twice its rescan cadence of 24 h".to_owned());
+        stale.last_successful_scan = Some("2026-11-01T10:00:00Z".to_owned());
         let html = render(&stale, &history, "2026-11-10T00:00:00Z").into_string();
         assert!(html.contains("Stale rating") && html.contains("more than twice its rescan cadence of 24 h"), "{html}");
+    }
+
+    /// The answer's JSON ranks as its type does (the browser test ranks the JSON).
+    #[test]
+    fn the_top_findings_of_the_answer_and_of_its_json_are_the_same() {
+        for json in [scores(), fixtures::scores(), fixtures::scores_in_full(), fixtures::unrated()] {
+            let typed: CompanyScores = parse(json.clone());
+            let of_type: Vec<(&str, i64)> = top_findings(&typed).into_iter().map(|(c, f)| (c, f.id)).collect();
+            let of_json: Vec<(&str, i64)> = top_findings(&json)
+                .into_iter()
+                .map(|(c, f)| (c, f.get("id").and_then(Value::as_i64).unwrap_or(0)))
+                .collect();
+            assert_eq!(of_type, of_json);
+        }
+        let typed: CompanyScores = parse(scores());
+        let ranked: Vec<&str> = top_findings(&typed).iter().map(|(_, f)| f.title.as_str()).collect();
+        assert_eq!(ranked, ["RDP open to the internet", "SPF softfail"]);
     }
 
     #[test]
