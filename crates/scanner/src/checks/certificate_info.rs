@@ -15,17 +15,7 @@ const V: RiskVector = RiskVector::CertificateInfo;
 /// The hosts not reached (their port 443), then each TLS endpoint probed, then those
 /// whose probe failed (not assessable).
 pub fn rest(obs: &Observations, out: &mut Judged) {
-    for (host, refusal) in &obs.unreached {
-        out.checks.push(Check::unreached(V, "tls endpoint", &format!("{host}:443"), refusal.to_string()));
-    }
-    for report in &obs.tls {
-        let found = judge(report);
-        out.checks.push(check(&report.target, &found));
-        out.findings.extend(found);
-    }
-    for (target, why) in &obs.tls_failed {
-        out.checks.push(Check::not_assessable(V, "tls endpoint", target, why.clone()));
-    }
+    super::tls_endpoints(obs, out, V, judge, check);
 }
 
 /// The certificate check of the TLS endpoint `target`, judged from the findings of this

@@ -157,6 +157,29 @@ pub fn tls_checks(target: &str, found: &[ScanFinding]) -> Vec<Check> {
     ]
 }
 
+/// The TLS endpoints of `obs` judged for the certificate vector `v`: the hosts not
+/// reached (their port 443), then each endpoint probed (`judge`, then its `check`), then
+/// those whose probe failed (not assessable).
+fn tls_endpoints(
+    obs: &Observations,
+    out: &mut Judged,
+    v: RiskVector,
+    judge: fn(&crate::tlsprobe::TlsReport) -> Vec<ScanFinding>,
+    check: fn(&str, &[ScanFinding]) -> Check,
+) {
+    for (host, refusal) in &obs.unreached {
+        out.checks.push(Check::unreached(v, "tls endpoint", &format!("{host}:443"), refusal.to_string()));
+    }
+    for report in &obs.tls {
+        let found = judge(report);
+        out.checks.push(check(&report.target, &found));
+        out.findings.extend(found);
+    }
+    for (target, why) in &obs.tls_failed {
+        out.checks.push(Check::not_assessable(v, "tls endpoint", target, why.clone()));
+    }
+}
+
 /// The findings of `vector` among `found`.
 fn of_vector(found: &[ScanFinding], vector: RiskVector) -> Vec<ScanFinding> {
     found.iter().filter(|f| f.risk_vector == vector).cloned().collect()
