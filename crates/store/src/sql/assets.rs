@@ -70,49 +70,11 @@ impl crate::Assets for Backend {
     }
 
     async fn applications(&self, company: i64, page: Page) -> Result<Paged<Application>> {
-        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT count(*) FROM applications a WHERE company_id = $1 AND {}",
-            rated_host("a.host", "a.company_id")
-        )))
-        .bind(company)
-        .fetch_one(&mut *self.reader().await?)
-        .await?;
-        let items = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT * FROM applications a WHERE company_id = $1 AND {} ORDER BY lower(name), host, id LIMIT CAST($2 AS BIGINT) OFFSET $3",
-            rated_host("a.host", "a.company_id")
-        )))
-        .bind(company)
-        .bind(page.limit())
-        .bind(page.offset())
-        .fetch_all(&mut *self.reader().await?)
-        .await?
-        .iter()
-        .map(application_from_row)
-        .collect::<Result<_>>()?;
-        Ok(Paged { items, total: count(total) })
+        self.rated_page("applications", "lower(name), host, id", company, page, application_from_row).await
     }
 
     async fn network_endpoints(&self, company: i64, page: Page) -> Result<Paged<NetworkEndpoint>> {
-        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT count(*) FROM network_endpoints e WHERE company_id = $1 AND {}",
-            rated_host("e.host", "e.company_id")
-        )))
-        .bind(company)
-        .fetch_one(&mut *self.reader().await?)
-        .await?;
-        let items = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT * FROM network_endpoints e WHERE company_id = $1 AND {} ORDER BY ip, port, id LIMIT CAST($2 AS BIGINT) OFFSET $3",
-            rated_host("e.host", "e.company_id")
-        )))
-        .bind(company)
-        .bind(page.limit())
-        .bind(page.offset())
-        .fetch_all(&mut *self.reader().await?)
-        .await?
-        .iter()
-        .map(endpoint_from_row)
-        .collect::<Result<_>>()?;
-        Ok(Paged { items, total: count(total) })
+        self.rated_page("network_endpoints", "ip, port, id", company, page, endpoint_from_row).await
     }
 
     async fn sbom(&self, company: i64, page: Page, with_cves: bool) -> Result<Paged<SbomComponent>> {
@@ -386,5 +348,39 @@ impl crate::Assets for Backend {
         }
         tx.commit().await?;
         Ok(())
+    }
+}
+
+impl Backend {
+    /// A page of the company's rows of `table` (one with a `host` column) in `order`, and
+    /// how many there are: those the rating counts ([`rated_host`]).
+    async fn rated_page<T>(
+        &self,
+        table: &'static str,
+        order: &'static str,
+        company: i64,
+        page: Page,
+        decode: fn(&DbRow) -> Result<T>,
+    ) -> Result<Paged<T>> {
+        let rated = rated_host("r.host", "r.company_id");
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT count(*) FROM {table} r WHERE company_id = $1 AND {rated}"
+        )))
+        .bind(company)
+        .fetch_one(&mut *self.reader().await?)
+        .await?;
+        let items = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT * FROM {table} r WHERE company_id = $1 AND {rated} ORDER BY {order} \
+             LIMIT CAST($2 AS BIGINT) OFFSET $3"
+        )))
+        .bind(company)
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(&mut *self.reader().await?)
+        .await?
+        .iter()
+        .map(decode)
+        .collect::<Result<_>>()?;
+        Ok(Paged { items, total: count(total) })
     }
 }
