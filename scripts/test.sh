@@ -3,6 +3,8 @@
 set -euo pipefail
 shopt -s inherit_errexit 2>/dev/null || true
 cd "$(dirname "$0")/.."
+# Free disk before the build (a full debug build with its tests takes several GB).
+df -h . | tail -1 | awk '{print "disk: " $4 " free of " $2}'
 
 command -v cargo-nextest >/dev/null 2>&1 || cargo install cargo-nextest --locked
 

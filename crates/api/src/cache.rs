@@ -141,6 +141,21 @@ impl<K: Hash + Eq, V: Clone> TtlCache<K, V> {
     }
 }
 
+/// Locks a cache's loads take ([`TtlCache::get_or_load`]), striped by the key: the
+/// same key always takes the same lock, different keys mostly different ones.
+#[derive(Default)]
+pub struct Stripes([tokio::sync::Mutex<()>; 16]);
+
+impl Stripes {
+    pub fn of(&self, key: &impl Hash) -> &tokio::sync::Mutex<()> {
+        use std::hash::Hasher;
+        // A fixed hasher: the same key always takes the same stripe.
+        let mut fixed = std::hash::DefaultHasher::new();
+        key.hash(&mut fixed);
+        &self.0[(fixed.finish() % 16) as usize]
+    }
+}
+
 /// Identical calls at the same time share one: the first runs it, and the callers that
 /// arrive while it runs take its result instead of making the call again (a repeated
 /// rescan under load is one store call, not one per request). Nothing is kept once the

@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 
 pub mod auth;
 pub mod cache;
+pub mod cached;
 pub mod compute;
 pub mod error;
 pub mod limit;
@@ -180,27 +181,21 @@ impl Lookups {
 }
 
 struct Inner {
-    store: Arc<dyn Store>,
+    /// The backend behind the kept reads of [`cached`]: the one store handlers see.
+    store: cached::CachingStore,
     limiter: Arc<dyn RateLimiter>,
     keys: auth::KeyCache,
     failures: auth::FailureLimiter,
     lookups: Lookups,
-    /// Companies by social_id; a name with no company is not kept.
-    companies: cache::TtlCache<SocialId, Option<model::Company>>,
     /// What a company-info answer reads (the row afresh, the IP count, the subsidiaries'
     /// names), with the lookup-flush generation it was read in.
     infos: cache::TtlCache<(i64, bool), Arc<routes::InfoParts>>,
     /// Answers of reads about one company (operation, parameters), for the read cache's
     /// TTL; at most [`ANSWERS`] of at most [`ANSWER_MAX`] bytes each.
     answers: cache::TtlCache<(i64, &'static str, String), axum::body::Bytes>,
-    by_domain: cache::TtlCache<model::Domain, model::Company>,
     scores: cache::TtlCache<i64, axum::body::Bytes>,
     /// Every rated company's latest score, sector and size band (peer benchmarks).
     population: cache::TtlCache<(), Arc<Vec<rating::peers::Member>>>,
-    /// A company's subsidiaries (the rows of one page, or all), by (company, page offset).
-    subsidiaries: cache::TtlCache<(i64, Option<i64>), Arc<store::Paged<model::Company>>>,
-    /// Whether a host name is an asset of a company (`Store::owns_host`), by both.
-    owned_hosts: cache::TtlCache<(i64, model::Domain), bool>,
     /// Jobs being queued now, by dedup key: the same job asked for by many requests at
     /// once is one store call.
     enqueuing: cache::Coalesce<String, Result<bool, Arc<store::StoreError>>>,
@@ -210,9 +205,6 @@ struct Inner {
     recent_jobs: cache::TtlCache<String, ()>,
     /// Recent answers of the CVE searches, by query.
     cve_answers: cache::TtlCache<String, axum::body::Bytes>,
-    /// Moved on when company data (or CVE data, which answers about companies show)
-    /// changed: every company cache's entries are stale. See [`cache`].
-    company_epoch: cache::Epoch,
     /// Moved on when CVE data changed.
     cve_epoch: cache::Epoch,
     /// The data versions last read from the store.
@@ -222,7 +214,7 @@ struct Inner {
     /// One rebuild of a company's scores at a time (sharded by company).
     /// Held while a kept value is loaded: the others asking for it wait and take it
     /// from the cache instead of loading it again (per cache, striped by the key).
-    filling: [[tokio::sync::Mutex<()>; 16]; 8],
+    filling: [cache::Stripes; 5],
     config: Config,
 }
 
@@ -237,21 +229,17 @@ impl AppState {
         // Lookup counts are no data version: other processes write theirs every
         // `flush_every`, and what includes them is read again as often.
         let counted = config.read_cache_ttl.min(config.flush_every);
+        let store = cached::CachingStore::new(store, ttl, company_epoch.clone());
         Self(Arc::new(Inner {
             keys: auth::KeyCache::new(config.key_cache_ttl),
             failures: auth::FailureLimiter::new(config.auth_failures_per_minute),
-            companies: cache::TtlCache::new(ttl, 100_000, e.clone()),
             infos: cache::TtlCache::new(counted, 100_000, company_epoch.clone()),
             answers: cache::TtlCache::new(ttl, ANSWERS, e.clone()),
-            by_domain: cache::TtlCache::new(ttl, 100_000, e.clone()),
             scores: cache::TtlCache::new(ttl, 10_000, e.clone()),
             population: cache::TtlCache::new(ttl, 1, e.clone()),
-            subsidiaries: cache::TtlCache::new(ttl, 10_000, e.clone()),
-            owned_hosts: cache::TtlCache::new(ttl, 100_000, e.clone()),
             enqueuing: cache::Coalesce::default(),
             recent_jobs: cache::TtlCache::new(ttl.min(RECENT_JOB), 10_000, e.clone()),
             cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS, cve_epoch.clone()),
-            company_epoch,
             cve_epoch,
             versions: Mutex::new(None),
             computations: compute::Bounds::of_process(),
@@ -269,8 +257,14 @@ impl AppState {
         Self::new(store, limiter, config)
     }
 
+    /// The store: the backend with its kept reads ([`cached`]).
     pub fn store(&self) -> &dyn Store {
-        &*self.0.store
+        &self.0.store
+    }
+    /// The backend without the kept reads, for a read that must see the row as it is
+    /// now (a company's lookup count, between flushes).
+    pub(crate) fn backend(&self) -> &dyn Store {
+        &**self.0.store.inner()
     }
     pub(crate) fn metrics(&self) -> Option<&metrics::Metrics> {
         self.0.config.metrics.as_deref()
@@ -302,17 +296,8 @@ impl AppState {
     pub(crate) fn info_cache(&self) -> &cache::TtlCache<(i64, bool), Arc<routes::InfoParts>> {
         &self.0.infos
     }
-    pub(crate) fn company_cache(&self) -> &cache::TtlCache<SocialId, Option<model::Company>> {
-        &self.0.companies
-    }
-    pub(crate) fn domain_cache(&self) -> &cache::TtlCache<model::Domain, model::Company> {
-        &self.0.by_domain
-    }
     pub(crate) fn cve_answers(&self) -> &cache::TtlCache<String, axum::body::Bytes> {
         &self.0.cve_answers
-    }
-    pub(crate) fn subsidiaries_cache(&self) -> &cache::TtlCache<(i64, Option<i64>), Arc<store::Paged<model::Company>>> {
-        &self.0.subsidiaries
     }
     /// Queues `job` (`Queue::enqueue`); requests asking for the same job while it is
     /// being queued take that call's answer.
@@ -327,9 +312,6 @@ impl AppState {
         self.0.recent_jobs.insert_read_in(key, (), epoch);
         Ok(queued)
     }
-    pub(crate) fn owned_hosts_cache(&self) -> &cache::TtlCache<(i64, model::Domain), bool> {
-        &self.0.owned_hosts
-    }
     pub(crate) fn scores_cache(&self) -> &cache::TtlCache<i64, axum::body::Bytes> {
         &self.0.scores
     }
@@ -340,18 +322,8 @@ impl AppState {
     /// own: a load may read through another cache (an answer needs the company), never
     /// the other way round, so locks are taken in one order and cannot deadlock.
     pub(crate) fn fill_lock(&self, fill: Fill, key: &impl std::hash::Hash) -> &tokio::sync::Mutex<()> {
-        use std::hash::Hasher;
-        // A fixed hasher: the same key always takes the same stripe.
-        let mut fixed = std::hash::DefaultHasher::new();
-        key.hash(&mut fixed);
-        &self.0.filling[fill as usize][(fixed.finish() % 16) as usize]
+        self.0.filling[fill as usize].of(key)
     }
-    /// Forgets cached reads after a write through this process.
-    pub(crate) fn invalidate(&self) {
-        self.0.company_epoch.advance();
-        self.forget_company_answers();
-    }
-
     /// Reads the data versions; when they moved since the last read, what the caches
     /// keep is stale (its epoch moves on) and dropped.
     pub async fn refresh_versions(&self) -> Result<(), store::StoreError> {
@@ -363,8 +335,8 @@ impl AppState {
         let cve_moved = seen.is_none_or(|s| s.cve != now.cve);
         *seen = Some(now);
         drop(seen);
-        self.0.company_epoch.advance();
-        self.forget_company_answers();
+        self.0.store.forget();
+        self.forget_answers();
         if cve_moved {
             self.0.cve_epoch.advance();
             self.0.cve_answers.clear();
@@ -372,12 +344,9 @@ impl AppState {
         Ok(())
     }
 
-    fn forget_company_answers(&self) {
-        self.0.companies.clear();
-        self.0.by_domain.clear();
+    /// Drops the answers kept about companies (stale already: their epoch moved on).
+    fn forget_answers(&self) {
         self.0.scores.clear();
-        self.0.subsidiaries.clear();
-        self.0.owned_hosts.clear();
         self.0.infos.clear();
         self.0.answers.clear();
     }
@@ -401,10 +370,7 @@ pub(crate) enum Fill {
     Info = 1,
     Cve = 2,
     Scores = 3,
-    Company = 4,
-    Subsidiaries = 5,
-    OwnedHost = 6,
-    Population = 7,
+    Population = 4,
 }
 
 /// How long a job this process queued is taken as still asked for (the bound on a

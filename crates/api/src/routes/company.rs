@@ -226,7 +226,7 @@ pub(crate) async fn company_info(
         .lookups()
         .read(|| async {
             let generation = app.lookups().generation();
-            let fresh = app.store().company_by_social_id(&c.social_id).await?;
+            let fresh = app.backend().company_by_social_id(&c.social_id).await?;
             let searched_by = super::searched_by(app, fresh.as_ref().unwrap_or(c));
             Ok::<_, ApiError>((generation, fresh, searched_by))
         })

@@ -121,8 +121,8 @@ async fn family_member(app: &AppState, own: &Company, named: Option<&Sent<'_>>) 
         return Ok(own.clone());
     }
     let not_found = || ApiError::bad(crate::error::COMPANY_NOT_FOUND);
-    let c = super::known_company(app, &sid).await?.ok_or_else(not_found)?;
-    if super::is_subsidiary(app, own.id, c.id).await? { Ok(c) } else { Err(not_found()) }
+    let c = app.store().company_by_social_id(&sid).await?.ok_or_else(not_found)?;
+    if app.store().is_subsidiary(own.id, c.id).await? { Ok(c) } else { Err(not_found()) }
 }
 
 /// Disputes a finding of the caller's company or of one of its subsidiaries.
@@ -152,7 +152,7 @@ pub async fn dispute_finding(
     let not_found = || ApiError::bad(format!("Finding {finding_id} not found"));
     // A finding of another company is answered as one that does not exist.
     let stored = app.store().finding_by_id(finding_id).await?.ok_or_else(not_found)?;
-    if stored.company != own.id && !super::is_subsidiary(&app, own.id, stored.company).await? {
+    if stored.company != own.id && !app.store().is_subsidiary(own.id, stored.company).await? {
         return Err(not_found());
     }
     let by = key_name(&caller);
@@ -169,7 +169,6 @@ pub async fn dispute_finding(
     let opened = app.store().open_dispute(&new).await?;
     let (dispute, message) = match opened {
         store::Opened::Opened(d) => {
-            app.invalidate();
             let message = match (reason, model::dispute::asset_host(&d.asset), d.risk_vector) {
                 (DisputeReason::Fixed, Some(host), Some(vector)) => {
                     let job = model::JobSpec::Rescan {
@@ -322,7 +321,6 @@ pub async fn add_asset(
             });
         }
     }
-    app.invalidate();
     super::queue_scan(&app, &company).await?;
     let claim = if verified {
         String::new()
@@ -367,7 +365,6 @@ pub async fn remove_asset(
     };
     let (dispute, message) = match app.store().open_dispute(&new).await? {
         store::Opened::Opened(d) => {
-            app.invalidate();
             let m = format!("Removal of {asset} asked (dispute {}): an operator will decide it", d.id);
             (d, m)
         }
@@ -445,7 +442,6 @@ pub async fn verify_domain(
         .ok_or_else(|| ApiError::Internal(format!("{name}: no challenge could be kept")))?;
     let queued =
         app.enqueue(&model::JobSpec::Verify { social_id: company.social_id.clone(), domain: name.clone() }).await?;
-    app.invalidate();
     let message = if issued {
         let when = if queued { "is queued" } else { "was queued already" };
         format!("{name} is not verified yet: a check for the token {when}; call again to see its state")

@@ -55,7 +55,7 @@ pub(crate) fn json_bytes(body: impl Into<axum::body::Bytes>) -> axum::response::
 
 /// The company `social_id` names, as the caller may see it.
 pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &SocialId) -> Result<Company, ApiError> {
-    let company = match (known_company(app, social_id).await?, app.mock()) {
+    let company = match (app.store().company_by_social_id(social_id).await?, app.mock()) {
         (Some(company), _) => company,
         (None, Some(mock)) => app
             .store()
@@ -80,19 +80,6 @@ pub(crate) async fn company_named(app: &AppState, caller: &Caller, social_id: &S
         )));
     }
     Ok(company)
-}
-
-/// The company `social_id` names, whoever may see it: from the company cache (kept until
-/// the company data changes, within the bound docs/DEPLOY.md gives), read once for
-/// everyone asking at the same time. A name with no company is asked of the store each
-/// time.
-pub(crate) async fn known_company(app: &AppState, social_id: &SocialId) -> Result<Option<Company>, ApiError> {
-    let lock = app.fill_lock(crate::Fill::Company, social_id);
-    app.company_cache()
-        .get_or_load(social_id, lock, Option::is_some, async || {
-            Ok::<_, ApiError>(app.store().company_by_social_id(social_id).await?)
-        })
-        .await
 }
 
 /// The answer of a read about one company (`op` with the request's parameters), once
@@ -128,46 +115,10 @@ pub(crate) async fn may_see(app: &AppState, caller: &Caller, company: &Company) 
     if &company.social_id == own {
         return Ok(());
     }
-    let Some(own) = known_company(app, own).await? else {
+    let Some(own) = app.store().company_by_social_id(own).await? else {
         return Err(ApiError::Forbidden);
     };
-    if is_subsidiary(app, own.id, company.id).await? { Ok(()) } else { Err(ApiError::Forbidden) }
-}
-
-/// A company's subsidiaries (one page of them, or all with `None`), kept until company
-/// data changes (within the bound docs/DEPLOY.md gives).
-pub(crate) async fn kept_subsidiaries(
-    app: &AppState,
-    company: i64,
-    page: Option<model::Page>,
-) -> Result<std::sync::Arc<store::Paged<Company>>, ApiError> {
-    let key = (company, page.map(|p| p.offset()));
-    app.subsidiaries_cache()
-        .get_or_load(
-            &key,
-            app.fill_lock(crate::Fill::Subsidiaries, &key),
-            |_| true,
-            async || Ok::<_, ApiError>(std::sync::Arc::new(app.store().subsidiaries(company, page).await?)),
-        )
-        .await
-}
-
-/// Whether `child` is a subsidiary of `parent`, from [`kept_subsidiaries`].
-pub(crate) async fn is_subsidiary(app: &AppState, parent: i64, child: i64) -> Result<bool, ApiError> {
-    Ok(kept_subsidiaries(app, parent, None).await?.items.iter().any(|s| s.id == child))
-}
-
-/// Whether `host` is an asset of `company` (`Store::owns_host`), kept like company data.
-pub(crate) async fn owns_host(app: &AppState, company: i64, host: &model::Domain) -> Result<bool, ApiError> {
-    let key = (company, host.clone());
-    app.owned_hosts_cache()
-        .get_or_load(
-            &key,
-            app.fill_lock(crate::Fill::OwnedHost, &key),
-            |_| true,
-            async || Ok::<_, ApiError>(app.store().owns_host(company, host).await?),
-        )
-        .await
+    if app.store().is_subsidiary(own.id, company.id).await? { Ok(()) } else { Err(ApiError::Forbidden) }
 }
 
 /// A company that has never been rated cannot be reported on: its scan is queued
@@ -345,7 +296,7 @@ pub(crate) async fn own_company(app: &AppState, caller: &Caller) -> Result<Compa
 
 pub(crate) async fn own_company_unrated(app: &AppState, caller: &Caller) -> Result<Company, ApiError> {
     let own = caller.company.as_ref().ok_or(ApiError::Forbidden)?;
-    known_company(app, own).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))
+    app.store().company_by_social_id(own).await?.ok_or_else(|| ApiError::bad(error::COMPANY_NOT_FOUND))
 }
 
 /// What a company-info answer reads from the store, kept for the read cache's TTL: the
@@ -397,10 +348,10 @@ pub(crate) fn searched_by(app: &AppState, company: &Company) -> i64 {
 
 /// A company bound to a key and its subsidiaries: everything such a key may see.
 pub(crate) async fn family(app: &AppState, own: &SocialId) -> Result<Vec<Company>, ApiError> {
-    let Some(own) = known_company(app, own).await? else {
+    let Some(own) = app.store().company_by_social_id(own).await? else {
         return Ok(Vec::new());
     };
-    let subs = kept_subsidiaries(app, own.id, None).await?;
+    let subs = app.store().subsidiaries(own.id, None).await?;
     Ok(std::iter::once(own).chain(subs.items.iter().cloned()).collect())
 }
 

@@ -23,7 +23,7 @@ async fn subsidiary_records(
     page: Option<model::Page>,
 ) -> Result<(model::Company, store::Paged<CompanyInfo>), ApiError> {
     let c = super::own_company_unrated(app, caller).await?;
-    let subs = super::kept_subsidiaries(app, c.id, page).await?;
+    let subs = app.store().subsidiaries(c.id, page).await?;
     let mut out = Vec::with_capacity(subs.items.len());
     for s in &subs.items {
         out.push(super::company::company_info(app, s, false).await?);
@@ -43,7 +43,7 @@ async fn subsidiaries_answer<T: serde::Serialize>(
 ) -> Result<Response, ApiError> {
     use std::fmt::Write;
     let c = super::own_company_unrated(app, caller).await?;
-    let subs = super::kept_subsidiaries(app, c.id, page).await?;
+    let subs = app.store().subsidiaries(c.id, page).await?;
     let mut key = format!("{}|{}|", page.map_or(0, |p| p.number()), app.lookups().generation());
     for s in &subs.items {
         let _ = write!(key, "{},", app.lookups().pending(s.id));
@@ -379,7 +379,7 @@ pub async fn rescan_subdomain_by_vector_id(
 ) -> Result<Json<MessageOut>, ApiError> {
     let risk_vector = p.risk_vector("risk_vector_id")?;
     let subdomain = p.domain("subdomain")?;
-    if !super::owns_host(&app, c.id, &subdomain).await? {
+    if !app.store().owns_host(c.id, &subdomain).await? {
         return Err(ApiError::bad(format!("{subdomain} is not an asset of this company")));
     }
     let job = model::JobSpec::Rescan { social_id: c.social_id.clone(), subdomain: subdomain.clone(), risk_vector };
@@ -546,18 +546,15 @@ pub async fn add_subsidiary(
     if new.social_id == parent.social_id {
         return Err(ApiError::bad("social_id must differ from parent_social_id"));
     }
-    let existing = super::known_company(&app, &new.social_id).await?;
-    // Whether this request changed anything (what this process keeps is then stale).
-    let mut wrote = true;
+    let existing = app.store().company_by_social_id(&new.social_id).await?;
     let message = match existing {
         // A company that exists already: linked only if it is in the key's tree now;
         // otherwise an operator decides (a key must not reach a company by naming it).
         Some(child) => {
-            if super::is_subsidiary(&app, parent.id, child.id).await? {
+            if app.store().is_subsidiary(parent.id, child.id).await? {
                 // The key's own subsidiary: its DKIM selectors may be given again.
-                match &new.dkim_selectors {
-                    Some(selectors) => app.store().set_dkim_selectors(child.id, selectors).await?,
-                    None => wrote = false,
+                if let Some(selectors) = &new.dkim_selectors {
+                    app.store().set_dkim_selectors(child.id, selectors).await?;
                 }
                 format!(
                     "Subsidiary {} ({}) is already a subsidiary of {}",
@@ -637,9 +634,6 @@ pub async fn add_subsidiary(
             }
         }
     };
-    if wrote {
-        app.invalidate();
-    }
     Ok(Json(MessageOut { message }))
 }
 
@@ -668,15 +662,14 @@ pub async fn delete_subsidiary(
 ) -> Result<Json<MessageOut>, ApiError> {
     let sub_id = SocialId::parse(p.required("subsidiary_id")?).map_err(|_| ApiError::not_valid("subsidiary_id"))?;
     let not_found = || ApiError::bad("Subsidiary not found");
-    let child = super::known_company(&app, &sub_id).await?.ok_or_else(not_found)?;
+    let child = app.store().company_by_social_id(&sub_id).await?.ok_or_else(not_found)?;
     // Not a subsidiary as far as this process knows (within the caches' bound): nothing
     // to write. Otherwise the store decides.
-    if !super::is_subsidiary(&app, parent.id, child.id).await?
+    if !app.store().is_subsidiary(parent.id, child.id).await?
         || !app.store().unlink_subsidiary(parent.id, child.id).await?
     {
         return Err(not_found());
     }
-    app.invalidate();
     Ok(Json(MessageOut {
         message: format!(
             "Subsidiary {} ({}) was deleted from {}",

@@ -14,17 +14,7 @@ use crate::{AppState, Caller};
 
 /// The company that owns `domain`, as the caller may see it.
 pub(crate) async fn company_by_domain(app: &AppState, caller: &Caller, domain: &Domain) -> Result<Company, ApiError> {
-    let mut found = match app.domain_cache().get(domain) {
-        Some(c) => Some(c),
-        None => {
-            let epoch = app.domain_cache().epoch();
-            let c = app.store().company_by_domain(domain).await?;
-            if let Some(c) = &c {
-                app.domain_cache().insert_read_in(domain.clone(), c.clone(), epoch);
-            }
-            c
-        }
-    };
+    let mut found = app.store().company_by_domain(domain).await?;
     if found.is_none()
         && let Some(m) = app.mock()
     {
