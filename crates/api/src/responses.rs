@@ -1022,8 +1022,11 @@ pub struct SubdomainFindings {
 
 // --- Predictions (docs/PREDICTIONS.md) ------------------------------------------------------
 
+/// Text of the model's own (borrowed) or read back from an answer (owned, by the web app).
+pub type Text = std::borrow::Cow<'static, str>;
+
 /// The factors of the annual event rate (each multiplies `base`).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct RateFactors {
     pub base: f64,
     pub size: f64,
@@ -1037,14 +1040,18 @@ pub struct RateFactors {
 
 /// An exposure factor applied to the event rate, with the findings that triggered it
 /// (docs/PREDICTIONS.md, "Exposure factors").
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct ExposureFactorOut {
-    pub code: &'static str,
-    pub label: &'static str,
+    #[schema(value_type = String)]
+    pub code: Text,
+    #[schema(value_type = String)]
+    pub label: Text,
     pub multiplier: f64,
     /// The published figure it rests on, as published.
-    pub figure: &'static str,
-    pub source: &'static str,
+    #[schema(value_type = String)]
+    pub figure: Text,
+    #[schema(value_type = String)]
+    pub source: Text,
     /// True when no published figure sets the multiplier: the model's assumption.
     pub assumption: bool,
     /// The ids of the open findings that trigger it.
@@ -1052,7 +1059,7 @@ pub struct ExposureFactorOut {
 }
 
 /// The prediction with one triggering finding fixed.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct WhatIfOut {
     pub finding_id: i64,
     pub code: String,
@@ -1065,7 +1072,7 @@ pub struct WhatIfOut {
 }
 
 /// What a prediction was computed from.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct PredictionInputs {
     pub score: Option<f64>,
     pub naics_code: Option<u32>,
@@ -1079,7 +1086,8 @@ pub struct PredictionInputs {
     pub exposure_factors: Vec<ExposureFactorOut>,
     /// The share of loss events that are data breaches (the event mix), and why.
     pub breach_share: f64,
-    pub breach_share_basis: &'static str,
+    #[schema(value_type = String)]
+    pub breach_share_basis: Text,
 }
 
 impl PredictionInputs {
@@ -1103,55 +1111,59 @@ impl PredictionInputs {
                 .exposure
                 .iter()
                 .map(|a| ExposureFactorOut {
-                    code: a.factor.code,
-                    label: a.factor.label,
+                    code: a.factor.code.into(),
+                    label: a.factor.label.into(),
                     multiplier: a.factor.multiplier,
-                    figure: a.factor.figure,
-                    source: a.factor.source,
+                    figure: a.factor.figure.into(),
+                    source: a.factor.source.into(),
                     assumption: a.factor.assumption,
                     findings: a.findings.clone(),
                 })
                 .collect(),
             breach_share: f.breach_share.share,
-            breach_share_basis: f.breach_share.basis,
+            breach_share_basis: f.breach_share.basis.into(),
         }
     }
 }
 
 /// The probability of at least one incident within `horizon_months`.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct IncidentMonthOut {
     pub month: u32,
     pub horizon_months: u32,
     pub probability: f64,
     pub expected_incidents: f64,
-    pub units: &'static str,
+    #[schema(value_type = String)]
+    pub units: Text,
     pub inputs: PredictionInputs,
-    pub methodology: &'static str,
+    #[schema(value_type = String)]
+    pub methodology: Text,
 }
 
 /// The probability of at least one data breach within `horizon_months`, and the records
 /// expected lost.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct DataLossMonthOut {
     pub month: u32,
     pub horizon_months: u32,
     pub breach_probability: f64,
     pub expected_records: f64,
-    pub units: &'static str,
+    #[schema(value_type = String)]
+    pub units: Text,
     pub inputs: PredictionInputs,
-    pub methodology: &'static str,
+    #[schema(value_type = String)]
+    pub methodology: Text,
 }
 
 /// One point of the loss exceedance curve.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ExceedanceOut {
     pub threshold_usd: f64,
     pub probability: f64,
 }
 
 /// The aggregate loss over `horizon_months`, from a seeded Monte Carlo.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct TailRiskOut {
     pub horizon_months: u32,
     pub probability_of_loss: f64,
@@ -1165,9 +1177,11 @@ pub struct TailRiskOut {
     pub cap_per_event_usd: f64,
     pub paths: u32,
     pub seed: u64,
-    pub units: &'static str,
+    #[schema(value_type = String)]
+    pub units: Text,
     pub inputs: PredictionInputs,
-    pub methodology: &'static str,
+    #[schema(value_type = String)]
+    pub methodology: Text,
 }
 
 /// The units each prediction states.
@@ -1177,7 +1191,7 @@ pub const DATA_LOSS_UNITS: &str =
 pub const TAIL_RISK_UNITS: &str = "US dollars of aggregate loss over horizon_months (nominal)";
 
 /// An incident prediction: one item per month of the period.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct IncidentPrediction {
     pub social_id: String,
     pub period: u32,
@@ -1190,7 +1204,7 @@ pub struct IncidentPrediction {
 }
 
 /// A data-loss prediction: one item per month of the period.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct DataLossPrediction {
     pub social_id: String,
     pub period: u32,
@@ -1203,7 +1217,7 @@ pub struct DataLossPrediction {
 }
 
 /// A tail-risk estimation: one item, at the horizon.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct TailRiskPrediction {
     pub social_id: String,
     pub period: u32,

@@ -212,3 +212,31 @@ pub(crate) fn company_info() -> Value {
            "followers_number": null, "score": 71.5, "naics_code": 44, "searched_by": 9,
            "subsidiaries_list": ["Acme Sub"], "ip_addresses": 3})
 }
+
+/// What a prediction was computed from (`responses::PredictionInputs`).
+fn prediction_inputs() -> Value {
+    json!({"score": 71.5, "naics_code": 541512, "revenue_usd": 2.5e7, "revenue_basis": "employees 51-200",
+        "public_incidents": 1, "annual_event_rate": 0.12,
+        "rate_factors": {"base": 0.1, "size": 1.2, "industry": 1.0, "score": 1.0, "history": 1.0, "exposure": 1.0},
+        "exposure_factors": [{"code": "rdp_exposed", "label": "RDP open to the internet", "multiplier": 1.5,
+            "figure": "1.5x", "source": "a published study", "assumption": false, "findings": [9]}],
+        "breach_share": 0.3, "breach_share_basis": "the event mix"})
+}
+
+/// A by-month prediction answer: `field` the probability's member, `count` the count's.
+pub(crate) fn month_prediction(field: &str, count: &str, what_if: Value) -> Value {
+    json!({"social_id": "acme", "period": 1, "what_if": what_if, "data": [{
+        "month": 1, "horizon_months": 1, field: 0.1, count: 1000.0, "units": "probability",
+        "inputs": prediction_inputs(), "methodology": "docs/PREDICTIONS.md"}]})
+}
+
+/// A tail-risk answer.
+pub(crate) fn tail_risk() -> Value {
+    json!({"social_id": "acme", "period": 12, "what_if": [], "data": [{
+        "horizon_months": 12, "probability_of_loss": 0.2, "expected_loss_usd": 80000.0,
+        "var95_usd": 50000.0, "var99_usd": 400000.0, "tvar95_usd": 300000.0,
+        "loss_given_event_p50_usd": 20000.0, "loss_given_event_p95_usd": 250000.0,
+        "exceedance": [{"threshold_usd": 10000.0, "probability": 0.2}, {"threshold_usd": 1e6, "probability": 0.01}],
+        "cap_per_event_usd": 1e8, "paths": 10000, "seed": 7, "units": "US dollars",
+        "inputs": prediction_inputs(), "methodology": "docs/PREDICTIONS.md"}]})
+}

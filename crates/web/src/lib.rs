@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use api::responses::{
-    CompanyInfo, DisputeAnswer, DomainBySocialId, IncidentDetail, LastScanned, MessageOut, SocialIdByDomain,
-    SocialIdsByName,
+    CompanyInfo, DataLossPrediction, DisputeAnswer, DomainBySocialId, IncidentDetail, IncidentPrediction, LastScanned,
+    MessageOut, SocialIdByDomain, SocialIdsByName, TailRiskPrediction,
 };
 use axum::Router;
 use axum::body::Bytes;
@@ -27,7 +27,6 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use maud::Markup;
 use serde::Serialize;
-use serde_json::Value;
 
 pub mod chart;
 mod client;
@@ -336,11 +335,10 @@ async fn predictions(Caller(api): Caller, Query(q): Params) -> Response {
     let notice = (!asked.is_empty() && valid.is_none()).then_some("The horizon is 1 to 60 months: showing 12.");
     let p = period.to_string();
     let at = [("period", p.as_str())];
-    // Read as JSON: their answer types cannot be read back (`pages::predictions`).
     let (incident, loss, tail) = tokio::join!(
-        api.get::<Value>("/monitor-get-incident-prediction", &at),
-        api.get::<Value>("/monitor-get-data-loss-prediction", &at),
-        api.get::<Value>("/monitor-get-tail-risk-estimation", &at),
+        api.get::<IncidentPrediction>("/monitor-get-incident-prediction", &at),
+        api.get::<DataLossPrediction>("/monitor-get-data-loss-prediction", &at),
+        api.get::<TailRiskPrediction>("/monitor-get-tail-risk-estimation", &at),
     );
     if let Err(f) = &incident
         && f.status == StatusCode::UNAUTHORIZED

@@ -4,15 +4,15 @@
 //! key without the scope sees why) and the rest of the page still renders. Everything
 //! from an answer is escaped (maud).
 //!
-//! Two parts stay JSON ([`serde_json::Value`]), rendered field by field as the answer
-//! has them: the free-form objects of an incident (its impact, affected entities,
-//! response, data breach and ransomware, as the incident's record holds them), and the
-//! predictions (their answer types hold `&'static str` members, which cannot be read back).
+//! One part stays JSON ([`serde_json::Value`]), rendered field by field as the answer
+//! has it: the free-form objects of an incident (its impact, affected entities,
+//! response, data breach and ransomware, as the incident's record holds them).
 
 use api::responses::{
     ApplicationsAssets, BenchmarkOut, CompanyHistory, CompanyInfo, CompanyScores, CompanySubScores, ComponentOut,
-    FindingOut, IncidentDetail, InfrastructureAssets, LastScanned, ListSubsidiaries, PaginationOut, PeerBenchmarks,
-    RatingOut, SbomPage, ScannedCompany, ScoreComponents, ScoreHistory,
+    DataLossPrediction, FindingOut, IncidentDetail, IncidentPrediction, InfrastructureAssets, LastScanned,
+    ListSubsidiaries, PaginationOut, PeerBenchmarks, PredictionInputs, RatingOut, SbomPage, ScannedCompany,
+    ScoreComponents, ScoreHistory, TailRiskOut, TailRiskPrediction, WhatIfOut,
 };
 use maud::{DOCTYPE, Markup, html};
 use serde_json::Value;
@@ -47,18 +47,6 @@ pub const COMPONENTS: [(&str, &str, Member); 12] = [
     ("vulnerabilities", "Vulnerabilities", |s| &s.vulnerabilities),
     ("sbom", "SBOM", |s| &s.sbom),
 ];
-
-pub(crate) fn text(v: &Value) -> &str {
-    v.as_str().unwrap_or("")
-}
-
-fn number(v: &Value) -> Option<f64> {
-    v.as_f64().filter(|f| f.is_finite())
-}
-
-fn items(v: &Value) -> &[Value] {
-    v.as_array().map(Vec::as_slice).unwrap_or(&[])
-}
 
 /// An optional text of an answer, empty when absent.
 pub(crate) fn or_empty(s: &Option<String>) -> &str {
@@ -843,9 +831,9 @@ fn value(v: &Value, depth: u8) -> Markup {
 pub fn predictions(
     period: u32,
     notice: Option<&str>,
-    incident: &Result<Value, Failure>,
-    loss: &Result<Value, Failure>,
-    tail: &Result<Value, Failure>,
+    incident: &Result<IncidentPrediction, Failure>,
+    loss: &Result<DataLossPrediction, Failure>,
+    tail: &Result<TailRiskPrediction, Failure>,
 ) -> Markup {
     html! {
         article.predictions {
@@ -858,107 +846,131 @@ pub fn predictions(
         }
         section {
             h2 { "Incident probability by month" }
-            (section("Incident prediction", incident, |v| by_month(v, &MonthFigures {
-                probability: ("probability", "Probability", "probability of an incident"),
-                chart: "Probability of at least one incident within each horizon (months)",
-                count: ("expected_incidents", "Expected incidents", 3),
-            })))
+            (section("Incident prediction", incident, |v| {
+                let rows: Vec<Month> = v.data.iter().map(|m| Month {
+                    month: m.month, probability: m.probability, count: m.expected_incidents,
+                    inputs: &m.inputs, units: &m.units, methodology: &m.methodology,
+                }).collect();
+                by_month(v.message.as_deref(), &rows, &v.what_if, &MonthFigures {
+                    probability: ("Probability", "probability of an incident"),
+                    chart: "Probability of at least one incident within each horizon (months)",
+                    count: ("Expected incidents", 3),
+                })
+            }))
         }
         section {
             h2 { "Loss exceedance" }
-            (section("Tail risk estimation", tail, |v| {
-                let t = &v["data"][0];
-                let curve: Vec<(f64, f64)> = items(&t["exceedance"]).iter().filter_map(|p| Some((number(&p["threshold_usd"])?, number(&p["probability"])?))).collect();
-                let money = |k: &str| number(&t[k]).unwrap_or(f64::NAN);
-                html! {
-                    @if let Some(msg) = v["message"].as_str() { p.notice { (msg) } }
-                    (chart::exceedance("Probability that losses over the horizon exceed each amount", &curve, &[("VaR 95", money("var95_usd")), ("VaR 99", money("var99_usd")), ("TVaR 95", money("tvar95_usd"))]))
-                    dl.figures {
-                        dt { "Probability of any loss" } dd { (chart::percent(money("probability_of_loss"))) }
-                        dt { "Expected loss" } dd { (chart::usd(money("expected_loss_usd"))) }
-                        dt { "VaR 95 %" } dd { (chart::usd(money("var95_usd"))) }
-                        dt { "VaR 99 %" } dd { (chart::usd(money("var99_usd"))) }
-                        dt { "TVaR 95 %" } dd { (chart::usd(money("tvar95_usd"))) }
-                        dt { "Loss per event, median / 95th percentile" } dd { (chart::usd(money("loss_given_event_p50_usd"))) " / " (chart::usd(money("loss_given_event_p95_usd"))) }
-                        dt { "Simulated paths" } dd { (t["paths"].as_u64().unwrap_or(0)) " (seed " (t["seed"].as_u64().unwrap_or(0)) ")" }
-                    }
-                    (what_if(v, money("expected_loss_usd"), "expected loss", chart::usd))
-                    @if t.is_object() { (inputs(t)) }
-                }
+            (section("Tail risk estimation", tail, |v| html! {
+                @if let Some(msg) = &v.message { p.notice { (msg) } }
+                @if let Some(t) = v.data.first() { (tail_risk(t, &v.what_if)) }
             }))
         }
         section {
             h2 { "Data-loss estimate" }
-            (section("Data-loss prediction", loss, |v| by_month(v, &MonthFigures {
-                probability: ("breach_probability", "Breach probability", "probability of a breach"),
-                chart: "Probability of at least one data breach within each horizon (months)",
-                count: ("expected_records", "Expected records lost", 0),
-            })))
+            (section("Data-loss prediction", loss, |v| {
+                let rows: Vec<Month> = v.data.iter().map(|m| Month {
+                    month: m.month, probability: m.breach_probability, count: m.expected_records,
+                    inputs: &m.inputs, units: &m.units, methodology: &m.methodology,
+                }).collect();
+                by_month(v.message.as_deref(), &rows, &v.what_if, &MonthFigures {
+                    probability: ("Breach probability", "probability of a breach"),
+                    chart: "Probability of at least one data breach within each horizon (months)",
+                    count: ("Expected records lost", 0),
+                })
+            }))
         }
         }
     }
 }
 
-/// What a by-month prediction shows: its probability (field, column, what-if label), its
-/// chart's title, and its expected count (field, column, decimals).
+/// The loss over the horizon: the exceedance curve, the figures, the what-if, the inputs.
+fn tail_risk(t: &TailRiskOut, what_ifs: &[WhatIfOut]) -> Markup {
+    let curve: Vec<(f64, f64)> = t.exceedance.iter().map(|p| (p.threshold_usd, p.probability)).collect();
+    let marks = [("VaR 95", t.var95_usd), ("VaR 99", t.var99_usd), ("TVaR 95", t.tvar95_usd)];
+    html! {
+        (chart::exceedance("Probability that losses over the horizon exceed each amount", &curve, &marks))
+        dl.figures {
+            dt { "Probability of any loss" } dd { (chart::percent(t.probability_of_loss)) }
+            dt { "Expected loss" } dd { (chart::usd(t.expected_loss_usd)) }
+            dt { "VaR 95 %" } dd { (chart::usd(t.var95_usd)) }
+            dt { "VaR 99 %" } dd { (chart::usd(t.var99_usd)) }
+            dt { "TVaR 95 %" } dd { (chart::usd(t.tvar95_usd)) }
+            dt { "Loss per event, median / 95th percentile" } dd { (chart::usd(t.loss_given_event_p50_usd)) " / " (chart::usd(t.loss_given_event_p95_usd)) }
+            dt { "Simulated paths" } dd { (t.paths) " (seed " (t.seed) ")" }
+        }
+        (what_if(what_ifs, t.expected_loss_usd, "expected loss", chart::usd))
+        (inputs(&t.inputs, &t.units, &t.methodology))
+    }
+}
+
+/// One month of a by-month prediction (incidents or data loss), as the view reads it.
+struct Month<'a> {
+    month: u32,
+    probability: f64,
+    count: f64,
+    inputs: &'a PredictionInputs,
+    units: &'a str,
+    methodology: &'a str,
+}
+
+/// What a by-month prediction shows: its probability (column, what-if label), its
+/// chart's title, and its expected count (column, decimals).
 struct MonthFigures {
-    probability: (&'static str, &'static str, &'static str),
+    probability: (&'static str, &'static str),
     chart: &'static str,
-    count: (&'static str, &'static str, usize),
+    count: (&'static str, usize),
 }
 
 /// A prediction with one item per month (incidents, data loss): bars of the probability,
 /// the what-if of each finding, the table, the inputs.
-fn by_month(v: &Value, f: &MonthFigures) -> Markup {
-    let rows = items(&v["data"]);
-    let (key, column, what) = f.probability;
-    let (count_key, count_column, decimals) = f.count;
-    let bars: Vec<(String, f64)> =
-        rows.iter().filter_map(|m| Some((m["month"].as_u64()?.to_string(), number(&m[key])?))).collect();
+fn by_month(message: Option<&str>, rows: &[Month], what_ifs: &[WhatIfOut], f: &MonthFigures) -> Markup {
+    let (column, what) = f.probability;
+    let (count_column, decimals) = f.count;
+    let bars: Vec<(String, f64)> = rows.iter().map(|m| (m.month.to_string(), m.probability)).collect();
     let top = bars.iter().map(|b| b.1).fold(0.0_f64, f64::max).max(0.01);
-    let now = rows.last().and_then(|m| number(&m[key])).unwrap_or(f64::NAN);
+    let now = rows.last().map_or(f64::NAN, |m| m.probability);
     html! {
-        @if let Some(msg) = v["message"].as_str() { p.notice { (msg) } }
+        @if let Some(msg) = message { p.notice { (msg) } }
         (chart::bars(f.chart, &bars, top, chart::percent))
-        (what_if(v, now, what, chart::percent))
+        (what_if(what_ifs, now, what, chart::percent))
         table {
             thead { tr { th { "Within months" } th.num { (column) } th.num { (count_column) } } }
             tbody { @for m in rows { tr {
-                td { (m["month"].as_u64().unwrap_or(0)) }
-                td.num { (chart::percent(number(&m[key]).unwrap_or(f64::NAN))) }
-                td.num { (format!("{:.*}", decimals, number(&m[count_key]).unwrap_or(0.0))) }
+                td { (m.month) }
+                td.num { (chart::percent(m.probability)) }
+                td.num { (format!("{:.*}", decimals, m.count)) }
             } } }
         }
-        @if let Some(first) = rows.first() { (inputs(first)) }
+        @if let Some(first) = rows.first() { (inputs(first.inputs, first.units, first.methodology)) }
     }
 }
 
 /// The prediction with each triggering finding fixed (the answer's `what_if`).
-fn what_if(v: &Value, now: f64, label: &str, fmt: impl Fn(f64) -> String) -> Markup {
-    let rows = items(&v["what_if"]);
+fn what_if(rows: &[WhatIfOut], now: f64, label: &str, fmt: impl Fn(f64) -> String) -> Markup {
     html! {
         @if !rows.is_empty() {
             table.what-if {
                 caption { "What fixing each finding would do (" (label) " now: " (fmt(now)) ")" }
                 thead { tr { th { "Finding" } th { "Asset" } th.num { "With it fixed" } } }
                 tbody { @for w in rows { tr {
-                    td { code { (text(&w["code"])) } }
-                    td { (text(&w["asset"])) }
-                    td.num { (fmt(number(&w["at_period"]).unwrap_or(f64::NAN))) }
+                    td { code { (w.code) } }
+                    td { (w.asset) }
+                    td.num { (fmt(w.at_period)) }
                 } } }
             }
         }
     }
 }
 
-/// What a prediction was computed from, and its method.
-fn inputs(item: &Value) -> Markup {
+/// What a prediction was computed from (every input, by its name), and its method.
+fn inputs(inputs: &PredictionInputs, units: &str, methodology: &str) -> Markup {
+    let all = serde_json::to_value(inputs).unwrap_or_default();
     html! {
         details.inputs {
             summary { "Inputs and method" }
-            (value(&item["inputs"], 0))
-            @if let Some(m) = item["units"].as_str() { p.muted { "Units: " (m) } }
-            @if let Some(m) = item["methodology"].as_str() { p.muted { "Method: " (m) } }
+            (value(&all, 0))
+            p.muted { "Units: " (units) }
+            p.muted { "Method: " (methodology) }
         }
     }
 }
@@ -1066,7 +1078,6 @@ mod tests {
             texts in proptest::collection::vec(any_text(), 1..12),
             numbers in proptest::collection::vec(proptest::num::f64::ANY, 1..12),
             lengths in proptest::collection::vec(0usize..6, 1..12),
-            v in any_json(),
             w in any_json(),
         ) {
             let mut d = Draws { texts, numbers, lengths, at: 0 };
@@ -1103,8 +1114,10 @@ mod tests {
             let html = home(&Home { recent: Ok(d.parse(fixtures::last_scanned())), own: Ok(d.parse(fixtures::company_info())) })
                 .into_string();
             proptest::prop_assert!(!html.contains("<script"), "{html}");
-            // The predictions are read as JSON: any JSON.
-            let _ = predictions(12, None, &Ok(v.clone()), &Ok(w.clone()), &Ok(v.clone())).into_string();
+            let incident = d.parse(fixtures::month_prediction("probability", "expected_incidents", json!([])));
+            let loss = d.parse(fixtures::month_prediction("breach_probability", "expected_records", json!([])));
+            let html = predictions(12, None, &Ok(incident), &Ok(loss), &Ok(d.parse(fixtures::tail_risk()))).into_string();
+            proptest::prop_assert!(!html.contains("<script"), "{html}");
             let _ = crate::report::top_findings(&w);
         }
 
@@ -1272,26 +1285,25 @@ mod tests {
 
     #[test]
     fn predictions_draw_three_charts_with_their_inputs() {
-        let item = |k: &str| json!({"month": 1, k: 0.1, "expected_incidents": 0.1, "expected_records": 1000.0, "inputs": {"score": 71.5, "rate_factors": {"size": 1.2}}, "methodology": "docs/PREDICTIONS.md"});
-        let tail = json!({"data": [{"exceedance": [{"threshold_usd": 10000.0, "probability": 0.2}, {"threshold_usd": 1e6, "probability": 0.01}],
-            "var95_usd": 50000.0, "var99_usd": 400000.0, "tvar95_usd": 300000.0, "probability_of_loss": 0.2, "inputs": {"score": 71.5}}]});
+        let incident = |what_if| parse(fixtures::month_prediction("probability", "expected_incidents", what_if));
         let html = predictions(
             12,
             None,
-            &Ok(json!({"data": [item("probability")]})),
-            &Ok(json!({"data": [item("breach_probability")]})),
-            &Ok(tail),
+            &Ok(incident(json!([]))),
+            &Ok(parse(fixtures::month_prediction("breach_probability", "expected_records", json!([])))),
+            &Ok(parse(fixtures::tail_risk())),
         )
         .into_string();
         assert_eq!(html.matches("<svg").count(), 3, "{html}");
         assert!(html.contains("VaR 95") && html.contains("TVaR 95") && html.contains("rate factors"));
-        assert!(html.contains("$300k"));
+        assert!(html.contains("$300k") && html.contains("RDP open to the internet"), "{html}");
         assert!(!html.contains("What fixing"), "no what-if without triggering findings");
-        let with = json!({"data": [item("probability")], "what_if": [{"finding_id": 9, "code": "open_ports.rdp_exposed", "asset": "remote.acme.test:3389", "at_period": 0.05}]});
+        let with = json!([{"finding_id": 9, "code": "open_ports.rdp_exposed", "asset": "remote.acme.test:3389",
+            "annual_event_rate": 0.06, "at_period": 0.05}]);
         let html = predictions(
             12,
             Some("The horizon is 1 to 60 months: showing 12."),
-            &Ok(with),
+            &Ok(incident(with)),
             &Err(Failure::new(axum::http::StatusCode::FORBIDDEN, "no")),
             &Err(Failure::new(axum::http::StatusCode::FORBIDDEN, "no")),
         )

@@ -239,9 +239,9 @@ async fn incident_prediction(app: &AppState, c: Company, period: u32) -> Result<
             horizon_months: m.month,
             probability: m.probability,
             expected_incidents: m.expected_incidents,
-            units: INCIDENT_UNITS,
+            units: INCIDENT_UNITS.into(),
             inputs: inputs.clone(),
-            methodology: METHOD,
+            methodology: METHOD.into(),
         })
         .collect();
     let what_if = what_if(&profile, usize::MAX, |p| {
@@ -260,9 +260,9 @@ async fn data_loss_prediction(app: &AppState, c: Company, period: u32) -> Result
             horizon_months: m.month,
             breach_probability: m.breach_probability,
             expected_records: m.expected_records,
-            units: DATA_LOSS_UNITS,
+            units: DATA_LOSS_UNITS.into(),
             inputs: inputs.clone(),
-            methodology: METHOD,
+            methodology: METHOD.into(),
         })
         .collect();
     let what_if = what_if(&profile, usize::MAX, |p| {
@@ -308,9 +308,9 @@ async fn tail_risk_prediction(
         cap_per_event_usd: t.cap_per_event_usd,
         paths: t.paths,
         seed: t.seed,
-        units: TAIL_RISK_UNITS,
+        units: TAIL_RISK_UNITS.into(),
         inputs: inputs(&profile),
-        methodology: METHOD,
+        methodology: METHOD.into(),
     }];
     let what_if = what_if(&profile, TAIL_WHAT_IFS, |p| rating::predict::expected_loss(p, period));
     Ok(TailRiskPrediction { social_id: c.social_id.to_string(), period, data, what_if, message: None })
