@@ -192,24 +192,16 @@ async fn probe_http(url: &str, ca: Option<&Path>, opts: &ScanOpts) -> Result<()>
         headers: followed.last.headers.clone(),
         body: followed.last.body.clone(),
     };
+    // The headers are judged by the check a scan runs on each origin's front page.
+    let (found, headers_check) = web_headers::origin(&front, &host);
     let assessable = headers::assessable(&front);
-    if assessable {
-        findings.extend(web_headers::assess(&front, &host));
-    } else {
-        let why = headers::parked_or_default(&front.body).map_or_else(
-            || format!("{} answered {}", followed.path, front.status),
-            |w| format!("{} is {w}", followed.path),
-        );
-        notes.push(format!("not assessable: {why}"));
+    if !assessable {
+        notes.push(format!("not assessable: {}", headers_check.detail));
     }
+    findings.extend(found);
     findings.retain(|f| ctx.wants(f.risk_vector));
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
     let (score, grade) = web_headers::observatory_score(findings.iter().map(|f| f.code.as_str()));
-    let headers_check = if assessable {
-        web_headers::judged(&front.origin, &findings)
-    } else {
-        web_headers::not_assessable(&front.origin, notes.last().cloned().unwrap_or_default())
-    };
     let checks = vec![headers_check];
     let seen = scanner::fingerprint::Observation::http(&front.origin, &front.headers, &front.body);
     let technologies = scanner::fingerprint::analyze(&ctx.fingerprints, &seen);
