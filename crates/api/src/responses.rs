@@ -612,10 +612,18 @@ pub struct InfrastructureAssets {
     pub pagination: PaginationOut,
 }
 
-/// A CVE that affects an SBOM component, with the figures that rank it.
+/// A CVE attributed to an SBOM component, with its basis and the figures that rank it.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ComponentCve {
     pub id: String,
+    /// Why it is attributed: `vendor` (the vendor's advisory names the version),
+    /// `nvd-range` (an NVD version or bounded range), `platform-conditional` (an AND with
+    /// a platform the scan did not observe) or `unbounded` (an NVD entry without version
+    /// bounds, or for an edition or platform not observed). Only the first two are scored.
+    #[schema(example = "nvd-range")]
+    pub basis: String,
+    /// Whether it opens a finding and counts in the rating.
+    pub scored: bool,
     pub summary: Option<String>,
     pub cvss3: Option<f64>,
     pub cvss: Option<f64>,

@@ -147,8 +147,10 @@ pub struct SbomComponent {
     pub end_of_life: Option<bool>,
     #[serde(default)]
     pub latest_version: Option<String>,
+    /// The CVEs attributed to it, each with its basis: only the scored ones
+    /// ([`crate::CveBasis::scored`]) open findings and count in the rating.
     #[serde(default)]
-    pub cves: Vec<CveId>,
+    pub cves: Vec<crate::AttributedCve>,
     /// How sure the detection is, 0–100 (absent for imported data).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<u8>,

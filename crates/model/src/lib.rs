@@ -4,10 +4,12 @@
 //! argument) is parsed into one of these types at the edge; code inside trusts them.
 //! This crate does no I/O and knows nothing of HTTP, SQL or the network.
 
+pub mod basis;
 pub mod check;
 pub mod company;
 pub mod cpe;
 pub mod dispute;
+pub mod dpkg;
 pub mod event;
 pub mod ids;
 pub mod naics;
@@ -20,6 +22,7 @@ pub mod timefmt;
 
 pub mod version;
 
+pub use basis::{AttributedCve, CveBasis};
 pub use check::{Check, CheckOutcome, ComponentChecks};
 pub use company::*;
 pub use cpe::{Cpe, CpeError};

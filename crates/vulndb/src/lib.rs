@@ -6,6 +6,7 @@
 //! Feed bytes are untrusted: every parser reports a bad file with its position and
 //! never panics. This crate never opens a socket (downloads live in `rampart sync`).
 
+pub mod advisory;
 pub mod capec;
 pub mod cwe;
 pub mod epss;

@@ -178,6 +178,31 @@ impl CpeMatch {
             || self.version_end_excluding.is_some()
     }
 
+    /// Whether the entry names the versions it covers (a version, a pattern such as
+    /// `2.4.*`, or a range with a bound) and asks for no edition (CPE 2.2's field, as in
+    /// `http_server:*:*:win32`) or target platform that `probe` leaves open. One that
+    /// does not (`wordpress:*` with no bounds, or an entry for the win32 build of a
+    /// server seen without its platform) covers the name without saying that its version
+    /// is affected. The software edition is not such a restriction: NVD uses it to tell a
+    /// product's open-source line from its commercial one (`f5:nginx:…:open_source`),
+    /// which a banner names by the product alone.
+    pub fn bounded_for(&self, probe: &Probe<'_>) -> bool {
+        let parsed;
+        let c: [&str; 11] = match Cpe::canonical_attrs(&self.criteria) {
+            Some(c) => c,
+            None => {
+                let Ok(criteria) = Cpe::parse(&self.criteria) else { return false };
+                parsed = criteria;
+                std::array::from_fn(|i| parsed.attrs()[i].as_str())
+            }
+        };
+        let names_versions = self.has_range() || c[3] != "*";
+        // edition, target_sw, target_hw (the update is part of the version).
+        let t = probe.cpe.attrs();
+        let unobserved = [5, 8, 9].into_iter().any(|i| c[i] != "*" && c[i] != "-" && t[i] == "*");
+        names_versions && !unobserved
+    }
+
     /// Whether this entry covers the name `target`.
     pub fn matches(&self, target: &Cpe) -> bool {
         self.covers(&Probe::new(target))
@@ -380,16 +405,28 @@ impl CpeMatch {
     }
 }
 
-/// Why a CVE applies to `cpe`: the vulnerable entry of the first configuration that
-/// applies, described ([`CpeMatch::describe`]); none when no configuration applies.
-pub fn explain(configurations: &[Configuration], probe: &Probe<'_>) -> Option<String> {
-    let c = configurations.iter().find(|c| c.applies_to_probe(probe))?;
-    c.nodes
+/// The vulnerable entries that cover `probe`, in the configurations that apply to it.
+fn covering<'c>(configurations: &'c [Configuration], probe: &Probe<'_>) -> impl Iterator<Item = &'c CpeMatch> {
+    configurations
         .iter()
-        .filter(|n| !n.negate)
+        .filter(|c| c.applies_to_probe(probe))
+        .flat_map(|c| c.nodes.iter().filter(|n| !n.negate))
         .flat_map(|n| n.matches.iter())
-        .find(|m| m.vulnerable && m.covers(probe))
-        .map(CpeMatch::describe)
+        .filter(|m| m.vulnerable && m.covers(probe))
+}
+
+/// Why a CVE applies to `cpe`: the covering vulnerable entry, described
+/// ([`CpeMatch::describe`]) — a [bounded](CpeMatch::bounded_for) one when there is one,
+/// else the first — and whether it is bounded; none when no configuration applies.
+pub fn explain(configurations: &[Configuration], probe: &Probe<'_>) -> Option<(String, bool)> {
+    let mut first = None;
+    for m in covering(configurations, probe) {
+        if m.bounded_for(probe) {
+            return Some((m.describe(), true));
+        }
+        first.get_or_insert(m);
+    }
+    first.map(|m| (m.describe(), false))
 }
 
 #[cfg(test)]
@@ -424,6 +461,44 @@ mod tests {
         assert!(attr_matches("*_firmware", "ios_firmware"));
         assert!(!attr_matches(r"foo\*", "foobar"), "a quoted star is a literal");
         assert!(attr_matches(r"foo\*", r"foo\*"));
+    }
+
+    #[test]
+    fn an_entry_is_bounded_when_it_names_versions_and_no_unseen_platform() {
+        let seen = cpe("cpe:2.3:a:apache:http_server:2.4.49");
+        let probe = Probe::new(&seen);
+        let bounded = |e: &CpeMatch| e.covers(&probe) && e.bounded_for(&probe);
+        assert!(bounded(&m("cpe:2.3:a:apache:http_server:2.4.49:*:*:*:*:*:*:*", true)), "the version itself");
+        assert!(bounded(&m("cpe:2.3:a:apache:http_server:2.4.*:*:*:*:*:*:*:*", true)), "a pattern");
+        let mut ranged = m("cpe:2.3:a:apache:http_server:*:*:*:*:*:*:*:*", true);
+        ranged.version_end_excluding = Some("2.4.50".into());
+        assert!(bounded(&ranged), "one bound is enough");
+        let any = m("cpe:2.3:a:apache:http_server:*:*:*:*:*:*:*:*", true);
+        assert!(any.covers(&probe) && !any.bounded_for(&probe), "a wildcard with no bounds");
+        let win32 = m("cpe:2.3:a:apache:http_server:*:*:win32:*:*:*:*:*", true);
+        assert!(win32.covers(&probe) && !win32.bounded_for(&probe), "an edition the detection does not name");
+        let mut windows = m("cpe:2.3:a:apache:http_server:*:*:*:*:*:windows:*:*", true);
+        windows.version_start_including = Some("2.4.0".into());
+        assert!(windows.covers(&probe) && !windows.bounded_for(&probe), "a platform the detection does not name");
+        let on_windows = cpe("cpe:2.3:a:apache:http_server:2.4.49:*:*:*:*:windows:*:*");
+        assert!(windows.bounded_for(&Probe::new(&on_windows)), "the platform named by the detection too");
+        let mut open_source = m("cpe:2.3:a:f5:nginx:*:*:*:*:open_source:*:*:*", true);
+        open_source.version_end_excluding = Some("1.23.2".into());
+        let nginx = cpe("cpe:2.3:a:f5:nginx:1.18.0");
+        assert!(
+            open_source.covers(&Probe::new(&nginx)) && open_source.bounded_for(&Probe::new(&nginx)),
+            "a software edition is no restriction"
+        );
+        // explain prefers a bounded entry to a stray unbounded one.
+        let config = Configuration {
+            operator: Operator::Or,
+            negate: false,
+            nodes: vec![Node { operator: Operator::Or, negate: false, matches: vec![win32.clone(), ranged.clone()] }],
+        };
+        let (why, is_bounded) = explain(std::slice::from_ref(&config), &probe).unwrap();
+        assert!(is_bounded && why.contains("< 2.4.50"), "{why}");
+        let stray = Configuration { nodes: vec![Node { matches: vec![win32], ..config.nodes[0].clone() }], ..config };
+        assert_eq!(explain(std::slice::from_ref(&stray), &probe).map(|e| e.1), Some(false));
     }
 
     #[test]

@@ -48,12 +48,15 @@ pub async fn served_for_cpe(
     Ok(found.into_iter().filter_map(|(c, conditions)| c.served.map(|s| (s, conditions))).collect())
 }
 
-/// A CVE that applies to a name: why (the covering entry), and the configuration nodes
-/// that must hold besides (the platform; empty when the name alone is enough).
+/// A CVE that applies to a name: why (the covering entry), whether that entry bounds
+/// the versions it covers ([`crate::matching::CpeMatch::bounded_for`]), and the
+/// configuration nodes that must hold besides (the platform; empty when the name alone
+/// is enough).
 #[derive(Debug, Clone)]
 pub struct CveMatch {
     pub id: CveId,
     pub why: String,
+    pub bounded: bool,
     pub conditions: Vec<Node>,
 }
 
@@ -63,20 +66,27 @@ fn applies<'a>(probe: &'a Probe<'_>) -> impl FnMut(&CveCandidate, Option<&[Confi
 }
 
 /// [`cve_ids_for_cpe`] with the reason of each match: the vulnerable configuration entry
-/// that covers `cpe` (criteria and version range), or the index entry when the record
-/// carries no configurations; and the conditions it holds under.
+/// that covers `cpe` (criteria and version range) and whether it is bounded, or the
+/// index entry when the record carries no configurations (a record imported from a
+/// cve-search dump, whose vulnerable products name versions: taken as bounded); and the
+/// conditions it holds under. Every candidate's configurations are evaluated: what a
+/// company is charged with rests on the entry that covers its version.
 pub async fn cves_for_cpe(store: &dyn Store, cpe: &Cpe, limit: u32) -> Result<Vec<CveMatch>, SearchError> {
     let (vendor, product) = (cpe.vendor(), cpe.product());
     let probe = Probe::new(cpe);
-    let found = walk(store, cpe, limit, false, |c, configurations| match configurations {
-        None => Some((format!("the vulnerable products of {} list {vendor}:{product}", c.id), Vec::new())),
+    let found = walk_with(store, cpe, limit, false, true, |c, configurations| match configurations {
+        None => Some((format!("the vulnerable products of {} list {vendor}:{product}", c.id), true, Vec::new())),
         Some(configurations) => {
             let conditions = cve_conditions(configurations, &probe)?.into_iter().cloned().collect();
-            Some((explain(configurations, &probe)?, conditions))
+            let (why, bounded) = explain(configurations, &probe)?;
+            Some((why, bounded, conditions))
         }
     })
     .await?;
-    Ok(found.into_iter().map(|(c, (why, conditions))| CveMatch { id: c.id, why, conditions }).collect())
+    Ok(found
+        .into_iter()
+        .map(|(c, (why, bounded, conditions))| CveMatch { id: c.id, why, bounded, conditions })
+        .collect())
 }
 
 /// The candidates that apply to `cpe`, at most `limit`, newest first, each with what
@@ -88,6 +98,19 @@ async fn walk<T>(
     cpe: &Cpe,
     limit: u32,
     served: bool,
+    decide: impl FnMut(&CveCandidate, Option<&[Configuration]>) -> Option<T>,
+) -> Result<Vec<(CveCandidate, T)>, SearchError> {
+    walk_with(store, cpe, limit, served, false, decide).await
+}
+
+/// [`walk`], with every candidate's configurations read and given to `decide` when
+/// `configurations` is set (not only where the index rows cannot decide).
+async fn walk_with<T>(
+    store: &dyn Store,
+    cpe: &Cpe,
+    limit: u32,
+    served: bool,
+    configurations: bool,
     mut decide: impl FnMut(&CveCandidate, Option<&[Configuration]>) -> Option<T>,
 ) -> Result<Vec<(CveCandidate, T)>, SearchError> {
     let (Some(vendor), Some(product)) = (Cpe::specific(cpe.vendor()), Cpe::specific(cpe.product())) else {
@@ -114,7 +137,7 @@ async fn walk<T>(
             vendor,
             product,
             version_key: key.as_deref(),
-            all_configurations: evaluate_all,
+            all_configurations: evaluate_all || configurations,
             after: after.as_ref(),
             batch: want,
             served,

@@ -301,3 +301,65 @@ fn and_configurations_apply_with_their_platform_as_a_condition() {
     assert_eq!(checked, 25);
     assert!(unconditional < checked, "most hold only with their platform: {unconditional} of {checked}");
 }
+
+/// What NVD's configurations claim without saying the version is affected, from the
+/// real records: a stray `http_server:*:*:win32` entry with no bounds (CVE-2009-1890,
+/// which Apache lists for 2.2.0–2.2.11 only), OpenSSH in an AND with Red Hat platforms
+/// (CVE-2008-3844), and WordPress CVEs of 2007–2008 that rest on `wordpress:*` with no
+/// bounds. Each applies to the name (the search keeps NVD's semantics) but through no
+/// bounded entry, so it is not charged (`model::CveBasis`); a bounded entry is.
+#[test]
+fn stray_unbounded_and_platform_entries_are_told_apart_from_bounded_ones() {
+    use vulndb::matching::{Probe, cve_conditions, explain};
+    let Some(data) = data() else { return };
+    let feed = |year: &str| read_all(&data.join(format!("nvd-1.1/nvdcve-1.1-{year}.json.gz")));
+    let (y2007, y2008, y2009) = (feed("2007"), feed("2008"), feed("2009"));
+    let find = |recs: &[ImportedCve], id: &str| {
+        recs.iter().find(|r| r.record.id.as_str() == id).cloned().unwrap_or_else(|| panic!("{id}"))
+    };
+    // (applies, bounded, conditions) of a record for a name.
+    let judge = |r: &ImportedCve, name: &str| {
+        let cpe = Cpe::parse(name).unwrap();
+        let probe = Probe::new(&cpe);
+        let conditions = cve_conditions(&r.configurations, &probe).map(|c| c.len()).unwrap_or(0);
+        let explained = explain(&r.configurations, &probe);
+        (applies(r, name), explained.map(|(_, bounded)| bounded), conditions)
+    };
+
+    let stray = find(&y2009, "CVE-2009-1890");
+    for v in ["2.4.49", "2.4.62"] {
+        let name = format!("cpe:2.3:a:apache:http_server:{v}:*:*:*:*:*:*:*");
+        assert_eq!(judge(&stray, &name), (true, Some(false), 0), "CVE-2009-1890 on httpd {v}");
+    }
+    // Inside the range NVD bounds it applies through a bounded entry.
+    let (applies_22, bounded_22, _) = judge(&stray, "cpe:2.3:a:apache:http_server:2.2.11:*:*:*:*:*:*:*");
+    assert!(applies_22 && bounded_22 == Some(true), "CVE-2009-1890 on httpd 2.2.11");
+
+    let redhat = find(&y2008, "CVE-2008-3844");
+    for v in ["7.4", "9.9"] {
+        let name = format!("cpe:2.3:a:openbsd:openssh:{v}:*:*:*:*:*:*:*");
+        let (applies, bounded, conditions) = judge(&redhat, &name);
+        assert!(applies, "CVE-2008-3844 applies to OpenSSH {v} by NVD's search");
+        assert!(
+            bounded == Some(false) || conditions > 0,
+            "CVE-2008-3844 on OpenSSH {v}: neither unbounded nor conditional"
+        );
+    }
+
+    let wordpress = "cpe:2.3:a:wordpress:wordpress:5.8.1:*:*:*:*:*:*:*";
+    let old: Vec<&ImportedCve> = y2007.iter().chain(&y2008).filter(|r| applies(r, wordpress)).collect();
+    assert!(old.len() >= 9, "the 2007–2008 records that match WordPress 5.8.1: {}", old.len());
+    for r in &old {
+        assert_eq!(
+            judge(r, wordpress).1,
+            Some(false),
+            "{} is charged to WordPress 5.8.1 through a bounded entry",
+            r.record.id
+        );
+    }
+
+    // The control: CVE-2021-41773 names 2.4.49 exactly.
+    let traversal = one(&data, "CVE-2021-41773");
+    assert_eq!(judge(&traversal, "cpe:2.3:a:apache:http_server:2.4.49:*:*:*:*:*:*:*"), (true, Some(true), 0));
+    assert!(!applies(&traversal, "cpe:2.3:a:apache:http_server:2.4.62:*:*:*:*:*:*:*"));
+}

@@ -164,8 +164,8 @@ pub(crate) fn sbom() -> Value {
         {"name": "openssh", "version": "6.6", "purl": null, "cpe": "cpe:2.3:a:openbsd:openssh:6.6:*:*:*:*:*:*:*",
          "hosts": ["ssh.acme.test", "git.acme.test"], "evidence": "banner", "end_of_life": true, "latest_version": "9.9",
          "confidence": 90, "first_seen": "2026-10-01T00:00:00Z", "last_seen": "2026-11-01T10:00:00Z",
-         "cves": [{"id": "CVE-2016-0777", "summary": "roaming", "cvss3": null, "cvss": 6.5, "kev": true, "epss": 0.5},
-                  {"id": "CVE-2016-0778", "summary": null, "cvss3": 8.1, "cvss": null, "kev": false, "epss": null}]},
+         "cves": [{"id": "CVE-2016-0777", "basis": "nvd-range", "scored": true, "summary": "roaming", "cvss3": null, "cvss": 6.5, "kev": true, "epss": 0.5},
+                  {"id": "CVE-2016-0778", "basis": "unbounded", "scored": false, "summary": null, "cvss3": 8.1, "cvss": null, "kev": false, "epss": null}]},
         {"name": "jquery", "version": null, "purl": null, "cpe": null, "hosts": ["www.acme.test"], "evidence": "script",
          "end_of_life": null, "latest_version": null, "confidence": null,
          "first_seen": "2026-10-01T00:00:00Z", "last_seen": "2026-11-01T10:00:00Z", "cves": []}

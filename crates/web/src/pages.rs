@@ -743,8 +743,9 @@ fn sbom(v: &SbomPage, all: &str) -> Markup {
                     td { (c.hosts.join(", ")) }
                     td { @match c.end_of_life { Some(true) => span.sev.sev-high { "yes" }, Some(false) => "no", None => "unknown" }
                          @if let Some(l) = &c.latest_version { span.muted { " (latest " (l) ")" } } }
-                    td { ul.cves { @for cve in c.cves.as_deref().unwrap_or_default() { li {
+                    td { ul.cves { @for cve in c.cves.as_deref().unwrap_or_default() { li.muted[!cve.scored] {
                         strong { (cve.id) }
+                        @if !cve.scored { " · " span title="Listed, not scored: NVD does not say this version is affected" { (cve.basis) } }
                         @if let Some(s) = finite(cve.cvss) { " · " (format!("{s:.1}")) }
                         @if cve.kev { " · " span.sev.sev-critical title="In CISA's Known Exploited Vulnerabilities catalogue" { "KEV" } }
                         @if let Some(e) = finite(cve.epss) { " · EPSS " (chart::percent(e)) }

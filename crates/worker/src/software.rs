@@ -27,7 +27,7 @@ pub struct Inventory {
     pub checks: Vec<model::Check>,
 }
 
-pub use scanner::checks::vulnerabilities::{cve_severity, one_step_lower};
+pub use scanner::checks::vulnerabilities::cve_severity;
 
 /// Matches the versioned components against the vulnerability database and builds the
 /// inventory; the vulnerabilities check (`scanner::checks::vulnerabilities`) judges what
@@ -47,7 +47,7 @@ pub async fn inventory(
         let known = host_cpes.entry(s.host.as_str()).or_default();
         known.extend(s.cpes.iter().filter_map(|n| Cpe::parse(n).ok()));
     }
-    let mut cves_of: BTreeMap<(String, Option<String>), Vec<CveId>> = BTreeMap::new();
+    let mut cves_of: BTreeMap<(String, Option<String>), Vec<model::AttributedCve>> = BTreeMap::new();
     for s in software {
         out.applications.push(application(s, now));
         if !vulnerabilities::matchable(s) {
@@ -60,9 +60,11 @@ pub async fn inventory(
         out.findings.extend(judged.findings);
         out.checks.extend(judged.check);
         let ids = cves_of.entry((s.name.clone(), s.version.clone())).or_default();
-        for id in judged.cves {
-            if !ids.contains(&id) {
-                ids.push(id);
+        for cve in judged.cves {
+            // The same product on several hosts: one attribution per CVE, the strongest.
+            match ids.iter_mut().find(|c| c.id == cve.id) {
+                Some(kept) => kept.basis = kept.basis.min(cve.basis),
+                None => ids.push(cve),
             }
         }
     }
@@ -103,7 +105,7 @@ impl Matcher {
         s: &Software,
         known: &[Cpe],
     ) -> Result<Vec<vulnerabilities::CveMatch>, store::StoreError> {
-        let mut matched: Vec<(CveId, String, String, Vec<vulndb::matching::Node>)> = Vec::new();
+        let mut matched: Vec<(CveId, String, bool, String, Vec<vulndb::matching::Node>)> = Vec::new();
         for name in &s.cpes {
             if !self.searched.contains_key(name) {
                 let found = match Cpe::parse(name) {
@@ -123,8 +125,12 @@ impl Matcher {
                 self.searched.insert(name.clone(), found);
             }
             for m in self.searched.get(name).into_iter().flatten() {
-                if !matched.iter().any(|(id, ..)| *id == m.id) {
-                    matched.push((m.id.clone(), m.why.clone(), name.clone(), m.conditions.clone()));
+                let found = (m.id.clone(), m.why.clone(), m.bounded, name.clone(), m.conditions.clone());
+                // Matched through several of its names: the bounded entry, if one is.
+                match matched.iter_mut().find(|(id, ..)| *id == m.id) {
+                    Some(kept) if !kept.2 && m.bounded => *kept = found,
+                    Some(_) => {}
+                    None => matched.push(found),
                 }
             }
         }
@@ -137,7 +143,7 @@ impl Matcher {
         }
         Ok(matched
             .into_iter()
-            .map(|(id, why, cpe, conditions)| {
+            .map(|(id, why, bounded, cpe, conditions)| {
                 let rec = self.records.get(&id);
                 vulnerabilities::CveMatch {
                     conditions: conditions
@@ -154,6 +160,7 @@ impl Matcher {
                     epss: rec.and_then(|r| r.epss),
                     id,
                     why,
+                    bounded,
                     cpe,
                 }
             })
@@ -166,7 +173,7 @@ impl Matcher {
 fn components(
     software: &[Software],
     eol: Option<&Eol>,
-    cves_of: &BTreeMap<(String, Option<String>), Vec<CveId>>,
+    cves_of: &BTreeMap<(String, Option<String>), Vec<model::AttributedCve>>,
     now: OffsetDateTime,
 ) -> Vec<SbomComponent> {
     let today = now.date();

@@ -2,7 +2,7 @@
 //! macOS, CVE-2014-8445 in the real 2014 NVD feed), judged against what the same host is
 //! seen to run: with Windows detected it is a finding at the CVE's severity; with Linux
 //! detected (another operating system) it is none; with no operating system known it is
-//! a conditional finding one severity lower, the condition in its evidence.
+//! no finding either, and the SBOM lists it with the basis `platform-conditional`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,11 +53,12 @@ async fn a_platform_condition_is_judged_by_what_the_host_runs() {
     assert_eq!(on_windows.severity, Severity::High, "CVSS v2 10.0");
     assert!(on_windows.evidence.contains("together with cpe:2.3:o:microsoft:windows"), "{}", on_windows.evidence);
     assert!(finding("linux.test").is_none(), "another operating system: not a finding");
-    let unknown = finding("bare.test").expect("nothing says: a conditional finding");
-    assert_eq!(unknown.severity, Severity::Medium, "one step below high");
-    assert!(
-        unknown.evidence.contains("conditional: it holds only with cpe:2.3:o:microsoft:windows"),
-        "{}",
-        unknown.evidence
-    );
+    assert!(finding("bare.test").is_none(), "nothing says: not charged");
+
+    // Alone, the host where nothing says lists the CVE on its component, unscored.
+    let bare = vec![acrobat("bare.test")];
+    let inventory = worker::software::inventory(&*store, &bare, None, time::OffsetDateTime::now_utc()).await.unwrap();
+    assert!(inventory.findings.iter().all(|f| f.cve.as_deref() != Some("CVE-2014-8445")));
+    let listed = inventory.components[0].cves.iter().find(|c| c.id.as_str() == "CVE-2014-8445").expect("listed");
+    assert_eq!(listed.basis, model::CveBasis::PlatformConditional);
 }

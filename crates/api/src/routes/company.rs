@@ -346,10 +346,12 @@ pub(crate) async fn sbom_cve(app: &AppState, c: &Company, page: Page, who: Audie
     let mut data = Vec::with_capacity(items.items.len());
     for comp in items.items {
         let mut cves = Vec::with_capacity(comp.cves.len());
-        for id in &comp.cves {
-            let rec = app.store().cve(id).await?;
+        for cve in &comp.cves {
+            let rec = app.store().cve(&cve.id).await?;
             cves.push(ComponentCve {
-                id: id.to_string(),
+                id: cve.id.to_string(),
+                basis: cve.basis.as_str().to_owned(),
+                scored: cve.basis.scored(),
                 summary: rec.as_ref().map(|r| r.summary.clone()),
                 cvss3: rec.as_ref().and_then(|r| r.cvss3),
                 cvss: rec.as_ref().and_then(|r| r.cvss),

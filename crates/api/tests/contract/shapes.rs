@@ -226,7 +226,9 @@ fn sbom_page(v: &Value, with_cves: bool) {
         sbom_item(c);
         if with_cves {
             fields(c, &[("cves", T::Arr)]);
-            each(&c["cves"], |x| fields(x, &[("id", T::Str), ("kev", T::Bool)]));
+            each(&c["cves"], |x| {
+                fields(x, &[("id", T::Str), ("basis", T::Str), ("scored", T::Bool), ("kev", T::Bool)])
+            });
         }
     });
 }

@@ -68,7 +68,8 @@ async fn export(db: &str, social_id: &str, format: SbomFormat) -> Result<()> {
             let categories: BTreeMap<String, Vec<String>> =
                 apps.into_iter().map(|a| (a.name.to_ascii_lowercase(), a.categories)).collect();
             let ids: Vec<model::CveId> = {
-                let mut ids: Vec<model::CveId> = components.iter().flat_map(|c| c.cves.iter().cloned()).collect();
+                let mut ids: Vec<model::CveId> =
+                    components.iter().flat_map(|c| c.cves.iter().map(|a| a.id.clone())).collect();
                 ids.sort();
                 ids.dedup();
                 ids
@@ -107,6 +108,16 @@ fn rating_severity(score: f64) -> &'static str {
     }
 }
 
+/// Why an unscored attribution is listed only.
+fn unscored_detail(basis: model::CveBasis) -> &'static str {
+    match basis {
+        model::CveBasis::PlatformConditional => {
+            "platform-conditional: it holds only with a platform the scan did not observe; not scored"
+        }
+        _ => "unbounded: the NVD entry names no version bounds, or an edition or platform not observed; not scored",
+    }
+}
+
 /// The CycloneDX 1.5 document of a company's components.
 fn cyclonedx(
     company: &model::Company,
@@ -117,11 +128,14 @@ fn cyclonedx(
 ) -> Value {
     let stamp = model::timefmt::rfc3339(now);
     let mut comps = Vec::with_capacity(components.len());
-    let mut refs: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // CVE → the components it is attributed to, and its strongest basis among them.
+    let mut refs: BTreeMap<String, (Vec<String>, model::CveBasis)> = BTreeMap::new();
     for (i, c) in components.iter().enumerate() {
         let bom_ref = format!("component-{}", i + 1);
         for cve in &c.cves {
-            refs.entry(cve.to_string()).or_default().push(bom_ref.clone());
+            let (affects, basis) = refs.entry(cve.id.to_string()).or_insert((Vec::new(), cve.basis));
+            affects.push(bom_ref.clone());
+            *basis = (*basis).min(cve.basis);
         }
         let cats = categories.get(&c.name.to_ascii_lowercase()).cloned().unwrap_or_default();
         let confidence = f64::from(c.confidence.unwrap_or(100)) / 100.0;
@@ -169,7 +183,7 @@ fn cyclonedx(
     }
     let mut vulns = Vec::new();
     for r in records {
-        let Some(affects) = refs.get(r.id.as_str()) else { continue };
+        let Some((affects, basis)) = refs.get(r.id.as_str()) else { continue };
         let mut ratings = Vec::new();
         if let Some(s) = r.cvss3 {
             ratings.push(
@@ -184,7 +198,7 @@ fn cyclonedx(
             }
             ratings.push(rating);
         }
-        let mut properties = Vec::new();
+        let mut properties = vec![json!({"name": "rampart:basis", "value": basis.as_str()})];
         if r.kev.is_some() {
             properties.push(json!({"name": "rampart:cisa_kev", "value": "true"}));
         }
@@ -202,8 +216,11 @@ fn cyclonedx(
         if let Ok(n) = r.cwe.trim_start_matches("CWE-").parse::<u32>() {
             v["cwes"] = json!([n]);
         }
-        if !properties.is_empty() {
-            v["properties"] = json!(properties);
+        v["properties"] = json!(properties);
+        if !basis.scored() {
+            // Listed, not charged (docs/METHODOLOGY.md): NVD's entry does not say that
+            // the version seen is affected.
+            v["analysis"] = json!({"state": "in_triage", "detail": unscored_detail(*basis)});
         }
         vulns.push(v);
     }

@@ -1,12 +1,16 @@
 //! vulnerabilities: the CVEs the vulnerability database matched to each detected
 //! product with a version (the worker asks it: the scanner opens no store), judged on
-//! what the host is seen to run. A CVE that holds only together with another product
-//! of its configuration (the platform) is a finding when the host is seen to run it,
-//! none when it is seen to run something else there, and a conditional one (a severity
-//! step lower) when nothing on the host says. A product without a version is not
-//! assessable.
+//! what the host is seen to run, each with its basis (`model::CveBasis`). A CVE whose
+//! covering NVD entry names the version (a version, a pattern, a bounded range) is a
+//! finding; one whose entry has no bounds, or is for an edition or platform the
+//! detection does not name, is `unbounded`; one that holds only together with another
+//! product of its configuration (the platform) is a finding when the host is seen to
+//! run it, dropped when it is seen to run something else there, and
+//! `platform-conditional` when nothing on the host says. Only scored bases open
+//! findings; the others are kept on the SBOM with their basis. A product without a
+//! version is not assessable.
 
-use model::{CveId, RiskVector, Severity};
+use model::{AttributedCve, CveBasis, CveId, RiskVector, Severity};
 
 use super::Judged;
 use crate::check::Check;
@@ -21,6 +25,8 @@ pub struct CveMatch {
     pub id: CveId,
     /// How the database matched it (the configuration that covers the product).
     pub why: String,
+    /// Whether the covering entry names the versions it covers (see the module).
+    pub bounded: bool,
     /// The product's CPE name that matched.
     pub cpe: String,
     /// The other nodes of the CVE's configuration (the platform it needs).
@@ -43,13 +49,30 @@ pub struct Condition {
     pub holds: bool,
 }
 
-/// What the check of one detected product made: its findings (one per CVE), its check
-/// (none for a product without a CPE name), and the CVEs that apply.
+/// What the check of one detected product made: its findings (one per scored CVE), its
+/// check (none for a product without a CPE name), and the CVEs attributed to it, each
+/// with its basis.
 #[derive(Debug, Clone, Default)]
 pub struct ProductJudged {
     pub findings: Vec<ScanFinding>,
     pub check: Option<Check>,
-    pub cves: Vec<CveId>,
+    pub cves: Vec<AttributedCve>,
+}
+
+impl CveMatch {
+    /// Its basis, or `None` when the host is seen to run something else where its
+    /// configuration needs a platform (it does not apply).
+    pub fn basis(&self) -> Option<CveBasis> {
+        if self.conditions.iter().any(|c| c.contradicted) {
+            None
+        } else if !self.bounded {
+            Some(CveBasis::Unbounded)
+        } else if self.conditions.iter().any(|c| !c.holds) {
+            Some(CveBasis::PlatformConditional)
+        } else {
+            Some(CveBasis::NvdRange)
+        }
+    }
 }
 
 /// The name of the check of one product.
@@ -74,18 +97,13 @@ pub fn unversioned(s: &Software) -> Option<Check> {
 pub fn judge(s: &Software, matched: &[CveMatch]) -> ProductJudged {
     let mut out = ProductJudged::default();
     let label = s.label();
-    let applies: Vec<&CveMatch> = matched.iter().filter(|m| !m.conditions.iter().any(|c| c.contradicted)).collect();
-    for m in &applies {
-        let unmet: Vec<&str> = m.conditions.iter().filter(|c| !c.holds).map(|c| c.text.as_str()).collect();
+    let attributed: Vec<(&CveMatch, CveBasis)> = matched.iter().filter_map(|m| Some((m, m.basis()?))).collect();
+    let scored: Vec<&CveMatch> = attributed.iter().filter(|(_, b)| b.scored()).map(|(m, _)| *m).collect();
+    for m in &scored {
         let mut evidence = format!("{label} ({}) is covered by {}", m.cpe, m.why);
-        if !m.conditions.is_empty() && unmet.is_empty() {
+        if !m.conditions.is_empty() {
             let met: Vec<&str> = m.conditions.iter().map(|c| c.text.as_str()).collect();
             evidence.push_str(&format!("; together with {}, detected on the host", met.join(" and ")));
-        } else if !unmet.is_empty() {
-            evidence.push_str(&format!(
-                "; conditional: it holds only with {}, which nothing on the host confirms or rules out",
-                unmet.join(" and ")
-            ));
         }
         match (m.cvss3, m.cvss2) {
             (Some(v3), _) => evidence.push_str(&format!("; CVSS v3 {v3:.1}")),
@@ -99,27 +117,32 @@ pub fn judge(s: &Software, matched: &[CveMatch]) -> ProductJudged {
             evidence.push_str(&format!("; EPSS {e:.3}"));
         }
         evidence.push_str(&format!("; detected by {}", s.evidence));
-        let mut severity = cve_severity(m.cvss3, m.cvss2, m.kev);
-        if !unmet.is_empty() {
-            severity = one_step_lower(severity);
-        }
         out.findings.push(
             ScanFinding::new("vulnerabilities.cve", &s.host, evidence)
                 .with_cve(m.id.as_str())
                 .with_component(label.clone())
-                .with_severity(severity),
+                .with_severity(cve_severity(m.cvss3, m.cvss2, m.kev)),
         );
     }
     if !s.cpes.is_empty() {
         let check = check_name(s);
-        out.check = Some(if applies.is_empty() {
-            let observed = format!("no CVE matches {}", s.cpes.join(", "));
+        out.check = Some(if scored.is_empty() {
+            let unscored = attributed.len();
+            let observed = if unscored == 0 {
+                format!("no CVE matches {}", s.cpes.join(", "))
+            } else {
+                format!(
+                    "no CVE names the version of {}; {unscored} listed unscored on the SBOM (unbounded or \
+                     platform-conditional NVD entries)",
+                    s.cpes.join(", ")
+                )
+            };
             Check::pass(RiskVector::Vulnerabilities, &check, &s.host, observed)
         } else {
-            Check::finding(RiskVector::Vulnerabilities, &check, &s.host, applies.iter().map(|m| m.id.as_str()))
+            Check::finding(RiskVector::Vulnerabilities, &check, &s.host, scored.iter().map(|m| m.id.as_str()))
         });
     }
-    out.cves = applies.into_iter().map(|m| m.id.clone()).collect();
+    out.cves = attributed.into_iter().map(|(m, basis)| AttributedCve::new(m.id.clone(), basis)).collect();
     out
 }
 
@@ -149,19 +172,71 @@ pub fn cve_severity(cvss3: Option<f64>, cvss2: Option<f64>, kev: bool) -> Severi
     }
 }
 
-/// A conditional finding's severity: one step below the CVE's own.
-pub fn one_step_lower(s: Severity) -> Severity {
-    match s {
-        Severity::Critical => Severity::High,
-        Severity::High => Severity::Medium,
-        Severity::Medium => Severity::Low,
-        Severity::Low | Severity::Info => Severity::Info,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn matched(id: &str, bounded: bool, conditions: Vec<Condition>) -> CveMatch {
+        CveMatch {
+            id: CveId::parse(id).unwrap(),
+            why: "cpe:2.3:a:apache:http_server:*".into(),
+            bounded,
+            cpe: "cpe:2.3:a:apache:http_server:2.4.49:*:*:*:*:*:*:*".into(),
+            conditions,
+            cvss3: Some(9.8),
+            cvss2: None,
+            kev: false,
+            epss: None,
+        }
+    }
+
+    fn condition(holds: bool, contradicted: bool) -> Condition {
+        Condition { text: "cpe:2.3:o:redhat:enterprise_linux:5".into(), holds, contradicted }
+    }
+
+    #[test]
+    fn only_scored_bases_open_findings_and_every_basis_is_listed() {
+        let s = Software {
+            host: "www.acme.test".into(),
+            name: "Apache HTTP Server".into(),
+            version: Some("2.4.49".into()),
+            categories: vec![],
+            cpes: vec!["cpe:2.3:a:apache:http_server:2.4.49:*:*:*:*:*:*:*".into()],
+            purl: None,
+            confidence: 100,
+            evidence: "Server header".into(),
+        };
+        let all = [
+            matched("CVE-2021-41773", true, vec![]),
+            matched("CVE-2009-1890", false, vec![]),
+            matched("CVE-2008-3844", true, vec![condition(false, false)]),
+            matched("CVE-2008-0001", true, vec![condition(false, true)]),
+            matched("CVE-2008-0002", true, vec![condition(true, false)]),
+        ];
+        let judged = judge(&s, &all);
+        let bases: Vec<(&str, CveBasis)> = judged.cves.iter().map(|c| (c.id.as_str(), c.basis)).collect();
+        assert_eq!(
+            bases,
+            [
+                ("CVE-2021-41773", CveBasis::NvdRange),
+                ("CVE-2009-1890", CveBasis::Unbounded),
+                ("CVE-2008-3844", CveBasis::PlatformConditional),
+                ("CVE-2008-0002", CveBasis::NvdRange),
+            ],
+            "a contradicted platform drops the CVE; a met one counts"
+        );
+        let charged: Vec<Option<&str>> = judged.findings.iter().map(|f| f.cve.as_deref()).collect();
+        assert_eq!(charged, [Some("CVE-2021-41773"), Some("CVE-2008-0002")]);
+        assert!(judged.findings.iter().all(|f| f.severity == Severity::Critical), "no severity step for a basis");
+        let check = judged.check.unwrap();
+        assert_eq!(check.detail, "CVE-2021-41773, CVE-2008-0002");
+        // Nothing scored: the check passes and says what is listed unscored.
+        let judged = judge(&s, &all[1..3]);
+        assert!(judged.findings.is_empty() && judged.cves.len() == 2);
+        let check = judged.check.unwrap();
+        assert_eq!(check.outcome, model::CheckOutcome::Pass);
+        assert!(check.detail.contains("2 listed unscored"), "{}", check.detail);
+    }
 
     #[test]
     fn severities() {

@@ -89,6 +89,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (7, "followers", include_str!("../../migrations/postgres/0007_followers.sql")),
     (8, "disputes", include_str!("../../migrations/postgres/0008_disputes.sql")),
     (9, "domain_ownership", include_str!("../../migrations/postgres/0009_domain_ownership.sql")),
+    (10, "cve_basis", include_str!("../../migrations/postgres/0010_cve_basis.sql")),
 ]);
 
 /// The channel a queued job is announced on.

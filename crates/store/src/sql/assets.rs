@@ -336,12 +336,13 @@ impl crate::Assets for Backend {
                 .await?;
             for cve in &c.cves {
                 sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "INSERT INTO sbom_cves (component_id, cve_id) SELECT id, $4 {of} ON CONFLICT DO NOTHING"
+                    "INSERT INTO sbom_cves (component_id, cve_id, basis) SELECT id, $4, $5 {of} ON CONFLICT DO NOTHING"
                 )))
                 .bind(company)
                 .bind(&c.name)
                 .bind(c.version.as_deref())
-                .bind(cve.as_str())
+                .bind(cve.id.as_str())
+                .bind(cve.basis.as_str())
                 .execute(&mut *tx)
                 .await?;
             }

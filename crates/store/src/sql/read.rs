@@ -42,19 +42,19 @@ impl Backend {
                 .or_default()
                 .push(Domain::parse(&h).map_err(|_| corrupt("host", &h))?);
         }
-        let mut cves: BTreeMap<i64, Vec<CveId>> = BTreeMap::new();
+        let mut cves: BTreeMap<i64, Vec<model::AttributedCve>> = BTreeMap::new();
         for r in sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT component_id, cve_id FROM sbom_cves WHERE {} ORDER BY cve_id",
+            "SELECT component_id, cve_id, basis FROM sbom_cves WHERE {} ORDER BY cve_id",
             in_list("component_id", 1)
         )))
         .bind(&ids_list)
         .fetch_all(&mut *self.reader().await?)
         .await?
         {
-            let c: String = r.try_get("cve_id")?;
-            cves.entry(r.try_get("component_id")?)
-                .or_default()
-                .push(CveId::parse(&c).map_err(|_| corrupt("cve_id", &c))?);
+            let (c, basis): (String, String) = (r.try_get("cve_id")?, r.try_get("basis")?);
+            let id = CveId::parse(&c).map_err(|_| corrupt("cve_id", &c))?;
+            let basis = model::CveBasis::parse(&basis).ok_or_else(|| corrupt("basis", &basis))?;
+            cves.entry(r.try_get("component_id")?).or_default().push(model::AttributedCve::new(id, basis));
         }
         rows.iter()
             .map(|row| {

@@ -119,9 +119,10 @@ pub(crate) async fn insert_component(tx: &mut Transaction<'_, Db>, company: i64,
             .await?;
     }
     for cve in &c.cves {
-        sqlx::query("INSERT INTO sbom_cves (component_id, cve_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+        sqlx::query("INSERT INTO sbom_cves (component_id, cve_id, basis) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
             .bind(cid)
-            .bind(cve.as_str())
+            .bind(cve.id.as_str())
+            .bind(cve.basis.as_str())
             .execute(&mut **tx)
             .await?;
     }

@@ -130,6 +130,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (25, "disputes", include_str!("../../migrations/sqlite/0025_disputes.sql")),
     (26, "domain_ownership", include_str!("../../migrations/sqlite/0026_domain_ownership.sql")),
     (27, "portable_lookups", include_str!("../../migrations/sqlite/0027_portable_lookups.sql")),
+    (28, "cve_basis", include_str!("../../migrations/sqlite/0028_cve_basis.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).

@@ -343,7 +343,10 @@ pub async fn software(store: &dyn Store) {
         evidence: "header server".into(),
         end_of_life: Some(true),
         latest_version: None,
-        cves: cves.iter().map(|c| CveId::parse(c).unwrap()).collect(),
+        cves: cves
+            .iter()
+            .map(|c| model::AttributedCve::new(CveId::parse(c).unwrap(), model::CveBasis::NvdRange))
+            .collect(),
         confidence: Some(90),
         first_seen: at("2026-05-01T00:00:00Z"),
         last_seen: at("2026-05-01T00:00:00Z"),
@@ -378,7 +381,10 @@ pub async fn software(store: &dyn Store) {
     let sbom = store.sbom(c.id, Page::FIRST, true).await.unwrap();
     assert_eq!(sbom.total, 1);
     assert_eq!(sbom.items[0].first_seen, at("2026-05-01T00:00:00Z"));
-    assert_eq!(sbom.items[0].cves, vec![CveId::parse("CVE-2021-23017").unwrap()]);
+    assert_eq!(
+        sbom.items[0].cves,
+        vec![model::AttributedCve::new(CveId::parse("CVE-2021-23017").unwrap(), model::CveBasis::NvdRange)]
+    );
     assert_eq!(sbom.items[0].confidence, Some(90));
 
     assert_eq!(
@@ -612,7 +618,7 @@ pub async fn companies(store: &dyn Store) {
             evidence: "banner".into(),
             end_of_life: Some(true),
             latest_version: Some("2.24.0".into()),
-            cves: vec![CveId::parse("CVE-2021-44228").unwrap()],
+            cves: vec![model::AttributedCve::new(CveId::parse("CVE-2021-44228").unwrap(), model::CveBasis::Vendor)],
             confidence: None,
             first_seen: at("2026-01-01T00:00:00Z"),
             last_seen: at("2026-02-01T00:00:00Z"),
@@ -740,7 +746,8 @@ pub async fn companies(store: &dyn Store) {
     assert_eq!(store.sbom(c.id, Page::FIRST, false).await.unwrap().total, 2);
     let with = store.sbom(c.id, Page::FIRST, true).await.unwrap();
     assert_eq!((with.total, with.items[0].name.as_str()), (1, "log4j"));
-    assert_eq!(with.items[0].cves[0].as_str(), "CVE-2021-44228");
+    assert_eq!(with.items[0].cves[0].id.as_str(), "CVE-2021-44228");
+    assert_eq!(with.items[0].cves[0].basis, model::CveBasis::Vendor, "the basis is kept");
     let by = store.sbom_by_domain(c.id, &dom("acme.example"), Page::FIRST).await.unwrap();
     assert_eq!(by.total, 2);
     assert_eq!(by.items[0].host, "api.acme.example");
@@ -1626,11 +1633,12 @@ pub async fn feed_changes(store: &dyn Store) {
     };
     store.record_software(b.id, &[], std::slice::from_ref(&comp), now).await.unwrap();
     let kept = store.sbom(b.id, Page::FIRST, false).await.unwrap().items;
-    let with = SbomComponent { cves: vec![CveId::parse("CVE-2026-1002").unwrap()], ..comp.clone() };
+    let unbounded = model::AttributedCve::new(CveId::parse("CVE-2026-1002").unwrap(), model::CveBasis::Unbounded);
+    let with = SbomComponent { cves: vec![unbounded.clone()], ..comp.clone() };
     store.set_component_cves(b.id, &[with]).await.unwrap();
     let sbom = store.sbom(b.id, Page::FIRST, false).await.unwrap().items;
     assert_eq!(sbom.len(), 1);
-    assert_eq!(sbom[0].cves, [CveId::parse("CVE-2026-1002").unwrap()]);
+    assert_eq!(sbom[0].cves, [unbounded], "an unscored attribution is kept with its basis");
     assert_eq!(
         (&sbom[0].first_seen, &sbom[0].last_seen),
         (&kept[0].first_seen, &kept[0].last_seen),
@@ -2136,7 +2144,7 @@ pub async fn rated_assets(store: &dyn Store) {
         evidence: "header server".into(),
         end_of_life: None,
         latest_version: None,
-        cves: vec![CveId::parse("CVE-2021-23017").unwrap()],
+        cves: vec![model::AttributedCve::new(CveId::parse("CVE-2021-23017").unwrap(), model::CveBasis::NvdRange)],
         confidence: Some(90),
         first_seen: seen,
         last_seen: seen,

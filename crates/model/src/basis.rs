@@ -1,0 +1,113 @@
+//! Why a CVE is attributed to a detected product, and whether it counts
+//! (docs/METHODOLOGY.md, "Vulnerabilities: the basis of a CVE").
+//!
+//! NVD's configurations are written for search: a wildcard entry with no version bounds,
+//! an entry for a Windows build, or an AND with a platform make a CVE "match" software
+//! its vendor never said was affected. A company is charged only with what its
+//! software's vendor, or a bounded NVD entry, says affects the version seen; the rest is
+//! listed with its basis and never scored.
+
+use serde::{Deserialize, Serialize};
+
+use crate::CveId;
+
+/// The basis of one attribution, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CveBasis {
+    /// The vendor's own advisory names the version as affected.
+    Vendor,
+    /// An NVD entry names the version, a pattern of versions or a bounded range.
+    NvdRange,
+    /// It holds only together with a platform (an AND configuration) the scan did not
+    /// observe on the host.
+    PlatformConditional,
+    /// The covering NVD entry has a wildcard version with no bounds, or is restricted to
+    /// an edition or target platform the detection does not name.
+    Unbounded,
+}
+
+impl CveBasis {
+    pub const ALL: [CveBasis; 4] = [Self::Vendor, Self::NvdRange, Self::PlatformConditional, Self::Unbounded];
+
+    /// Whether it opens a finding and counts in the rating.
+    pub fn scored(self) -> bool {
+        matches!(self, Self::Vendor | Self::NvdRange)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Vendor => "vendor",
+            Self::NvdRange => "nvd-range",
+            Self::PlatformConditional => "platform-conditional",
+            Self::Unbounded => "unbounded",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|b| b.as_str() == raw)
+    }
+}
+
+impl std::fmt::Display for CveBasis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A CVE attributed to a component, with its basis. Read from an id alone (an imported
+/// SBOM names the CVEs it asserts): the basis is then `nvd-range`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct AttributedCve {
+    pub id: CveId,
+    pub basis: CveBasis,
+}
+
+impl AttributedCve {
+    pub fn new(id: CveId, basis: CveBasis) -> Self {
+        Self { id, basis }
+    }
+}
+
+impl<'de> Deserialize<'de> for AttributedCve {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Id(CveId),
+            Full { id: CveId, basis: CveBasis },
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::Id(id) => Self { id, basis: CveBasis::NvdRange },
+            Raw::Full { id, basis } => Self { id, basis },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_vendor_and_bounded_nvd_attributions_count() {
+        let scored: Vec<_> = CveBasis::ALL.into_iter().filter(|b| b.scored()).collect();
+        assert_eq!(scored, [CveBasis::Vendor, CveBasis::NvdRange]);
+        for b in CveBasis::ALL {
+            assert_eq!(CveBasis::parse(b.as_str()), Some(b));
+            assert_eq!(serde_json::to_value(b).unwrap(), b.as_str());
+        }
+        assert_eq!(CveBasis::parse("nvd"), None);
+    }
+
+    #[test]
+    fn an_attribution_reads_from_an_id_or_in_full() {
+        let id = CveId::parse("CVE-2021-41773").unwrap();
+        let bare: AttributedCve = serde_json::from_str("\"CVE-2021-41773\"").unwrap();
+        assert_eq!(bare, AttributedCve::new(id.clone(), CveBasis::NvdRange));
+        let full: AttributedCve = serde_json::from_str(r#"{"id":"CVE-2021-41773","basis":"unbounded"}"#).unwrap();
+        assert_eq!(full, AttributedCve::new(id, CveBasis::Unbounded));
+        assert_eq!(serde_json::to_string(&full).unwrap(), r#"{"id":"CVE-2021-41773","basis":"unbounded"}"#);
+        assert!(serde_json::from_str::<AttributedCve>(r#"{"id":"CVE-2021-41773","basis":"guess"}"#).is_err());
+        assert!(serde_json::from_str::<AttributedCve>("\"not-a-cve\"").is_err());
+    }
+}
