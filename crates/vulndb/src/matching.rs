@@ -187,20 +187,24 @@ impl CpeMatch {
     /// product's open-source line from its commercial one (`f5:nginx:…:open_source`),
     /// which a banner names by the product alone.
     pub fn bounded_for(&self, probe: &Probe<'_>) -> bool {
-        let parsed;
-        let c: [&str; 11] = match Cpe::canonical_attrs(&self.criteria) {
-            Some(c) => c,
-            None => {
-                let Ok(criteria) = Cpe::parse(&self.criteria) else { return false };
-                parsed = criteria;
-                std::array::from_fn(|i| parsed.attrs()[i].as_str())
-            }
-        };
-        let names_versions = self.has_range() || c[3] != "*";
-        // edition, target_sw, target_hw (the update is part of the version).
-        let t = probe.cpe.attrs();
-        let unobserved = [5, 8, 9].into_iter().any(|i| c[i] != "*" && c[i] != "-" && t[i] == "*");
-        names_versions && !unobserved
+        self.with_attrs(|c| {
+            let names_versions = self.has_range() || c[3] != "*";
+            // edition, target_sw, target_hw (the update is part of the version).
+            let t = probe.cpe.attrs();
+            let unobserved = [5, 8, 9].into_iter().any(|i| c[i] != "*" && c[i] != "-" && t[i] == "*");
+            names_versions && !unobserved
+        })
+        .unwrap_or(false)
+    }
+
+    /// `f` of the criteria's eleven attributes, read from its canonical text or, for a
+    /// name that is not canonical, parsed; `None` when it does not parse.
+    fn with_attrs<R>(&self, f: impl FnOnce([&str; 11]) -> R) -> Option<R> {
+        if let Some(c) = Cpe::canonical_attrs(&self.criteria) {
+            return Some(f(c));
+        }
+        let parsed = Cpe::parse(&self.criteria).ok()?;
+        Some(f(std::array::from_fn(|i| parsed.attrs()[i].as_str())))
     }
 
     /// Whether this entry covers the name `target`.
@@ -218,16 +222,8 @@ impl CpeMatch {
         {
             return false;
         }
-        let parsed;
-        let c: [&str; 11] = match Cpe::canonical_attrs(&self.criteria) {
-            Some(c) => c,
-            None => {
-                let Ok(criteria) = Cpe::parse(&self.criteria) else { return false };
-                parsed = criteria;
-                std::array::from_fn(|i| parsed.attrs()[i].as_str())
-            }
-        };
-        (0..11).all(|i| i == 3 || attr_matches(c[i], &t[i])) && self.version_matches(c[3], probe)
+        self.with_attrs(|c| (0..11).all(|i| i == 3 || attr_matches(c[i], &t[i])) && self.version_matches(c[3], probe))
+            .unwrap_or(false)
     }
 
     /// [`CpeMatch::matches`] by parsing the whole name (what [`CpeMatch::covers`] must
