@@ -7,6 +7,7 @@
 //! never panics. This crate never opens a socket (downloads live in `rampart sync`).
 
 pub mod advisory;
+pub mod aliases;
 pub mod capec;
 pub mod cwe;
 pub mod epss;

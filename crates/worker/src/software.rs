@@ -106,7 +106,18 @@ impl Matcher {
         known: &[Cpe],
     ) -> Result<Vec<vulnerabilities::CveMatch>, store::StoreError> {
         let mut matched: Vec<(CveId, String, bool, String, Vec<vulndb::matching::Node>)> = Vec::new();
-        for name in &s.cpes {
+        // Every name of the product: its detected names, then their aliases (NVD names
+        // one product differently across the years, `vulndb::aliases`).
+        let mut names: Vec<String> = s.cpes.clone();
+        for n in &s.cpes {
+            for alias in Cpe::parse(n).map(|c| vulndb::aliases::aliases_of(&c)).unwrap_or_default() {
+                let alias = alias.to_string();
+                if !names.contains(&alias) {
+                    names.push(alias);
+                }
+            }
+        }
+        for name in &names {
             if !self.searched.contains_key(name) {
                 let found = match Cpe::parse(name) {
                     Ok(cpe) => match vulndb::search::cves_for_cpe(store, &cpe, CVE_LIMIT).await {
