@@ -19,7 +19,7 @@ use model::{
     Finding, FootprintAsset, FootprintChange, Incident, Job, JobSpec, NetworkEndpoint, NewApiKey, NewEvent, NewWebhook,
     Page, SbomComponent, ScoreSnapshot, SocialId, Webhook,
 };
-use store::cve::{CandidateQuery, CapecRow, CveCandidate, CweRow, EpssRow, KevRow, ServedCve, StoredCve};
+use store::cve::{AdvisoryRow, CandidateQuery, CapecRow, CveCandidate, CweRow, EpssRow, KevRow, ServedCve, StoredCve};
 use store::disputes::AssetRequest;
 use store::{
     Added, CompanyCounts, CompanySnapshot, DataVersions, Decision, DomainClaim, FindingFilter, FootprintCaps,
@@ -220,6 +220,8 @@ roles! {
         read fn fingerprints() -> Result<Vec<(String, String)>>;
         quiet fn save_eol_products(products: &[(String, String)]) -> Result<usize>;
         read fn eol_products() -> Result<Vec<(String, String)>>;
+        write fn save_advisories(rows: &[AdvisoryRow]) -> Result<usize>;
+        read fn advisories_for(vendor: &str, product: &str) -> Result<Vec<AdvisoryRow>>;
     }
     Keys {
         quiet fn create_key(key: &NewApiKey) -> Result<ApiKey>;

@@ -617,9 +617,12 @@ pub struct InfrastructureAssets {
 pub struct ComponentCve {
     pub id: String,
     /// Why it is attributed: `vendor` (the vendor's advisory names the version),
-    /// `nvd-range` (an NVD version or bounded range), `platform-conditional` (an AND with
-    /// a platform the scan did not observe) or `unbounded` (an NVD entry without version
-    /// bounds, or for an edition or platform not observed). Only the first two are scored.
+    /// `nvd-range` (an NVD version or bounded range), `distribution-backport-unknown` (as
+    /// `nvd-range`, for a distribution's package whose distribution's security data does
+    /// not decide it: a fix may be backported; scored with a lower confidence),
+    /// `platform-conditional` (an AND with a platform the scan did not observe) or
+    /// `unbounded` (an NVD entry without version bounds, or for an edition or platform not
+    /// observed). Only the first three are scored.
     #[schema(example = "nvd-range")]
     pub basis: String,
     /// Whether it opens a finding and counts in the rating.

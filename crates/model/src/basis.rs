@@ -5,7 +5,8 @@
 //! an entry for a Windows build, or an AND with a platform make a CVE "match" software
 //! its vendor never said was affected. A company is charged only with what its
 //! software's vendor, or a bounded NVD entry, says affects the version seen; the rest is
-//! listed with its basis and never scored.
+//! listed with its basis and never scored. A distribution's package its distribution
+//! has said nothing of is charged on the upstream word with a lower confidence.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,11 @@ pub enum CveBasis {
     Vendor,
     /// An NVD entry names the version, a pattern of versions or a bounded range.
     NvdRange,
+    /// As `nvd-range` (or the upstream vendor's word), for a distribution's package
+    /// (`Apache/2.4.41 (Ubuntu)`) whose distribution has said nothing Rampart holds of
+    /// this CVE and package version: a backported fix is possible, so the attribution is
+    /// scored with a lower confidence shown to the reader.
+    DistributionBackportUnknown,
     /// It holds only together with a platform (an AND configuration) the scan did not
     /// observe on the host.
     PlatformConditional,
@@ -28,17 +34,19 @@ pub enum CveBasis {
 }
 
 impl CveBasis {
-    pub const ALL: [CveBasis; 4] = [Self::Vendor, Self::NvdRange, Self::PlatformConditional, Self::Unbounded];
+    pub const ALL: [CveBasis; 5] =
+        [Self::Vendor, Self::NvdRange, Self::DistributionBackportUnknown, Self::PlatformConditional, Self::Unbounded];
 
     /// Whether it opens a finding and counts in the rating.
     pub fn scored(self) -> bool {
-        matches!(self, Self::Vendor | Self::NvdRange)
+        matches!(self, Self::Vendor | Self::NvdRange | Self::DistributionBackportUnknown)
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Vendor => "vendor",
             Self::NvdRange => "nvd-range",
+            Self::DistributionBackportUnknown => "distribution-backport-unknown",
             Self::PlatformConditional => "platform-conditional",
             Self::Unbounded => "unbounded",
         }
@@ -91,7 +99,7 @@ mod tests {
     #[test]
     fn only_vendor_and_bounded_nvd_attributions_count() {
         let scored: Vec<_> = CveBasis::ALL.into_iter().filter(|b| b.scored()).collect();
-        assert_eq!(scored, [CveBasis::Vendor, CveBasis::NvdRange]);
+        assert_eq!(scored, [CveBasis::Vendor, CveBasis::NvdRange, CveBasis::DistributionBackportUnknown]);
         for b in CveBasis::ALL {
             assert_eq!(CveBasis::parse(b.as_str()), Some(b));
             assert_eq!(serde_json::to_value(b).unwrap(), b.as_str());

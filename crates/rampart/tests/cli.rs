@@ -77,6 +77,34 @@ fn a_bad_import_names_its_line_and_fails() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// `rampart import advisories`: a directory of a vendor's advisories is read and said;
+/// again, the same statements; a file that is not an advisory fails the import, naming it.
+#[test]
+fn advisories_import_from_files_and_directories() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/vendor-advisories");
+    if !data.is_dir() {
+        assert!(std::env::var_os("CI").is_none(), "CI is set and the shared data folder is absent");
+        println!("skipped: {} is absent", data.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("r.db").display());
+    let nginx = data.join("nginx");
+    let jquery = data.join("ghsa-npm-jquery");
+    let out = run(&["import", "advisories", "--db", &db, nginx.to_str().unwrap(), jquery.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{said}");
+    let read: usize = said.split(" records read").next().and_then(|h| h.rsplit(' ').next()).unwrap().parse().unwrap();
+    assert!(read > 50, "{said}");
+    let again = run(&["import", "advisories", "--db", &db, nginx.to_str().unwrap(), jquery.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains(&format!("{read} records read, {read} written")));
+    let bad = dir.path().join("junk.json");
+    std::fs::write(&bad, "{\"hello\": [1, 2]}").unwrap();
+    let out = run(&["import", "advisories", "--db", &db, nginx.to_str().unwrap(), bad.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("junk.json"), "{said}");
+}
+
 /// A company's DKIM selectors: from the import file, shown and replaced by `rampart
 /// companies set`, cleared with an empty list; a bad selector or company is refused.
 #[test]

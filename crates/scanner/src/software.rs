@@ -33,6 +33,83 @@ pub struct Software {
     pub purl: Option<String>,
     pub confidence: u8,
     pub evidence: String,
+    /// The distribution whose package it is, when the banner says (`Apache/2.4.41
+    /// (Ubuntu)`, `OpenSSH_8.2p1 Ubuntu-4ubuntu0.5`): its security fixes may be
+    /// backported, so upstream version ranges may not hold for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packaged: Option<Packaged>,
+}
+
+/// A distribution's package, as a banner names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Packaged {
+    /// `Ubuntu` or `Debian`.
+    pub distribution: String,
+    /// The Debian revision of the package when the banner shows it (`4ubuntu0.5`,
+    /// `1~deb10u1`), checked to be one.
+    pub revision: Option<String>,
+}
+
+/// The longest package revision read from a banner.
+const MAX_REVISION: usize = 64;
+
+impl Packaged {
+    /// The distribution package `text` (a header value or banner in which `version` was
+    /// seen) names: a revision after the version (`PHP/7.4.3-4ubuntu2.19`,
+    /// `5.7.33-0ubuntu0.18.04.1`), after the distribution's name (`OpenSSH_8.2p1
+    /// Ubuntu-4ubuntu0.5`, `OpenSSH_7.9p1 Debian-10+deb10u2`), or the name alone
+    /// (`Apache/2.4.41 (Ubuntu)`). Only Ubuntu and Debian are recognised.
+    pub fn in_text(text: &str, version: Option<&str>) -> Option<Packaged> {
+        let revision_ok = |r: &str| {
+            !r.is_empty()
+                && r.len() <= MAX_REVISION
+                && r.starts_with(|c: char| c.is_ascii_digit())
+                && r.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '~'))
+        };
+        let family = |r: &str| {
+            let lower = r.to_ascii_lowercase();
+            if lower.contains("ubuntu") {
+                Some("Ubuntu")
+            } else if lower.contains("deb") {
+                Some("Debian")
+            } else {
+                None
+            }
+        };
+        let token_end =
+            |t: &str| t.find(|c: char| c.is_whitespace() || matches!(c, ';' | ',' | ')' | '(')).unwrap_or(t.len());
+        // A revision after the version: in the version itself, or right after it in the text.
+        if let Some(v) = version {
+            let after = match v.split_once('-') {
+                Some((_, rev)) => Some(rev.to_owned()),
+                None => text.find(v).and_then(|at| {
+                    let rest = text[at + v.len()..].strip_prefix('-')?;
+                    Some(rest[..token_end(rest)].to_owned())
+                }),
+            };
+            if let Some(rev) = after.filter(|r| revision_ok(r))
+                && let Some(distribution) = family(&rev)
+            {
+                return Some(Packaged { distribution: distribution.to_owned(), revision: Some(rev) });
+            }
+        }
+        for distribution in ["Ubuntu", "Debian"] {
+            let Some(at) = text.find(distribution) else { continue };
+            let rest = &text[at + distribution.len()..];
+            let revision = rest.strip_prefix('-').map(|r| &r[..token_end(r)]).filter(|r| revision_ok(r));
+            let alone = rest.is_empty() || rest.starts_with(|c: char| !c.is_ascii_alphanumeric());
+            if revision.is_some() || alone {
+                return Some(Packaged { distribution: distribution.to_owned(), revision: revision.map(str::to_owned) });
+            }
+        }
+        None
+    }
+
+    /// The package's version: `upstream` and the revision (`8.2p1-4ubuntu0.5`), without
+    /// an epoch, which a banner never shows. `None` without a revision.
+    pub fn version(&self, upstream: &str) -> Option<String> {
+        self.revision.as_ref().map(|r| format!("{upstream}-{r}"))
+    }
 }
 
 impl Software {
@@ -118,6 +195,7 @@ pub fn from_detections(host: &str, detections: &[Detection]) -> Vec<Software> {
             purl,
             confidence: d.confidence,
             evidence: d.evidence.clone(),
+            packaged: d.packaged.clone(),
         };
         merge(&mut out, s);
     }
@@ -130,6 +208,9 @@ pub fn merge(all: &mut Vec<Software>, s: Software) {
     let same = |o: &Software| o.host == s.host && o.name == s.name;
     if let Some(o) = all.iter_mut().find(|o| same(o) && o.version == s.version) {
         o.confidence = o.confidence.max(s.confidence);
+        if o.packaged.as_ref().is_none_or(|p| p.revision.is_none()) && s.packaged.is_some() {
+            o.packaged = s.packaged.clone().or(o.packaged.take());
+        }
         if !o.evidence.contains(&s.evidence) && o.evidence.len() < 400 {
             o.evidence = format!("{}; {}", o.evidence, s.evidence);
         }
@@ -378,6 +459,35 @@ pub fn hosts_by_name(software: &[Software]) -> BTreeMap<String, Vec<String>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_banner_names_its_distribution_package() {
+        let p =
+            |text: &str, version: Option<&str>| Packaged::in_text(text, version).map(|p| (p.distribution, p.revision));
+        let pkg = |d: &str, r: Option<&str>| Some((d.to_owned(), r.map(str::to_owned)));
+        assert_eq!(p("SSH-2.0-OpenSSH_8.2p1 Ubuntu-4ubuntu0.5", Some("8.2p1")), pkg("Ubuntu", Some("4ubuntu0.5")));
+        assert_eq!(p("SSH-2.0-OpenSSH_7.9p1 Debian-10+deb10u2", Some("7.9p1")), pkg("Debian", Some("10+deb10u2")));
+        assert_eq!(p("Apache/2.4.41 (Ubuntu)", Some("2.4.41")), pkg("Ubuntu", None));
+        assert_eq!(p("Apache/2.4.7 (Ubuntu) OpenSSL/1.0.1f", Some("1.0.1f")), pkg("Ubuntu", None));
+        assert_eq!(p("nginx/1.18.0 (Debian)", Some("1.18.0")), pkg("Debian", None));
+        assert_eq!(p("PHP/7.4.3-4ubuntu2.19", Some("7.4.3")), pkg("Ubuntu", Some("4ubuntu2.19")));
+        assert_eq!(p("PHP/7.3.31-1~deb10u1", Some("7.3.31")), pkg("Debian", Some("1~deb10u1")));
+        assert_eq!(
+            p("5.7.33-0ubuntu0.18.04.1", Some("5.7.33-0ubuntu0.18.04.1")),
+            pkg("Ubuntu", Some("0ubuntu0.18.04.1"))
+        );
+        for plain in
+            ["nginx/1.18.0", "Apache/2.4.49 (Unix)", "SSH-2.0-OpenSSH_9.9", "Apache/2.4.41 (Ubuntuish)", "PHP/8.1.2-1"]
+        {
+            assert_eq!(p(plain, Some("1.18.0")), None, "{plain}");
+        }
+        // A revision that is not one is not kept.
+        assert_eq!(p("SSH-2.0-OpenSSH_8.2p1 Ubuntu-<script>", Some("8.2p1")), pkg("Ubuntu", None));
+        let long = format!("SSH-2.0-OpenSSH_8.2p1 Ubuntu-4{}", "1".repeat(100));
+        assert_eq!(p(&long, Some("8.2p1")), pkg("Ubuntu", None));
+        let pk = Packaged { distribution: "Ubuntu".into(), revision: Some("4ubuntu0.5".into()) };
+        assert_eq!(pk.version("8.2p1").as_deref(), Some("8.2p1-4ubuntu0.5"));
+    }
+
     use super::*;
 
     fn sw(name: &str, version: Option<&str>, cpe: &str) -> Software {
@@ -390,6 +500,7 @@ mod tests {
             purl: None,
             confidence: 100,
             evidence: String::new(),
+            packaged: None,
         }
     }
 

@@ -39,6 +39,7 @@ const TABLES: &[&str] = &[
     "feed_state",
     "fingerprints",
     "eol_products",
+    "advisories",
     "api_keys",
     "usage_counters",
     "jobs",

@@ -100,6 +100,22 @@ pub struct ServedCve {
     pub percentile: Option<f64>,
 }
 
+/// A publisher's statement about one CVE (`vulndb::advisory::Statement`) as the store
+/// keeps it: the keys it is found by, and the statement itself as JSON, whose form the
+/// vulnerability database owns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdvisoryRow {
+    pub cve_id: CveId,
+    /// Unique per CVE: the publisher, the product or package and the platform it speaks of.
+    pub key: String,
+    /// The CPE vendor and product it speaks of, where known.
+    pub vendor: Option<String>,
+    pub product: Option<String>,
+    /// The package (npm name, distribution source package), for a package's statement.
+    pub package: Option<String>,
+    pub statement: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct KevRow {
     pub cve_id: CveId,
@@ -222,4 +238,12 @@ pub trait Intel: Send + Sync + 'static {
 
     /// Every stored endoflife.date product `(name, product JSON)`, by name.
     async fn eol_products(&self) -> Result<Vec<(String, String)>>;
+
+    /// Saves publishers' statements, each replacing the one with its CVE and key; a
+    /// statement saved or changed joins the change log (the feed rematch follows it).
+    /// Returns how many were given.
+    async fn save_advisories(&self, rows: &[AdvisoryRow]) -> Result<usize>;
+
+    /// Every statement that speaks of the CPE product `vendor`:`product`, by CVE and key.
+    async fn advisories_for(&self, vendor: &str, product: &str) -> Result<Vec<AdvisoryRow>>;
 }

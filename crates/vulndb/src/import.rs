@@ -223,6 +223,99 @@ pub async fn capec_file(store: &dyn Store, path: &Path) -> Result<Imported, Impo
     Ok(Imported { read: rows.len(), written })
 }
 
+/// The largest advisory file read, decompressed.
+pub const MAX_ADVISORY_FILE: u64 = 64 << 20;
+/// The most files one advisory import reads.
+pub const MAX_ADVISORY_FILES: usize = 200_000;
+/// How deep an advisory import descends into a directory.
+const ADVISORY_DEPTH: usize = 4;
+
+/// Imports vendors' and distributions' advisories (`crate::advisory`, every format it
+/// reads, recognised by content): each path is a file (plain or gzipped) or a directory
+/// whose `.json`, `.xml` and `.gz` files are read in name order, four levels deep. A
+/// statement replaces the one with its CVE and key (`advisory::Statement::key`). `read`
+/// counts the statements read, `written` those given to the store. A file that does not
+/// read fails the import, naming the file, before anything is written.
+pub async fn advisory_files(store: &dyn Store, paths: &[std::path::PathBuf]) -> Result<Imported, ImportError> {
+    let paths = paths.to_vec();
+    let rows = tokio::task::spawn_blocking(move || read_advisories(&paths))
+        .await
+        .map_err(|e| ImportError::Task(e.to_string()))??;
+    let mut written = 0;
+    for batch in rows.chunks(BATCH) {
+        written += store.save_advisories(batch).await?;
+    }
+    Ok(Imported { read: rows.len(), written })
+}
+
+/// Imports advisories held in memory (`what` names them in errors): one file's content.
+pub async fn advisory_bytes(store: &dyn Store, what: &str, bytes: &[u8]) -> Result<Imported, ImportError> {
+    let rows = advisory_rows(what, bytes)?;
+    let written = store.save_advisories(&rows).await?;
+    Ok(Imported { read: rows.len(), written })
+}
+
+fn advisory_rows(what: &str, bytes: &[u8]) -> Result<Vec<store::cve::AdvisoryRow>, FeedError> {
+    crate::advisory::parse_any(what, bytes)?
+        .iter()
+        .map(|s| s.row().map_err(|e| FeedError::format(what, "statement", e.to_string())))
+        .collect()
+}
+
+fn read_advisories(paths: &[std::path::PathBuf]) -> Result<Vec<store::cve::AdvisoryRow>, FeedError> {
+    let mut files = Vec::new();
+    for path in paths {
+        advisory_files_in(path, 0, &mut files)?;
+    }
+    let mut rows = Vec::new();
+    for file in files {
+        let what = file.display().to_string();
+        let io = |source| FeedError::Io { what: what.clone(), source };
+        let mut bytes = Vec::new();
+        let reader = open(&file)?;
+        std::io::Read::read_to_end(&mut std::io::Read::take(reader, MAX_ADVISORY_FILE + 1), &mut bytes).map_err(io)?;
+        if bytes.len() as u64 > MAX_ADVISORY_FILE {
+            return Err(FeedError::format(what, "size", format!("larger than {MAX_ADVISORY_FILE} bytes")));
+        }
+        rows.extend(advisory_rows(&what, &bytes)?);
+    }
+    Ok(rows)
+}
+
+/// The advisory files at `path`: itself, or a directory's files by name, descending.
+fn advisory_files_in(path: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) -> Result<(), FeedError> {
+    let io = |source| FeedError::Io { what: path.display().to_string(), source };
+    if !std::fs::metadata(path).map_err(io)?.is_dir() {
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    if depth >= ADVISORY_DEPTH {
+        return Ok(());
+    }
+    let mut entries: Vec<std::path::PathBuf> =
+        std::fs::read_dir(path).map_err(io)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(io)?;
+    entries.sort();
+    for entry in entries {
+        let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with('.') {
+            continue;
+        }
+        if entry.is_dir() {
+            advisory_files_in(&entry, depth + 1, out)?;
+        } else if [".json", ".xml", ".gz"].iter().any(|ext| name.ends_with(ext)) {
+            if out.len() >= MAX_ADVISORY_FILES {
+                return Err(FeedError::format(
+                    path.display().to_string(),
+                    "files",
+                    format!("more than {MAX_ADVISORY_FILES} advisory files"),
+                ));
+            }
+            out.push(entry);
+        }
+    }
+    Ok(())
+}
+
 /// The built-in sample records for the demo and mock mode.
 pub const SAMPLE: &str = include_str!("../sample/cves.jsonl");
 /// The CVE mock mode falls back to.

@@ -38,6 +38,7 @@ fn detections(i: usize) -> Vec<Software> {
                 purl: None,
                 confidence: 100,
                 evidence: "banner".to_owned(),
+                packaged: None,
             }
         })
         .collect()

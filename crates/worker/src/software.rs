@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 
 use model::{Application, Cpe, CveId, Domain, OffsetDateTimeText, SbomComponent};
 use scanner::ScanFinding;
-use scanner::checks::vulnerabilities;
+use scanner::checks::vulnerabilities::{self, VendorSays};
 use scanner::software::{Eol, Software};
 use store::Store;
 use time::OffsetDateTime;
+use vulndb::advisory::{Scheme, Statement};
 
 /// CVEs looked at per CPE name (get-cve-from-cpe-id's default).
 const CVE_LIMIT: u32 = 500;
@@ -94,6 +95,26 @@ struct Matcher {
     /// CPE name → the CVEs that apply, why, and on what conditions.
     searched: BTreeMap<String, Vec<vulndb::search::CveMatch>>,
     records: BTreeMap<CveId, model::CveRecord>,
+    /// CPE product (vendor, product) → the publishers' statements about it.
+    advised: BTreeMap<(String, String), Vec<Statement>>,
+}
+
+/// What the publishers say of one detection's CVEs.
+#[derive(Default)]
+struct Words {
+    by_cve: BTreeMap<CveId, Word>,
+    /// The CVEs the distribution whose package the detection is has decided.
+    by_distribution: std::collections::BTreeSet<CveId>,
+    /// That distribution, when the detection is a distribution's package.
+    packaged: Option<String>,
+}
+
+/// What the vendor says of one CVE for a detected version.
+enum Word {
+    /// Affected (everywhere, or on the one platform named).
+    Affected(VendorSays),
+    /// Not affected: NVD's match is dropped.
+    NotAffected,
 }
 
 impl Matcher {
@@ -145,6 +166,18 @@ impl Matcher {
                 }
             }
         }
+        // The vendor's word over NVD's: a CVE it states the version not affected by is
+        // dropped; one it states affected is charged on its word, matched by NVD or not.
+        let words = self.words(store, s, &names).await?;
+        matched.retain(|(id, ..)| !matches!(words.by_cve.get(id), Some(Word::NotAffected)));
+        let primary = s.cpe().unwrap_or_default().to_owned();
+        for (id, word) in &words.by_cve {
+            if let Word::Affected(says) = word
+                && !matched.iter().any(|(m, ..)| m == id)
+            {
+                matched.push((id.clone(), says.statement.clone(), true, primary.clone(), Vec::new()));
+            }
+        }
         let missing: Vec<CveId> =
             matched.iter().map(|(id, ..)| id.clone()).filter(|id| !self.records.contains_key(id)).collect();
         if !missing.is_empty() {
@@ -154,9 +187,21 @@ impl Matcher {
         }
         Ok(matched
             .into_iter()
+            // A CVE is charged once its record is in the database (one only a vendor
+            // names may not be).
+            .filter(|(id, ..)| self.records.contains_key(id))
             .map(|(id, why, bounded, cpe, conditions)| {
                 let rec = self.records.get(&id);
+                // On a distribution's package, only the distribution's word decides; the
+                // upstream vendor's leaves a backport possible.
+                let decided = words.packaged.is_none() || words.by_distribution.contains(&id);
+                let vendor = match words.by_cve.get(&id) {
+                    Some(Word::Affected(says)) if decided => Some(says.clone()),
+                    _ => None,
+                };
                 vulnerabilities::CveMatch {
+                    vendor,
+                    backport_unknown: words.packaged.clone().filter(|_| !decided),
                     conditions: conditions
                         .iter()
                         .map(|n| vulnerabilities::Condition {
@@ -177,6 +222,138 @@ impl Matcher {
             })
             .collect())
     }
+}
+
+impl Matcher {
+    /// What the publishers' statements about `s`'s product (under each of its `names`)
+    /// say of its version, per CVE: affected if any statement for every platform says
+    /// so; else affected on a platform if a statement for one platform says so; else not
+    /// affected if a statement says so; a CVE no statement decides is not in the map.
+    async fn words(&mut self, store: &dyn Store, s: &Software, names: &[String]) -> Result<Words, store::StoreError> {
+        let mut words = Words { packaged: s.packaged.as_ref().map(|p| p.distribution.clone()), ..Words::default() };
+        let Some(version) = s.version.as_deref().and_then(scanner::software::release_version) else {
+            return Ok(words);
+        };
+        let package = s.packaged.as_ref().and_then(|p| {
+            let cpe = Cpe::parse(s.cpe()?).ok()?;
+            let name = vulndb::aliases::package_of(cpe.vendor(), cpe.product(), &version)?;
+            // The version the package has: the detected one if it carries the revision
+            // (`5.7.33-0ubuntu0.18.04.1`), else the release and the banner's revision.
+            let detected = s.version.as_deref().unwrap_or_default();
+            let full = if detected.contains('-') { Some(detected.to_owned()) } else { p.version(detected) };
+            Some((p.distribution.clone(), name, full))
+        });
+        let mut products: Vec<(String, String)> = Vec::new();
+        for name in names {
+            if let Ok(cpe) = Cpe::parse(name) {
+                let product = (cpe.vendor().to_owned(), cpe.product().to_owned());
+                if !products.contains(&product) {
+                    products.push(product);
+                }
+            }
+        }
+        for product in products {
+            if !self.advised.contains_key(&product) {
+                let rows = store.advisories_for(&product.0, &product.1).await?;
+                let statements = rows
+                    .iter()
+                    .filter_map(|r| match Statement::from_row(r) {
+                        Ok(st) => Some(st),
+                        Err(e) => {
+                            tracing::warn!(cve = %r.cve_id, key = r.key, error = %e, "stored advisory does not read");
+                            None
+                        }
+                    })
+                    .collect();
+                self.advised.insert(product.clone(), statements);
+            }
+            // Upstream statements speak of the release a banner shows; a distribution's
+            // of its package versions (below).
+            for st in self.advised.get(&product).into_iter().flatten() {
+                if st.source.scheme() != Scheme::Upstream {
+                    continue;
+                }
+                let words = &mut words.by_cve;
+                let word = match st.verdict(&version) {
+                    Some(true) => {
+                        Word::Affected(VendorSays { statement: st.explain(&version), platform: st.platform.clone() })
+                    }
+                    Some(false) if st.platform.is_none() => Word::NotAffected,
+                    _ => continue,
+                };
+                let stronger = match (words.get(&st.cve), &word) {
+                    (None, _) => true,
+                    (Some(Word::NotAffected), Word::Affected(_)) => true,
+                    (Some(Word::Affected(kept)), Word::Affected(new)) => {
+                        kept.platform.is_some() && new.platform.is_none()
+                    }
+                    _ => false,
+                };
+                if stronger {
+                    words.insert(st.cve.clone(), word);
+                }
+            }
+            // The distribution's word on its package's version, from the statements of
+            // the release the version is of; it overrides the upstream vendor's.
+            let Some((distribution, package, Some(full))) = &package else { continue };
+            for st in self.advised.get(&product).into_iter().flatten() {
+                if st.package.as_deref() != Some(package.as_str()) || !of_distribution(st, distribution, full) {
+                    continue;
+                }
+                let Some(ours) = as_release_of(st, full) else { continue };
+                match st.verdict(&ours) {
+                    Some(true) => {
+                        let says = VendorSays { statement: st.explain(&ours), platform: None };
+                        words.by_cve.insert(st.cve.clone(), Word::Affected(says));
+                    }
+                    Some(false) => {
+                        // Fixed in one statement, affected in another of the same
+                        // release: affected.
+                        if !(words.by_distribution.contains(&st.cve)
+                            && matches!(words.by_cve.get(&st.cve), Some(Word::Affected(_))))
+                        {
+                            words.by_cve.insert(st.cve.clone(), Word::NotAffected);
+                        }
+                    }
+                    None => continue,
+                }
+                words.by_distribution.insert(st.cve.clone());
+            }
+        }
+        Ok(words)
+    }
+}
+
+/// Whether `st` is a statement of `distribution` (`Ubuntu`, `Debian`) about the channel
+/// of its packages the version `full` is from: Ubuntu's FIPS builds are a channel of
+/// their own (`…ubuntu0.fips.0.8`), its Pro (ESM) updates continue the release's.
+fn of_distribution(st: &Statement, distribution: &str, full: &str) -> bool {
+    match &st.source {
+        vulndb::advisory::Source::Osv { ecosystem, .. } => {
+            ecosystem.split(':').next() == Some(distribution)
+                && ecosystem.contains("FIPS") == full.to_ascii_lowercase().contains("fips")
+        }
+        vulndb::advisory::Source::Debian { .. } => distribution == "Debian",
+        _ => false,
+    }
+}
+
+/// The package version `full` (`8.2p1-4ubuntu0.5`, no epoch: a banner shows none) as a
+/// version of the release `st` speaks of, or `None` when `st` is about another release:
+/// one distribution release ships one upstream version of a package, so a statement is
+/// about ours when a version it names has our upstream version. The epoch is the one
+/// that statement's versions carry (`1:8.2p1-4ubuntu0.8` → `1:8.2p1-4ubuntu0.5`).
+fn as_release_of(st: &Statement, full: &str) -> Option<String> {
+    let upstream_of = |v: &str| {
+        let no_epoch = v.split_once(':').map_or(v, |(_, rest)| rest);
+        no_epoch.rsplit_once('-').map_or(no_epoch, |(u, _)| u).to_owned()
+    };
+    let ours = upstream_of(full);
+    let named = st.versions().find(|v| upstream_of(v) == ours)?;
+    Some(match named.split_once(':') {
+        Some((epoch, _)) if !full.contains(':') => format!("{epoch}:{full}"),
+        _ => full.to_owned(),
+    })
 }
 
 /// The SBOM components: one per name and version, with every host it runs on, its

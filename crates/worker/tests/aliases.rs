@@ -28,6 +28,7 @@ async fn a_detection_matches_the_records_of_every_name_of_its_product() {
         purl: None,
         confidence: 100,
         evidence: "Server header".to_owned(),
+        packaged: None,
     };
     let charged = |inventory: &worker::software::Inventory, id: &str| {
         inventory.findings.iter().find(|f| f.cve.as_deref() == Some(id)).cloned()

@@ -21,6 +21,7 @@ fn software(host: &str, name: &str, version: Option<&str>, cpe: &str) -> Softwar
         purl: None,
         confidence: 100,
         evidence: "test".to_owned(),
+        packaged: None,
     }
 }
 

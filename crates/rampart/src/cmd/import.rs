@@ -64,6 +64,17 @@ pub(crate) enum Action {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// The software vendors' and distributions' own advisories, which override NVD's
+    /// matches for the versions they speak of (docs/METHODOLOGY.md): Apache httpd's
+    /// per-CVE JSON, nginx's security_advisories.xml, CVE JSON 5 records (OpenSSL's), OSV
+    /// records (GitHub, Ubuntu), the Debian security tracker's JSON; files or directories,
+    /// plain or gzipped, each recognised by its content.
+    Advisories {
+        #[command(flatten)]
+        db: DbArg,
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Technology fingerprints in the Wappalyzer format: a folder with categories.json
     /// and technologies/*.json. Workers add them to the built-in rules at start.
     Fingerprints {
@@ -90,6 +101,7 @@ pub(crate) async fn run(action: Action) -> Result<()> {
         Action::Epss { db, file } => import(&db.db, "epss", vec![file]).await,
         Action::Cwe { db, file } => import(&db.db, "cwe", vec![file]).await,
         Action::Capec { db, files } => import(&db.db, "capec", files).await,
+        Action::Advisories { db, paths } => import(&db.db, "advisories", paths).await,
         Action::Veris { db, paths } => import_veris(&db.db, &paths).await,
         Action::Fingerprints { db, dir } => import_fingerprints(&db.db, &dir).await,
         Action::Eol { db, files } => import_eol(&db.db, &files).await,
@@ -103,12 +115,17 @@ async fn import(db: &str, kind: &str, files: Vec<PathBuf>) -> Result<()> {
     let store = open(db).await?;
     let started = std::time::Instant::now();
     let (mut read, mut written) = (0usize, 0usize);
-    if kind == "nvd" {
+    let whole = kind == "nvd" || kind == "advisories";
+    if whole {
         // One reader for all the files keeps the writer busy across file boundaries.
-        let done = vi::nvd_files(&*store, &files).await?;
+        let done = if kind == "nvd" {
+            vi::nvd_files(&*store, &files).await?
+        } else {
+            vi::advisory_files(&*store, &files).await?
+        };
         (read, written) = (done.read, done.written);
     }
-    for file in files.iter().filter(|_| kind != "nvd") {
+    for file in files.iter().filter(|_| !whole) {
         let (r, w) = if kind == "companies" {
             let reader = std::io::BufReader::new(
                 std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?,

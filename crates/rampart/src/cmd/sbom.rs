@@ -108,11 +108,15 @@ fn rating_severity(score: f64) -> &'static str {
     }
 }
 
-/// Why an unscored attribution is listed only.
+/// Why an attribution is listed only, or scored with doubt.
 fn unscored_detail(basis: model::CveBasis) -> &'static str {
     match basis {
         model::CveBasis::PlatformConditional => {
             "platform-conditional: it holds only with a platform the scan did not observe; not scored"
+        }
+        model::CveBasis::DistributionBackportUnknown => {
+            "distribution-backport-unknown: a distribution's package, whose fix may be backported; scored with a \
+             lower confidence"
         }
         _ => "unbounded: the NVD entry names no version bounds, or an edition or platform not observed; not scored",
     }
@@ -217,9 +221,10 @@ fn cyclonedx(
             v["cwes"] = json!([n]);
         }
         v["properties"] = json!(properties);
-        if !basis.scored() {
-            // Listed, not charged (docs/METHODOLOGY.md): NVD's entry does not say that
-            // the version seen is affected.
+        if !basis.scored() || *basis == model::CveBasis::DistributionBackportUnknown {
+            // Listed, not charged, or charged with doubt (docs/METHODOLOGY.md): NVD's
+            // entry does not say that the version seen is affected, or the distribution
+            // may have backported the fix.
             v["analysis"] = json!({"state": "in_triage", "detail": unscored_detail(*basis)});
         }
         vulns.push(v);

@@ -7,7 +7,11 @@
 //! product of its configuration (the platform) is a finding when the host is seen to
 //! run it, dropped when it is seen to run something else there, and
 //! `platform-conditional` when nothing on the host says. Only scored bases open
-//! findings; the others are kept on the SBOM with their basis. A product without a
+//! findings; the others are kept on the SBOM with their basis. The software's vendor
+//! (or the distribution that packages it) has the last word where it has spoken
+//! (`vulndb::advisory`): a CVE it states the version affected by has the basis `vendor`
+//! (`platform-conditional` when its statement is for one platform only), one it states
+//! not affected is not matched at all (the worker drops it). A product without a
 //! version is not assessable.
 
 use model::{AttributedCve, CveBasis, CveId, RiskVector, Severity};
@@ -36,6 +40,21 @@ pub struct CveMatch {
     /// CISA lists it as exploited.
     pub kev: bool,
     pub epss: Option<f64>,
+    /// The vendor's statement that the version is affected, when it made one.
+    pub vendor: Option<VendorSays>,
+    /// The distribution whose package the detection is, when its security data does not
+    /// decide this CVE for the package's version: a fix may be backported.
+    pub backport_unknown: Option<String>,
+}
+
+/// A vendor's (or distribution's) statement that a version is affected by a CVE.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VendorSays {
+    /// The statement as a reader reads it ("the OpenSSL project states 1.0.1f affected
+    /// (from 1.0.1 before 1.0.1g)").
+    pub statement: String,
+    /// The one platform the statement is for, when the vendor limits it to one.
+    pub platform: Option<String>,
 }
 
 /// A node of a CVE's configuration besides the product, as what the host is seen to
@@ -63,15 +82,18 @@ impl CveMatch {
     /// Its basis, or `None` when the host is seen to run something else where its
     /// configuration needs a platform (it does not apply).
     pub fn basis(&self) -> Option<CveBasis> {
-        if self.conditions.iter().any(|c| c.contradicted) {
-            None
-        } else if !self.bounded {
-            Some(CveBasis::Unbounded)
-        } else if self.conditions.iter().any(|c| !c.holds) {
-            Some(CveBasis::PlatformConditional)
-        } else {
-            Some(CveBasis::NvdRange)
-        }
+        let basis = match &self.vendor {
+            Some(v) if v.platform.is_some() => CveBasis::PlatformConditional,
+            Some(_) => CveBasis::Vendor,
+            None if self.conditions.iter().any(|c| c.contradicted) => return None,
+            None if !self.bounded => CveBasis::Unbounded,
+            None if self.conditions.iter().any(|c| !c.holds) => CveBasis::PlatformConditional,
+            None => CveBasis::NvdRange,
+        };
+        Some(match self.backport_unknown {
+            Some(_) if basis.scored() => CveBasis::DistributionBackportUnknown,
+            _ => basis,
+        })
     }
 }
 
@@ -100,8 +122,11 @@ pub fn judge(s: &Software, matched: &[CveMatch]) -> ProductJudged {
     let attributed: Vec<(&CveMatch, CveBasis)> = matched.iter().filter_map(|m| Some((m, m.basis()?))).collect();
     let scored: Vec<&CveMatch> = attributed.iter().filter(|(_, b)| b.scored()).map(|(m, _)| *m).collect();
     for m in &scored {
-        let mut evidence = format!("{label} ({}) is covered by {}", m.cpe, m.why);
-        if !m.conditions.is_empty() {
+        let mut evidence = match &m.vendor {
+            Some(v) => format!("{label} ({}): {}", m.cpe, v.statement),
+            None => format!("{label} ({}) is covered by {}", m.cpe, m.why),
+        };
+        if m.vendor.is_none() && !m.conditions.is_empty() {
             let met: Vec<&str> = m.conditions.iter().map(|c| c.text.as_str()).collect();
             evidence.push_str(&format!("; together with {}, detected on the host", met.join(" and ")));
         }
@@ -109,6 +134,12 @@ pub fn judge(s: &Software, matched: &[CveMatch]) -> ProductJudged {
             (Some(v3), _) => evidence.push_str(&format!("; CVSS v3 {v3:.1}")),
             (None, Some(v2)) => evidence.push_str(&format!("; CVSS v2 {v2:.1}")),
             _ => {}
+        }
+        if let Some(d) = &m.backport_unknown {
+            evidence.push_str(&format!(
+                "; lower confidence: {d} packages it and may have backported the fix, and no {d} security data \
+                 Rampart holds decides this package version"
+            ));
         }
         if m.kev {
             evidence.push_str("; in the CISA Known Exploited Vulnerabilities catalog");
@@ -187,6 +218,8 @@ mod tests {
             cvss2: None,
             kev: false,
             epss: None,
+            vendor: None,
+            backport_unknown: None,
         }
     }
 
@@ -205,6 +238,7 @@ mod tests {
             purl: None,
             confidence: 100,
             evidence: "Server header".into(),
+            packaged: None,
         };
         let all = [
             matched("CVE-2021-41773", true, vec![]),
@@ -236,6 +270,43 @@ mod tests {
         let check = judged.check.unwrap();
         assert_eq!(check.outcome, model::CheckOutcome::Pass);
         assert!(check.detail.contains("2 listed unscored"), "{}", check.detail);
+
+        // The vendor's word is the basis, over NVD's entry and its conditions; the
+        // evidence quotes it.
+        let says = |platform: Option<&str>| VendorSays {
+            statement: "the Apache HTTP Server project states 2.4.49 affected (2.4.49)".into(),
+            platform: platform.map(Into::into),
+        };
+        let vendor = [
+            CveMatch { vendor: Some(says(None)), ..matched("CVE-2009-1890", false, vec![condition(false, true)]) },
+            CveMatch { vendor: Some(says(Some("Windows"))), ..matched("CVE-2021-41773", true, vec![]) },
+        ];
+        let judged = judge(&s, &vendor);
+        let bases: Vec<CveBasis> = judged.cves.iter().map(|c| c.basis).collect();
+        assert_eq!(bases, [CveBasis::Vendor, CveBasis::PlatformConditional], "a platform-only statement is not scored");
+        assert_eq!(judged.findings.len(), 1);
+        assert!(
+            judged.findings[0].evidence.contains("(cpe:2.3:a:apache:http_server:2.4.49:*:*:*:*:*:*:*): the Apache HTTP Server project states 2.4.49 affected"),
+            "{}",
+            judged.findings[0].evidence
+        );
+        assert!(!judged.findings[0].evidence.contains("together with"), "NVD's conditions are not the reason");
+
+        // A distribution's package its distribution has not spoken of: scored, with doubt;
+        // an unscored basis stays unscored.
+        let packaged = [
+            CveMatch { backport_unknown: Some("Ubuntu".into()), ..matched("CVE-2021-41773", true, vec![]) },
+            CveMatch { backport_unknown: Some("Ubuntu".into()), ..matched("CVE-2009-1890", false, vec![]) },
+        ];
+        let judged = judge(&s, &packaged);
+        let bases: Vec<CveBasis> = judged.cves.iter().map(|c| c.basis).collect();
+        assert_eq!(bases, [CveBasis::DistributionBackportUnknown, CveBasis::Unbounded]);
+        assert_eq!(judged.findings.len(), 1);
+        assert!(
+            judged.findings[0].evidence.contains("lower confidence: Ubuntu packages it"),
+            "{}",
+            judged.findings[0].evidence
+        );
     }
 
     #[test]

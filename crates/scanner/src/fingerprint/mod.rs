@@ -13,6 +13,8 @@ mod rules;
 
 use std::collections::BTreeMap;
 
+use crate::software::Packaged;
+
 pub use rules::{LoadReport, RuleSet, RulesError, Technology, cpe_prefix, wappalyzer_rows, with_category_names};
 
 /// The most of a page the engine looks at (patterns run over it).
@@ -124,6 +126,8 @@ pub struct Detection {
     pub purl: Option<String>,
     /// What was seen, e.g. `header server: nginx/1.18.0`.
     pub evidence: String,
+    /// The distribution package the text it was seen in names (`software::Packaged`).
+    pub packaged: Option<Packaged>,
 }
 
 /// The attributes of an HTML tag starting at `tag` (lower-case names; values unquoted).
@@ -208,11 +212,13 @@ fn page_tags(html: &str) -> (Vec<(String, String)>, Vec<String>, Vec<String>) {
     (meta, src, inline)
 }
 
-/// A match: version, confidence and evidence.
+/// A match: version, confidence, evidence, and the distribution package the matched
+/// text names.
 struct Hit {
     version: Option<String>,
     confidence: u8,
     evidence: String,
+    packaged: Option<Packaged>,
 }
 
 fn shorten(s: &str) -> String {
@@ -226,7 +232,9 @@ fn try_pattern(p: &rules::Pattern, text: &str, evidence: impl FnOnce() -> String
         return;
     }
     if let Some(caps) = p.regex.captures(text) {
-        hits.push(Hit { version: p.version_of(&caps), confidence: p.confidence, evidence: evidence() });
+        let version = p.version_of(&caps);
+        let packaged = Packaged::in_text(text, version.as_deref());
+        hits.push(Hit { version, confidence: p.confidence, evidence: evidence(), packaged });
     }
 }
 
@@ -268,6 +276,7 @@ fn match_technology(t: &Technology, o: &Observation) -> Vec<Hit> {
                     version: p.version_of(&caps),
                     confidence: p.confidence,
                     evidence: format!("page contains {}", shorten(seen)),
+                    packaged: None,
                 });
             }
         }
@@ -280,7 +289,7 @@ fn match_technology(t: &Technology, o: &Observation) -> Vec<Hit> {
     if let Some(hash) = o.favicon
         && t.favicon.contains(&hash)
     {
-        hits.push(Hit { version: None, confidence: 100, evidence: format!("favicon hash {hash}") });
+        hits.push(Hit { version: None, confidence: 100, evidence: format!("favicon hash {hash}"), packaged: None });
     }
     if let Some(banner) = &o.banner {
         let first = banner.lines().next().unwrap_or_default();
@@ -291,18 +300,23 @@ fn match_technology(t: &Technology, o: &Observation) -> Vec<Hit> {
     hits
 }
 
+/// What is gathered of one technology: version, confidence, evidence, distribution package.
+type Found = (Option<String>, u32, Vec<String>, Option<Packaged>);
+
 /// The technologies an observation shows.
 pub fn analyze(rules: &RuleSet, o: &Observation) -> Vec<Detection> {
-    // name → (index, version, confidence, evidence)
-    let mut found: BTreeMap<usize, (Option<String>, u32, Vec<String>)> = BTreeMap::new();
+    let mut found: BTreeMap<usize, Found> = BTreeMap::new();
     for (i, t) in rules.techs.iter().enumerate() {
         let hits = match_technology(t, o);
         if hits.is_empty() {
             continue;
         }
-        let entry = found.entry(i).or_insert((None, 0, Vec::new()));
+        let entry = found.entry(i).or_insert((None, 0, Vec::new(), None));
         for h in hits {
             entry.1 += u32::from(h.confidence);
+            if entry.3.as_ref().is_none_or(|p| p.revision.is_none()) && h.packaged.is_some() {
+                entry.3 = h.packaged;
+            }
             // The most specific version wins (the longest; the first among equals).
             if let Some(v) = h.version
                 && entry.0.as_ref().is_none_or(|cur| v.len() > cur.len())
@@ -323,8 +337,13 @@ pub fn analyze(rules: &RuleSet, o: &Observation) -> Vec<Detection> {
             targets.push(i);
         }
         for i in targets {
-            let entry = found.entry(i).or_insert((None, 0, Vec::new()));
+            let entry = found.entry(i).or_insert((None, 0, Vec::new(), None));
             entry.1 += 100;
+            if entry.3.as_ref().is_none_or(|p| p.revision.is_none())
+                && let Some(p) = o.banner.as_deref().and_then(|b| Packaged::in_text(b, version.as_deref()))
+            {
+                entry.3 = Some(p);
+            }
             if let Some(v) = version
                 && entry.0.as_ref().is_none_or(|cur| v.len() > cur.len())
             {
@@ -350,7 +369,7 @@ pub fn analyze(rules: &RuleSet, o: &Observation) -> Vec<Detection> {
                 if found.contains_key(&j) {
                     continue;
                 }
-                found.insert(j, (None, u32::from(*confidence), vec![format!("implied by {}", parent.name)]));
+                found.insert(j, (None, u32::from(*confidence), vec![format!("implied by {}", parent.name)], None));
                 next.push(j);
             }
         }
@@ -369,7 +388,7 @@ pub fn analyze(rules: &RuleSet, o: &Observation) -> Vec<Detection> {
         .iter()
         .filter(|(i, _)| !excluded.contains(i))
         .filter(|(i, _)| rules.techs[**i].requires.iter().all(|r| present(r)))
-        .map(|(&i, (version, confidence, evidence))| {
+        .map(|(&i, (version, confidence, evidence, packaged))| {
             let t = &rules.techs[i];
             Detection {
                 name: t.name.clone(),
@@ -379,6 +398,7 @@ pub fn analyze(rules: &RuleSet, o: &Observation) -> Vec<Detection> {
                 cpes: t.cpes.clone(),
                 purl: t.purl.clone(),
                 evidence: evidence.join("; "),
+                packaged: packaged.clone(),
             }
         })
         .collect();

@@ -25,7 +25,7 @@ use sqlx::{Postgres, Row, Transaction};
 use time::OffsetDateTime;
 use tokio::sync::mpsc::Receiver;
 
-use crate::cve::{CandidateQuery, CapecRow, CveCandidate, CweRow, EpssRow, KevRow, ServedCve, StoredCve};
+use crate::cve::{AdvisoryRow, CandidateQuery, CapecRow, CveCandidate, CweRow, EpssRow, KevRow, ServedCve, StoredCve};
 use crate::migrate::Embedded;
 use crate::served_cache::ServedCache;
 use crate::{
@@ -90,6 +90,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (8, "disputes", include_str!("../../migrations/postgres/0008_disputes.sql")),
     (9, "domain_ownership", include_str!("../../migrations/postgres/0009_domain_ownership.sql")),
     (10, "cve_basis", include_str!("../../migrations/postgres/0010_cve_basis.sql")),
+    (11, "advisories", include_str!("../../migrations/postgres/0011_advisories.sql")),
 ]);
 
 /// The channel a queued job is announced on.

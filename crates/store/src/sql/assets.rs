@@ -311,9 +311,12 @@ impl crate::Assets for Backend {
             "SELECT c.id, c.social_id FROM companies c WHERE c.id IN (\
                SELECT d.company_id FROM detected_products d JOIN cve_product_index p \
                  ON p.vendor = d.vendor AND p.product = d.product WHERE {indexed} \
+               UNION SELECT d.company_id FROM detected_products d JOIN advisories a \
+                 ON a.vendor = d.vendor AND a.product = d.product WHERE {advised} \
                UNION SELECT company_id FROM findings WHERE {found} AND closed_at IS NULL) \
              ORDER BY c.id",
             indexed = in_list("p.cve_id", 1),
+            advised = in_list("a.cve_id", 1),
             found = in_list("cve", 1),
         )))
         .bind(list(&ids)?)

@@ -270,4 +270,54 @@ impl crate::Intel for Backend {
             .await?;
         rows.iter().map(|r| Ok((r.try_get("name")?, r.try_get("product")?))).collect()
     }
+
+    async fn save_advisories(&self, rows: &[AdvisoryRow]) -> Result<usize> {
+        let mut tx = self.begin().await?;
+        let now = rfc3339(OffsetDateTime::now_utc());
+        for r in rows {
+            sqlx::query(
+                "INSERT INTO advisories (cve_id, key, vendor, product, package, statement, imported_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (cve_id, key) DO UPDATE SET vendor = excluded.vendor, product = excluded.product, \
+                 package = excluded.package, statement = excluded.statement, imported_at = excluded.imported_at \
+                 WHERE advisories.statement <> excluded.statement OR advisories.vendor IS DISTINCT FROM excluded.vendor \
+                 OR advisories.product IS DISTINCT FROM excluded.product",
+            )
+            .bind(r.cve_id.as_str())
+            .bind(&r.key)
+            .bind(r.vendor.as_deref())
+            .bind(r.product.as_deref())
+            .bind(r.package.as_deref())
+            .bind(&r.statement)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(rows.len())
+    }
+
+    async fn advisories_for(&self, vendor: &str, product: &str) -> Result<Vec<AdvisoryRow>> {
+        let rows = sqlx::query(
+            "SELECT cve_id, key, vendor, product, package, statement FROM advisories \
+             WHERE vendor = $1 AND product = $2 ORDER BY cve_id, key",
+        )
+        .bind(vendor)
+        .bind(product)
+        .fetch_all(&mut *self.reader().await?)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let cve: String = r.try_get("cve_id")?;
+                Ok(AdvisoryRow {
+                    cve_id: CveId::parse(&cve).map_err(|_| corrupt("advisory CVE id", &cve))?,
+                    key: r.try_get("key")?,
+                    vendor: r.try_get("vendor")?,
+                    product: r.try_get("product")?,
+                    package: r.try_get("package")?,
+                    statement: r.try_get("statement")?,
+                })
+            })
+            .collect()
+    }
 }

@@ -31,7 +31,7 @@ use sqlx::{Row, Sqlite, Transaction};
 use time::OffsetDateTime;
 use tokio::sync::mpsc::Receiver;
 
-use crate::cve::{CandidateQuery, CapecRow, CveCandidate, CweRow, EpssRow, KevRow, ServedCve, StoredCve};
+use crate::cve::{AdvisoryRow, CandidateQuery, CapecRow, CveCandidate, CweRow, EpssRow, KevRow, ServedCve, StoredCve};
 use crate::migrate::Embedded;
 use crate::served_cache::ServedCache;
 use crate::{
@@ -131,6 +131,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (26, "domain_ownership", include_str!("../../migrations/sqlite/0026_domain_ownership.sql")),
     (27, "portable_lookups", include_str!("../../migrations/sqlite/0027_portable_lookups.sql")),
     (28, "cve_basis", include_str!("../../migrations/sqlite/0028_cve_basis.sql")),
+    (29, "advisories", include_str!("../../migrations/sqlite/0029_advisories.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).

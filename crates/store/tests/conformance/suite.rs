@@ -1612,6 +1612,32 @@ pub async fn feed_changes(store: &dyn Store) {
     assert_eq!(affected(&["CVE-2026-1002"]).await, ["feed-b"]);
     assert_eq!(affected(&["CVE-2026-1001", "CVE-2026-1002"]).await, ["feed-a", "feed-b"]);
     assert!(affected(&["CVE-2026-9999"]).await.is_empty() && affected(&[]).await.is_empty());
+    // A publisher's statement: kept by CVE and key, found by product, followed by the
+    // change log; a company running the product it speaks of is affected by it.
+    forget_all().await;
+    let advisory = |cve: &str, key: &str, statement: &str| store::cve::AdvisoryRow {
+        cve_id: CveId::parse(cve).unwrap(),
+        key: key.into(),
+        vendor: Some("openbsd".into()),
+        product: Some("openssh".into()),
+        package: (key == "ubuntu").then(|| "openssh".to_owned()),
+        statement: statement.into(),
+    };
+    let first = [advisory("CVE-2026-1003", "openssh", "{}"), advisory("CVE-2026-1003", "ubuntu", "{}")];
+    assert_eq!(store.save_advisories(&first).await.unwrap(), 2);
+    assert_eq!(store.advisories_for("openbsd", "openssh").await.unwrap(), first);
+    assert!(store.advisories_for("openbsd", "openssl").await.unwrap().is_empty());
+    assert_eq!(ids(&store.cve_changes(10).await.unwrap()), ["CVE-2026-1003", "CVE-2026-1003"]);
+    forget_all().await;
+    store.save_advisories(&first).await.unwrap();
+    assert!(store.cve_changes(10).await.unwrap().is_empty(), "the same statements: no change");
+    let changed = advisory("CVE-2026-1003", "ubuntu", r#"{"otherwise":false}"#);
+    store.save_advisories(std::slice::from_ref(&changed)).await.unwrap();
+    assert_eq!(ids(&store.cve_changes(10).await.unwrap()), ["CVE-2026-1003"], "a changed statement");
+    assert_eq!(store.advisories_for("openbsd", "openssh").await.unwrap(), [first[0].clone(), changed]);
+    forget_all().await;
+    assert_eq!(affected(&["CVE-2026-1003"]).await, ["feed-a"], "NVD does not know it; the vendor does");
+
     // Kept detections are replaced whole, products too.
     store.save_detected_software(a.id, "[]", &[], now).await.unwrap();
     assert!(affected(&["CVE-2026-1001"]).await.is_empty());

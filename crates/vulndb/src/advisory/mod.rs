@@ -26,6 +26,8 @@ use model::CveId;
 use model::dpkg::DpkgVersion;
 use model::version::Version;
 use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::{Deserialize, Serialize};
+use store::cve::AdvisoryRow;
 
 use crate::FeedError;
 use crate::cwe::support::{cap_text, excerpt, json_error};
@@ -52,7 +54,8 @@ pub const MAX_STATEMENTS: usize = 10_000;
 pub const MAX_VERSION_BYTES: usize = 64 * 1024;
 
 /// Where a statement comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Source {
     /// The Apache HTTP Server project (its per-CVE JSON, CVE JSON 4 or 5).
     Httpd,
@@ -111,7 +114,8 @@ pub enum Scheme {
 }
 
 /// A version bound or set, in the product's own version scheme.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Affected {
     /// One version.
     Exact(String),
@@ -165,8 +169,9 @@ impl Affected {
     }
 }
 
-/// One publisher's statement about one CVE and one product (or package).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One publisher's statement about one CVE and one product (or package). The store keeps
+/// it as its JSON (`Statement::row`, `Statement::from_row`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Statement {
     pub cve: CveId,
     pub source: Source,
@@ -223,6 +228,129 @@ impl Statement {
     /// Every version string the statement names.
     pub fn versions(&self) -> impl Iterator<Item = &str> {
         self.affected.iter().chain(&self.unaffected).chain(&self.unknown).flat_map(Affected::versions)
+    }
+}
+
+impl fmt::Display for Affected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Affected::All => f.write_str("every version"),
+            Affected::Exact(v) => f.write_str(v),
+            Affected::Range { introduced, fixed, last_affected } => {
+                let mut parts = Vec::new();
+                if let Some(i) = introduced {
+                    parts.push(format!("from {i}"));
+                }
+                if let Some(l) = last_affected {
+                    parts.push(format!("through {l}"));
+                }
+                if let Some(x) = fixed {
+                    parts.push(format!("before {x}"));
+                }
+                if parts.is_empty() { f.write_str("every version") } else { f.write_str(&parts.join(" ")) }
+            }
+        }
+    }
+}
+
+impl Source {
+    /// A short, stable name of the publisher and channel, part of a statement's key.
+    fn key(&self) -> String {
+        match self {
+            Source::Httpd | Source::Nginx | Source::Openssl => self.to_string(),
+            Source::Cna { vendor, product } => format!("cna:{vendor}:{product}"),
+            Source::Osv { ecosystem, distro } => match distro {
+                Some(d) => format!("osv:{ecosystem}:{d}"),
+                None => format!("osv:{ecosystem}"),
+            },
+            Source::Debian { release } => format!("debian:{release}"),
+        }
+    }
+
+    /// The publisher as a reader names it: "the Apache httpd security team",
+    /// "Ubuntu (Ubuntu:20.04:LTS)".
+    pub fn publisher(&self) -> String {
+        match self {
+            Source::Httpd => "the Apache HTTP Server project".into(),
+            Source::Nginx => "nginx.org".into(),
+            Source::Openssl => "the OpenSSL project".into(),
+            Source::Cna { vendor, .. } => vendor.clone(),
+            Source::Osv { ecosystem, distro } => {
+                let family = ecosystem.split(':').next().unwrap_or_default();
+                let channel = distro.as_deref().map(|d| format!(" {d}")).unwrap_or_default();
+                if family == "Ubuntu" || family == "Debian" {
+                    format!("{family} ({ecosystem}{channel})")
+                } else {
+                    format!("the {ecosystem} advisory database")
+                }
+            }
+            Source::Debian { release } => format!("Debian ({release})"),
+        }
+    }
+}
+
+impl Statement {
+    /// The CPE product it speaks of: the publisher's product, or for a distribution's
+    /// package the upstream product the package ships (`crate::aliases::package_product`).
+    pub fn product(&self) -> Option<(String, String)> {
+        self.cpe_product.clone().or_else(|| {
+            let package = self.package.as_deref()?;
+            (self.source.scheme() == Scheme::Dpkg)
+                .then(|| crate::aliases::package_product(package))
+                .flatten()
+                .map(|(v, p)| (v.to_owned(), p.to_owned()))
+        })
+    }
+
+    /// Unique per CVE: the publisher and channel, the product or package, the platform.
+    pub fn key(&self) -> String {
+        let what = match (&self.package, &self.cpe_product) {
+            (Some(package), _) => package.clone(),
+            (None, Some((v, p))) => format!("{v}:{p}"),
+            (None, None) => String::new(),
+        };
+        let platform = self.platform.as_deref().unwrap_or("");
+        format!("{} {what} {platform}", self.source.key()).trim_end().to_owned()
+    }
+
+    /// What the store keeps of it.
+    pub fn row(&self) -> Result<AdvisoryRow, serde_json::Error> {
+        let product = self.product();
+        Ok(AdvisoryRow {
+            cve_id: self.cve.clone(),
+            key: self.key(),
+            vendor: product.as_ref().map(|(v, _)| v.clone()),
+            product: product.map(|(_, p)| p),
+            package: self.package.clone(),
+            statement: serde_json::to_string(self)?,
+        })
+    }
+
+    /// The statement a stored row keeps.
+    pub fn from_row(row: &AdvisoryRow) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(&row.statement)
+    }
+
+    /// Why the publisher's word on `version` is what [`Statement::verdict`] says, for a
+    /// finding's evidence: "the Apache HTTP Server project states 2.4.49 affected (from
+    /// 2.4.49 before 2.4.50)".
+    pub fn explain(&self, version: &str) -> String {
+        let scheme = self.source.scheme();
+        let first = |list: &[Affected]| list.iter().find(|a| a.contains(scheme, version)).map(ToString::to_string);
+        let on = self.platform.as_deref().map(|p| format!(" on {p}")).unwrap_or_default();
+        let publisher = self.source.publisher();
+        let subject = self.package.as_deref().map(|p| format!("package {p} ")).unwrap_or_default();
+        match (first(&self.unaffected), first(&self.affected)) {
+            (Some(range), _) => format!("{publisher} states {subject}{version}{on} not affected ({range})"),
+            (None, Some(range)) => format!("{publisher} states {subject}{version}{on} affected ({range})"),
+            (None, None) => match self.otherwise {
+                Some(false) => {
+                    format!("{publisher} lists the affected versions{on}; {subject}{version} is not among them")
+                }
+                Some(true) => format!("{publisher} states every version{on} affected but those it lists"),
+                None => format!("{publisher} does not say whether {subject}{version}{on} is affected"),
+            },
+        }
     }
 }
 
