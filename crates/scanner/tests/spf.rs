@@ -76,9 +76,13 @@ fn records() -> Vec<String> {
     // §4.6.4 mx: at most 10 names per mx mechanism.
     txt("mx10", "v=spf1 mx -all");
     txt("mx11", "v=spf1 mx -all");
-    // exists of a fixed name that resolves matches every sender.
+    // exists of a fixed name with an A record matches every sender; exists asks for A
+    // records only (§5.7): a name with only AAAA records matches nobody and is void.
     txt("exists-always", "v=spf1 exists:host.spf.test -all");
+    txt("exists-v6-only", "v=spf1 exists:v6only.spf.test -all");
+    txt("three-void-v6-only", "v=spf1 a:gone1.spf.test mx:gone2.spf.test exists:v6only.spf.test -all");
     let mut out: Vec<String> = r.into_iter().map(|(n, v)| format!("{n} {v}")).collect();
+    out.push("v6only AAAA 2001:db8::25".to_owned());
     for i in 1..=10 {
         out.push(format!("mx10 MX {i} m{i}.spf.test."));
     }
@@ -135,7 +139,13 @@ async fn spf_verdicts_follow_rfc_7208() {
         ("three-void", "§4.6.4 three void lookups: permerror", &["spf.too_many_void_lookups"]),
         ("mx10", "§4.6.4 an mx of 10 names", &[]),
         ("mx11", "§4.6.4 an mx of 11 names: permerror", &["spf.mx_too_many_names"]),
-        ("exists-always", "§5.7 exists of a name that resolves matches everyone", &["spf.pass_all"]),
+        ("exists-always", "§5.7 exists of a name with an A record matches everyone", &["spf.pass_all"]),
+        ("exists-v6-only", "§5.7 exists asks for A only: AAAA alone matches nobody", &[]),
+        (
+            "three-void-v6-only",
+            "§5.7, §4.6.4 an exists of a name with only AAAA is void",
+            &["spf.too_many_void_lookups"],
+        ),
     ];
     let mut wrong = Vec::new();
     for (case, clause, want) in cases {

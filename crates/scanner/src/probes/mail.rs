@@ -5,6 +5,8 @@
 
 use std::collections::BTreeSet;
 
+use hickory_resolver::proto::rr::RecordType;
+
 use crate::dns::{Dns, DnsError};
 use crate::mail::{dmarc, spf};
 
@@ -249,9 +251,12 @@ impl Eval {
                 spf::Mechanism::Exists(target) => {
                     self.lookup(format!("exists:{target}"))?;
                     // With macros the name depends on the sender: it cannot be judged
-                    // for all of them. A fixed name that exists matches everyone.
+                    // for all of them. A fixed name with an A record matches everyone;
+                    // exists asks for A records only, whatever the sender's address
+                    // family (§5.7), so a name with only AAAA records matches nobody and
+                    // is a void lookup.
                     if !spf::has_macros(target) {
-                        if dns.addresses(target).await.map_err(temp)?.is_empty() {
+                        if dns.lookup(target, RecordType::A).await.map_err(temp)?.is_empty() {
                             self.void(format!("exists:{target}"))?;
                         } else {
                             self.chain.pop();
