@@ -622,7 +622,8 @@ pub struct ComponentCve {
     /// not decide it: a fix may be backported; scored with a lower confidence),
     /// `platform-conditional` (an AND with a platform the scan did not observe) or
     /// `unbounded` (an NVD entry without version bounds, or for an edition or platform not
-    /// observed). Only the first three are scored.
+    /// observed) or `vendor-unlisted` (the vendor lists every CVE of its product, and not
+    /// this one). Only the first three are scored.
     #[schema(example = "nvd-range")]
     pub basis: String,
     /// Whether it opens a finding and counts in the rating.

@@ -31,11 +31,22 @@ pub enum CveBasis {
     /// The covering NVD entry has a wildcard version with no bounds, or is restricted to
     /// an edition or target platform the detection does not name.
     Unbounded,
+    /// Matched by NVD, but the software's vendor publishes its own list of the product's
+    /// CVEs (Apache httpd, nginx, OpenSSL) and this one is not on it: often another
+    /// product NVD's configuration names too, or a protocol flaw the scan checks on its
+    /// own (POODLE, Logjam).
+    VendorUnlisted,
 }
 
 impl CveBasis {
-    pub const ALL: [CveBasis; 5] =
-        [Self::Vendor, Self::NvdRange, Self::DistributionBackportUnknown, Self::PlatformConditional, Self::Unbounded];
+    pub const ALL: [CveBasis; 6] = [
+        Self::Vendor,
+        Self::NvdRange,
+        Self::DistributionBackportUnknown,
+        Self::PlatformConditional,
+        Self::Unbounded,
+        Self::VendorUnlisted,
+    ];
 
     /// Whether it opens a finding and counts in the rating.
     pub fn scored(self) -> bool {
@@ -49,6 +60,7 @@ impl CveBasis {
             Self::DistributionBackportUnknown => "distribution-backport-unknown",
             Self::PlatformConditional => "platform-conditional",
             Self::Unbounded => "unbounded",
+            Self::VendorUnlisted => "vendor-unlisted",
         }
     }
 

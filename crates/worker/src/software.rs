@@ -107,6 +107,11 @@ struct Words {
     by_distribution: std::collections::BTreeSet<CveId>,
     /// That distribution, when the detection is a distribution's package.
     packaged: Option<String>,
+    /// The vendor that lists every CVE of the product, and the newest year of the CVEs it
+    /// lists: a CVE up to that year it leaves out is not one it confirms.
+    registry: Option<(String, u16)>,
+    /// Every CVE an upstream statement about the product names, whatever it says.
+    mentioned: std::collections::BTreeSet<CveId>,
 }
 
 /// What the vendor says of one CVE for a detected version.
@@ -199,8 +204,16 @@ impl Matcher {
                     Some(Word::Affected(says)) if decided => Some(says.clone()),
                     _ => None,
                 };
+                let year = id.as_str().get(4..8).and_then(|y| y.parse::<u16>().ok()).unwrap_or(u16::MAX);
+                let unlisted_by = match &words.registry {
+                    Some((publisher, newest)) if !words.mentioned.contains(&id) && year <= *newest => {
+                        Some(publisher.clone())
+                    }
+                    _ => None,
+                };
                 vulnerabilities::CveMatch {
                     vendor,
+                    unlisted_by,
                     backport_unknown: words.packaged.clone().filter(|_| !decided),
                     conditions: conditions
                         .iter()
@@ -272,6 +285,14 @@ impl Matcher {
             for st in self.advised.get(&product).into_iter().flatten() {
                 if st.source.scheme() != Scheme::Upstream {
                     continue;
+                }
+                words.mentioned.insert(st.cve.clone());
+                if st.source.lists_every_cve() {
+                    let year = st.cve.as_str().get(4..8).and_then(|y| y.parse::<u16>().ok()).unwrap_or(0);
+                    match &mut words.registry {
+                        Some((_, newest)) => *newest = (*newest).max(year),
+                        None => words.registry = Some((st.source.publisher(), year)),
+                    }
                 }
                 let words = &mut words.by_cve;
                 let word = match st.verdict(&version) {

@@ -2,8 +2,9 @@
 //! advisories of ../shared/data: OpenSSL 1.0.1f is charged with CVE-2014-0076, which NVD's
 //! version list skips and the OpenSSL project states affects 1.0.0 to 1.0.1f; Apache httpd
 //! 2.4.49 is not charged with CVE-2009-1890, which NVD's unbounded win32 entry covers and
-//! the Apache HTTP Server project states affects 2.2.0 to 2.2.11 only; and CVE-2021-41773
-//! is charged on the Apache project's word.
+//! the Apache HTTP Server project states affects 2.2.0 to 2.2.11 only; CVE-2021-41773
+//! is charged on the Apache project's word; and POODLE (CVE-2014-3566), which NVD files
+//! under OpenSSL and the OpenSSL project does not list, is not charged.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -71,6 +72,11 @@ async fn a_vendor_statement_overrides_nvd_both_ways() {
     assert_eq!(basis(&after, "CVE-2014-0076"), Some(CveBasis::Vendor));
     let why = evidence(&after, "CVE-2014-0076").expect("charged");
     assert!(why.contains("the OpenSSL project states 1.0.1f affected (from 1.0.1 before 1.0.1g)"), "{why}");
+    // POODLE, a flaw of SSL 3.0 that NVD also files under OpenSSL, is not on the OpenSSL
+    // project's list of its CVEs: listed, not charged (the TLS check finds SSL 3.0 itself).
+    assert_eq!(basis(&before, "CVE-2014-3566"), Some(CveBasis::NvdRange));
+    assert_eq!(basis(&after, "CVE-2014-3566"), Some(CveBasis::VendorUnlisted));
+    assert!(evidence(&after, "CVE-2014-3566").is_none());
     // The fixed release is charged with neither.
     let fixed = worker::software::inventory(&*store, &[detection("OpenSSL", "openssl:openssl", "1.0.1g")], None, now)
         .await

@@ -118,6 +118,9 @@ fn unscored_detail(basis: model::CveBasis) -> &'static str {
             "distribution-backport-unknown: a distribution's package, whose fix may be backported; scored with a \
              lower confidence"
         }
+        model::CveBasis::VendorUnlisted => {
+            "vendor-unlisted: the vendor lists every CVE of its product and not this one; not scored"
+        }
         _ => "unbounded: the NVD entry names no version bounds, or an edition or platform not observed; not scored",
     }
 }

@@ -45,6 +45,8 @@ pub struct CveMatch {
     /// The distribution whose package the detection is, when its security data does not
     /// decide this CVE for the package's version: a fix may be backported.
     pub backport_unknown: Option<String>,
+    /// The vendor that lists every CVE of its product and does not list this one.
+    pub unlisted_by: Option<String>,
 }
 
 /// A vendor's (or distribution's) statement that a version is affected by a CVE.
@@ -86,6 +88,7 @@ impl CveMatch {
             Some(v) if v.platform.is_some() => CveBasis::PlatformConditional,
             Some(_) => CveBasis::Vendor,
             None if self.conditions.iter().any(|c| c.contradicted) => return None,
+            None if self.unlisted_by.is_some() => CveBasis::VendorUnlisted,
             None if !self.bounded => CveBasis::Unbounded,
             None if self.conditions.iter().any(|c| !c.holds) => CveBasis::PlatformConditional,
             None => CveBasis::NvdRange,
@@ -164,7 +167,7 @@ pub fn judge(s: &Software, matched: &[CveMatch]) -> ProductJudged {
             } else {
                 format!(
                     "no CVE names the version of {}; {unscored} listed unscored on the SBOM (unbounded or \
-                     platform-conditional NVD entries)",
+                     platform-conditional NVD entries, or ones the vendor does not list)",
                     s.cpes.join(", ")
                 )
             };
@@ -220,6 +223,7 @@ mod tests {
             epss: None,
             vendor: None,
             backport_unknown: None,
+            unlisted_by: None,
         }
     }
 
@@ -307,6 +311,12 @@ mod tests {
             "{}",
             judged.findings[0].evidence
         );
+        // NVD's match that the vendor's complete list leaves out: listed, not scored.
+        let unlisted =
+            CveMatch { unlisted_by: Some("the OpenSSL project".into()), ..matched("CVE-2014-3566", true, vec![]) };
+        let judged = judge(&s, std::slice::from_ref(&unlisted));
+        assert_eq!(judged.cves[0].basis, CveBasis::VendorUnlisted);
+        assert!(judged.findings.is_empty());
     }
 
     #[test]

@@ -267,6 +267,12 @@ impl Source {
         }
     }
 
+    /// Whether the publisher is the product's vendor and lists every CVE of its product
+    /// (Apache httpd, nginx, OpenSSL do): a CVE it does not list is not one it confirms.
+    pub fn lists_every_cve(&self) -> bool {
+        matches!(self, Source::Httpd | Source::Nginx | Source::Openssl)
+    }
+
     /// The publisher as a reader names it: "the Apache httpd security team",
     /// "Ubuntu (Ubuntu:20.04:LTS)".
     pub fn publisher(&self) -> String {
