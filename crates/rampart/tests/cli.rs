@@ -196,6 +196,13 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     let (s, v) = get(&format!("{base}/vulnerability-describe-cve-id?cve_id=CVE-2025-26465"), Some(&key)).await;
     assert_eq!(s, 200, "{v}");
     assert!(v.to_string().contains("OpenSSH"), "a real record: {v}");
+    // The NVD 2.0 records and the KEV catalogue the lab ships: quarry-analytics' Confluence
+    // 7.13.6 is charged with CVE-2022-26134, listed by CISA as exploited.
+    let (s, v) = get(&format!("{base}/underwriter-getcompanysbomcve?social_id=quarry-analytics"), Some(&key)).await;
+    assert_eq!(s, 200, "{v}");
+    let cves: Vec<&Value> = v["data"].as_array().unwrap().iter().flat_map(|c| c["cves"].as_array().unwrap()).collect();
+    let cve = cves.iter().find(|c| c["id"] == "CVE-2022-26134").unwrap_or_else(|| panic!("CVE-2022-26134: {v}"));
+    assert_eq!((cve["kev"].as_bool(), cve["scored"].as_bool()), (Some(true), Some(true)), "{cve}");
     // The lab companies' incident history (fictional VERIS files the lab ships).
     let (s, v) =
         get(&format!("{base}/underwriter-getcompany-history?social_id=granite-valley-water"), Some(&key)).await;
