@@ -1308,6 +1308,16 @@ pub struct CveOut {
     pub impact_score3: Option<f64>,
     #[serde(rename = "exploitabilityScore3")]
     pub exploitability_score3: Option<f64>,
+    /// Extension: the CVSS v3 base vector, which names its version
+    /// (`CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H`); null without a v3 metric.
+    #[serde(rename = "cvss3Vector")]
+    #[schema(example = "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H")]
+    pub cvss3_vector: Option<String>,
+    /// Extension: the CVSS v4.0 base score (NVD 2.0 records); null without one.
+    pub cvss4: Option<f64>,
+    /// Extension: the CVSS v4.0 base vector (`CVSS:4.0/AV:N/…`); null without one.
+    #[serde(rename = "cvss4Vector")]
+    pub cvss4_vector: Option<String>,
     pub access: CvssAccessOut,
     pub impact: CiaOut,
     pub impact3: CiaOut,
@@ -1383,6 +1393,9 @@ impl CveOut {
             cvss3: r.cvss3,
             impact_score3: r.impact_score3,
             exploitability_score3: r.exploitability_score3,
+            cvss3_vector: r.cvss3_vector,
+            cvss4: r.cvss4,
+            cvss4_vector: r.cvss4_vector,
             access: CvssAccessOut {
                 authentication: access.authentication,
                 complexity: access.complexity,
