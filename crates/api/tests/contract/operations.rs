@@ -201,6 +201,10 @@ async fn underwriter_company_operations() {
     let cves: Vec<&str> = v["data"].as_array().unwrap().iter().map(|c| c["cves"][0]["id"].as_str().unwrap()).collect();
     assert_eq!(cves, ["CVE-2021-44228", "CVE-2014-0160"]);
     assert_eq!(v["data"][0]["cves"][0]["cvss3"], 10.0);
+    assert_eq!(
+        v["data"][0]["cves"][0]["severity_cvss"],
+        serde_json::json!({"version": "3.1", "score": 10.0, "vector": "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H"})
+    );
     let v = app.ok("/underwriter-getcompanysbomcve?social_id=globex-logistics", k).await;
     assert_eq!(v["message"], "No SBOM vulnerability found");
     let v = app.ok("/underwriter-getcompanysbomdomain?social_id=acme-robotics&domain=acme-robotics.example", k).await;
