@@ -177,6 +177,10 @@ pub struct FindingOut {
     pub cve: Option<String>,
     /// The software component (`name version`) an sbom or vulnerabilities finding is about.
     pub component: Option<String>,
+    /// Extension: of a vulnerabilities finding whose CVE record is known, the CVSS metric
+    /// its severity is computed from, with its version and vector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity_cvss: Option<CvssOut>,
     pub first_seen: String,
     pub last_seen: String,
     /// Extension: present (true) while an open dispute names the finding
@@ -203,6 +207,7 @@ impl From<&Finding> for FindingOut {
             references: f.references.clone(),
             cve: f.cve.as_ref().map(|c| c.as_str().to_owned()),
             component: f.component.clone(),
+            severity_cvss: None,
             first_seen: rfc3339(f.first_seen.0),
             last_seen: rfc3339(f.last_seen.0),
             disputed: f.disputed,
@@ -305,6 +310,26 @@ pub struct ScoreComponents {
 }
 
 impl ScoreComponents {
+    /// The findings of the twelve components.
+    pub fn findings_mut(&mut self) -> impl Iterator<Item = &mut FindingOut> {
+        [
+            &mut self.spf,
+            &mut self.dkim,
+            &mut self.certificate_conf,
+            &mut self.certificate_info,
+            &mut self.open_ports,
+            &mut self.web_headers,
+            &mut self.dmarc,
+            &mut self.it_standardization,
+            &mut self.digitalization,
+            &mut self.certificate_cve,
+            &mut self.vulnerabilities,
+            &mut self.sbom,
+        ]
+        .into_iter()
+        .flat_map(|c| c.findings.iter_mut())
+    }
+
     /// Builds the twelve members from a rating and the top findings of each vector.
     /// A component the rating could not assess (or lacks) has a null score and grade,
     /// weight 0 and the reason.
@@ -633,6 +658,33 @@ pub struct ComponentCve {
     pub cvss: Option<f64>,
     pub kev: bool,
     pub epss: Option<f64>,
+    /// Extension: the CVSS metric the CVE's severity is computed from, with its version
+    /// and vector; null when its record is unknown or has no CVSS.
+    pub severity_cvss: Option<CvssOut>,
+}
+
+/// A CVSS base metric: the one a CVE finding's severity is computed from
+/// (docs/FINDINGS.md): v3 (3.1 or 3.0) when the record has it, else v2. A v4.0 metric
+/// does not set it (the record serves it as `cvss4`); a CISA KEV listing makes the
+/// finding critical whatever the metric says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CvssOut {
+    /// `3.1`, `3.0` or `2.0`; `3` for a v3 score stored before its vector was kept.
+    #[schema(example = "3.1")]
+    pub version: String,
+    #[schema(example = 9.8)]
+    pub score: f64,
+    /// The base vector: a v3 vector names its version, a v2 vector has no prefix; null
+    /// when the record has none.
+    #[schema(example = "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H")]
+    pub vector: Option<String>,
+}
+
+impl CvssOut {
+    /// The metric of `r` that sets a CVE finding's severity ([`CveRecord::severity_metric`]).
+    pub fn severity_of(r: &CveRecord) -> Option<Self> {
+        r.severity_metric().map(|m| Self { version: m.version, score: m.score, vector: m.vector })
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -1312,6 +1364,16 @@ pub struct CveOut {
     pub impact_score3: Option<f64>,
     #[serde(rename = "exploitabilityScore3")]
     pub exploitability_score3: Option<f64>,
+    /// Extension: the CVSS v3 base vector, which names its version
+    /// (`CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H`); null without a v3 metric.
+    #[serde(rename = "cvss3Vector")]
+    #[schema(example = "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H")]
+    pub cvss3_vector: Option<String>,
+    /// Extension: the CVSS v4.0 base score (NVD 2.0 records); null without one.
+    pub cvss4: Option<f64>,
+    /// Extension: the CVSS v4.0 base vector (`CVSS:4.0/AV:N/…`); null without one.
+    #[serde(rename = "cvss4Vector")]
+    pub cvss4_vector: Option<String>,
     pub access: CvssAccessOut,
     pub impact: CiaOut,
     pub impact3: CiaOut,
@@ -1387,6 +1449,9 @@ impl CveOut {
             cvss3: r.cvss3,
             impact_score3: r.impact_score3,
             exploitability_score3: r.exploitability_score3,
+            cvss3_vector: r.cvss3_vector,
+            cvss4: r.cvss4,
+            cvss4_vector: r.cvss4_vector,
             access: CvssAccessOut {
                 authentication: access.authentication,
                 complexity: access.complexity,

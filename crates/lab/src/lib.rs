@@ -167,11 +167,28 @@ impl LabCompany {
 /// truth of their scans (docs/LAB.md).
 pub const BUILTIN: &str = include_str!("../lab.json");
 
-/// Real NVD records (NVD 1.1 JSON, gzipped) of the software the built-in lab runs: every
-/// CVE its scans match against the whole NVD 1.1 corpus, so that a machine without the
-/// NVD feeds still answers with real records. NVD data is public (nvd.nist.gov); how
-/// the file is made: `crates/lab/data/README.md`.
-pub const NVD_RECORDS: &[u8] = include_bytes!("../data/nvd-lab.json.gz");
+/// Real NVD records of the software the built-in lab runs, as `(what, gzipped file)` to
+/// import in order (`vulndb::import::nvd_bytes_all`): every record of the NVD data in
+/// ../shared/data whose configurations name a product the lab's software is detected as
+/// (under any of its names), and the CVEs the lab's findings name, so that a machine
+/// without the NVD feeds still answers with real records. An NVD 1.1 feed, then an NVD
+/// 2.0 feed of the records whose 2.0 version superseded the 1.1 one or that no 1.1 feed
+/// holds. NVD data is public (nvd.nist.gov); how the files are made:
+/// `crates/lab/data/README.md`.
+pub const NVD_RECORDS: &[(&str, &[u8])] = &[
+    ("the lab's NVD 1.1 records", include_bytes!("../data/nvd-lab.json.gz")),
+    ("the lab's NVD 2.0 records", include_bytes!("../data/nvd-lab-2.0.json.gz")),
+];
+
+/// The CISA Known Exploited Vulnerabilities catalogue (JSON, gzipped), version
+/// 2025.08.25, as CISA publishes it (CC0 1.0; `crates/lab/data/README.md`): what
+/// `vulndb::import::kev_bytes` reads.
+pub const KEV_CATALOG: &[u8] = include_bytes!("../data/kev.json.gz");
+
+/// A real FIRST EPSS sample: the first rows of a daily scores file (CSV), as published
+/// (`crates/lab/data/README.md`; it covers CVE-1999-* only): what
+/// `vulndb::import::epss_bytes` reads.
+pub const EPSS_SAMPLE: &[u8] = include_bytes!("../data/epss-sample.csv");
 
 /// The endoflife.date lifecycles of the lab's software (data/README.md): what
 /// `rampart import eol` reads, for the sbom component's findings on a machine without

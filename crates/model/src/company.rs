@@ -359,6 +359,16 @@ pub struct CveRecord {
     pub impact_score3: Option<f64>,
     #[serde(rename = "exploitabilityScore3", default)]
     pub exploitability_score3: Option<f64>,
+    /// Extension: the CVSS v3 base vector, which names its version
+    /// (`CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H`), when the record has a v3 metric.
+    #[serde(rename = "cvss3Vector", default)]
+    pub cvss3_vector: Option<String>,
+    /// Extension: the CVSS v4.0 base score, when the record has a v4.0 metric (NVD 2.0).
+    #[serde(default)]
+    pub cvss4: Option<f64>,
+    /// Extension: the CVSS v4.0 base vector (`CVSS:4.0/AV:N/…`).
+    #[serde(rename = "cvss4Vector", default)]
+    pub cvss4_vector: Option<String>,
     #[serde(default)]
     pub access: Option<CvssAccess>,
     #[serde(default)]
@@ -412,6 +422,28 @@ impl CveRecord {
             && self.vulnerable_configuration.iter().all(|e| !e.title.is_empty())
     }
 
+    /// The CVSS metric a CVE finding's severity is computed from (docs/FINDINGS.md,
+    /// `scanner::checks::vulnerabilities::cve_severity`): v3 (3.1 or 3.0, as its vector
+    /// says), else v2; none without either. A v4.0 metric does not set the severity.
+    pub fn severity_metric(&self) -> Option<CvssMetric> {
+        if let Some(score) = self.cvss3 {
+            let vector = self.cvss3_vector.clone().filter(|v| !v.is_empty());
+            let version = vector
+                .as_deref()
+                .and_then(|v| v.strip_prefix("CVSS:"))
+                .and_then(|v| v.split('/').next())
+                .unwrap_or("3")
+                .to_owned();
+            return Some(CvssMetric { version, score, vector });
+        }
+        let score = self.cvss?;
+        Some(CvssMetric {
+            version: "2.0".to_owned(),
+            score,
+            vector: self.cvss_vector.clone().filter(|v| !v.is_empty()),
+        })
+    }
+
     /// Reads a record back from its served form: the served form writes absent CVSS
     /// details as objects of empty strings, which read back as absent.
     pub fn from_served_form(json: &str) -> Result<CveRecord, serde_json::Error> {
@@ -430,6 +462,15 @@ impl CveRecord {
         }
         Ok(r)
     }
+}
+
+/// One CVSS base metric of a record: its version (`3.1`, `3.0`, `2.0`; `3` when a v3
+/// score came without its vector), base score and vector (v2 vectors have no prefix).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CvssMetric {
+    pub version: String,
+    pub score: f64,
+    pub vector: Option<String>,
 }
 
 fn unknown_cwe() -> String {
@@ -857,5 +898,42 @@ mod job_tests {
         ] {
             assert!(JobSpec::from_stored(kind, payload).is_err(), "{kind} {payload}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(v: serde_json::Value) -> CveRecord {
+        let mut base = serde_json::json!({"id": "CVE-2022-26134", "published": "2022-06-03T22:15:09.143000",
+            "modified": "2024-11-21T06:53:29.000000"});
+        base.as_object_mut().unwrap().extend(v.as_object().unwrap().clone());
+        serde_json::from_value(base).unwrap()
+    }
+
+    /// The metric that sets a finding's severity: v3 with the version its vector names,
+    /// else v2; a v4.0 metric does not.
+    #[test]
+    fn the_severity_metric_is_v3_else_v2() {
+        let v31 = "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H";
+        let r = record(serde_json::json!({"cvss3": 9.8, "cvss3Vector": v31, "cvss": 7.5,
+            "cvssVector": "AV:N/AC:L/Au:N/C:P/I:P/A:P", "cvss4": 9.3, "cvss4Vector": "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N"}));
+        assert_eq!(
+            r.severity_metric(),
+            Some(CvssMetric { version: "3.1".into(), score: 9.8, vector: Some(v31.into()) })
+        );
+        let r =
+            record(serde_json::json!({"cvss3": 6.1, "cvss3Vector": "CVSS:3.0/AV:N/AC:L/PR:N/UI:R/S:C/C:L/I:L/A:N"}));
+        assert_eq!(r.severity_metric().map(|m| m.version), Some("3.0".into()));
+        // A v3 score read back from a store written before vectors were kept.
+        let r = record(serde_json::json!({"cvss3": 6.1}));
+        assert_eq!(r.severity_metric(), Some(CvssMetric { version: "3".into(), score: 6.1, vector: None }));
+        let r = record(serde_json::json!({"cvss": 5.0, "cvssVector": "AV:N/AC:L/Au:N/C:P/I:N/A:N"}));
+        assert_eq!(
+            r.severity_metric(),
+            Some(CvssMetric { version: "2.0".into(), score: 5.0, vector: Some("AV:N/AC:L/Au:N/C:P/I:N/A:N".into()) })
+        );
+        assert_eq!(record(serde_json::json!({"cvss4": 9.3})).severity_metric(), None);
     }
 }

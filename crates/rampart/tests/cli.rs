@@ -224,6 +224,32 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     let (s, v) = get(&format!("{base}/vulnerability-describe-cve-id?cve_id=CVE-2025-26465"), Some(&key)).await;
     assert_eq!(s, 200, "{v}");
     assert!(v.to_string().contains("OpenSSH"), "a real record: {v}");
+    // The NVD 2.0 records and the KEV catalogue the lab ships: quarry-analytics' Confluence
+    // 7.13.6 is charged with CVE-2022-26134, listed by CISA as exploited.
+    let (s, v) = get(&format!("{base}/underwriter-getcompanysbomcve?social_id=quarry-analytics"), Some(&key)).await;
+    assert_eq!(s, 200, "{v}");
+    let cves: Vec<&Value> = v["data"].as_array().unwrap().iter().flat_map(|c| c["cves"].as_array().unwrap()).collect();
+    let cve = cves.iter().find(|c| c["id"] == "CVE-2022-26134").unwrap_or_else(|| panic!("CVE-2022-26134: {v}"));
+    assert_eq!((cve["kev"].as_bool(), cve["scored"].as_bool()), (Some(true), Some(true)), "{cve}");
+    // Its finding, the SBOM and the web app's scorecard name the CVSS metric the severity
+    // is computed from, with its version and vector.
+    let v31 = "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H";
+    let want = serde_json::json!({"version": "3.1", "score": 9.8, "vector": v31});
+    assert_eq!(cve["severity_cvss"], want, "{cve}");
+    let (s, v) = get(&format!("{base}/underwriter-getcompanyscores?social_id=quarry-analytics"), Some(&key)).await;
+    assert_eq!(s, 200, "{v}");
+    let finding = &v["score"]["vulnerabilities"]["findings"][0];
+    assert_eq!((&finding["cve"], &finding["severity"]), (&Value::from("CVE-2022-26134"), &Value::from("critical")));
+    assert_eq!(finding["severity_cvss"], want, "{finding}");
+    let view = reqwest::Client::new()
+        .get(format!("{base}/ui/company?social_id=quarry-analytics"))
+        .header("apikey", &key)
+        .send()
+        .await
+        .unwrap();
+    let html = view.text().await.unwrap();
+    let shown = format!(">CVSS v3.1 9.8</span> <code class=\"cvss-vector\">{v31}</code>");
+    assert_eq!(html.matches(&shown).count(), 2, "on the SBOM and on the finding: {html}");
     // The lab companies' incident history (fictional VERIS files the lab ships).
     let (s, v) =
         get(&format!("{base}/underwriter-getcompany-history?social_id=granite-valley-water"), Some(&key)).await;

@@ -93,7 +93,9 @@ async fn the_scorecard_in_a_browser() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("web.db").display());
     let store = store::open(&db).await.unwrap();
-    vulndb::import::nvd_bytes(&*store, "lab NVD", lab::NVD_RECORDS).await.unwrap();
+    vulndb::import::nvd_bytes_all(&*store, lab::NVD_RECORDS).await.unwrap();
+    vulndb::import::kev_bytes(&*store, "lab KEV", lab::KEV_CATALOG).await.unwrap();
+    vulndb::import::epss_bytes(&*store, lab::EPSS_SAMPLE).await.unwrap();
     store.save_eol_products(&scanner::software::Eol::rows(lab::EOL_PRODUCTS, "lab").unwrap()).await.unwrap();
 
     // The lab's companies (parents first), three of them scanned, and their incidents.

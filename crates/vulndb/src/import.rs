@@ -61,9 +61,19 @@ pub async fn nvd_files(store: &dyn Store, paths: &[std::path::PathBuf]) -> Resul
 }
 
 /// Imports NVD records held in memory (2.0 or 1.1, plain or gzipped; `what` names them
-/// in errors): the lab's own file of real records, built into the binary.
+/// in errors): a file of real records built into the binary.
 pub async fn nvd_bytes(store: &dyn Store, what: &'static str, bytes: &'static [u8]) -> Result<Imported, ImportError> {
     nvd_sources(store, vec![Source::Bytes { what, bytes }]).await
+}
+
+/// Imports NVD files held in memory, in order, as [`nvd_files`] imports files (each
+/// `(what, bytes)`: 2.0 or 1.1, plain or gzipped): the lab's own files of real records
+/// (`lab::NVD_RECORDS`), built into the binary.
+pub async fn nvd_bytes_all(
+    store: &dyn Store,
+    files: &[(&'static str, &'static [u8])],
+) -> Result<Imported, ImportError> {
+    nvd_sources(store, files.iter().map(|&(what, bytes)| Source::Bytes { what, bytes }).collect()).await
 }
 
 /// Where NVD records are read from.
@@ -161,9 +171,21 @@ pub async fn cve_search_file(store: &dyn Store, path: &Path) -> Result<Imported,
     cve_search_jsonl(store, reader, &path.display().to_string()).await
 }
 
-/// Replaces the KEV catalogue with a CISA KEV JSON file.
+/// Replaces the KEV catalogue with a CISA KEV JSON file (plain or gzipped).
 pub async fn kev_file(store: &dyn Store, path: &Path) -> Result<Imported, ImportError> {
-    let catalog = crate::kev::parse_kev(open(path)?)?;
+    kev_reader(store, open(path)?).await
+}
+
+/// Replaces the KEV catalogue with a CISA KEV JSON document held in memory (plain or
+/// gzipped; `what` names it in errors): the lab's copy (`lab::KEV_CATALOG`).
+pub async fn kev_bytes(store: &dyn Store, what: &str, bytes: &'static [u8]) -> Result<Imported, ImportError> {
+    let reader = crate::maybe_gzip(std::io::Cursor::new(bytes))
+        .map_err(|source| FeedError::Io { what: what.to_owned(), source })?;
+    kev_reader(store, reader).await
+}
+
+async fn kev_reader(store: &dyn Store, reader: crate::FeedReader) -> Result<Imported, ImportError> {
+    let catalog = crate::kev::parse_kev(reader)?;
     let rows: Vec<KevRow> = catalog
         .entries
         .iter()
@@ -175,7 +197,17 @@ pub async fn kev_file(store: &dyn Store, path: &Path) -> Result<Imported, Import
 
 /// Upserts EPSS scores from a FIRST CSV file (plain or gzipped), in batches.
 pub async fn epss_file(store: &dyn Store, path: &Path) -> Result<Imported, ImportError> {
-    let reader = crate::epss::read_epss(open(path)?)?;
+    epss_reader(store, open(path)?).await
+}
+
+/// Upserts EPSS scores from a FIRST CSV file held in memory (plain or gzipped): the
+/// lab's sample (`lab::EPSS_SAMPLE`).
+pub async fn epss_bytes(store: &dyn Store, bytes: &'static [u8]) -> Result<Imported, ImportError> {
+    epss_reader(store, std::io::Cursor::new(bytes)).await
+}
+
+async fn epss_reader<R: BufRead + Send + 'static>(store: &dyn Store, reader: R) -> Result<Imported, ImportError> {
+    let reader = crate::epss::read_epss(reader)?;
     let date = reader.score_date.clone().unwrap_or_default();
     let mut result = Imported::default();
     let mut batch = Vec::with_capacity(BATCH * 10);

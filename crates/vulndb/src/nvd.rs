@@ -5,7 +5,9 @@
 //!
 //! Metric choice: where several CVSS metrics of one version exist, the one whose
 //! `type` is `Primary` (NVD's own) is used, else the first listed. CVSS 3.1 is
-//! preferred over 3.0. `cwe` is the first `CWE-n` of the primary weakness, else of any
+//! preferred over 3.0; its vector (which names its version) is kept as `cvss3Vector`,
+//! and a 2.0 record's CVSS 4.0 metric as `cvss4` and `cvss4Vector` (the 1.1 format has
+//! none). `cwe` is the first `CWE-n` of the primary weakness, else of any
 //! weakness, else `Unknown`.
 
 use std::collections::BTreeMap;
@@ -68,6 +70,24 @@ struct Metrics20 {
     cvss_metric_v30: Vec<Metric3>,
     #[serde(default)]
     cvss_metric_v2: Vec<Metric2>,
+    #[serde(default)]
+    cvss_metric_v40: Vec<Metric4>,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+struct Metric4 {
+    #[serde(default, rename = "type")]
+    kind: String,
+    cvss_data: Cvss4Data,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+struct Cvss4Data {
+    base_score: f64,
+    #[serde(default)]
+    vector_string: String,
 }
 
 #[derive(Deserialize, Clone)]
@@ -86,6 +106,8 @@ struct Metric3 {
 #[serde(rename_all = "camelCase")]
 struct Cvss3Data {
     base_score: f64,
+    #[serde(default)]
+    vector_string: String,
     #[serde(default)]
     attack_vector: String,
     #[serde(default)]
@@ -368,6 +390,7 @@ fn primary<T: Clone>(metrics: &[T], kind: impl Fn(&T) -> &str) -> Option<T> {
 struct Scores {
     v2: Option<(Cvss2Data, Option<f64>, Option<f64>)>,
     v3: Option<(Cvss3Data, Option<f64>, Option<f64>)>,
+    v4: Option<Cvss4Data>,
 }
 
 /// The configuration names in both cve-search forms, and the vulnerable ones.
@@ -434,6 +457,12 @@ fn project(
         ),
         None => (None, None, None, None, None, None),
     };
+    let nonempty = |v: String| Some(v).filter(|v| !v.is_empty());
+    let cvss3_vector = scores.v3.as_ref().and_then(|(d, ..)| nonempty(d.vector_string.clone()));
+    let (cvss4, cvss4_vector) = match scores.v4 {
+        Some(d) => (Some(d.base_score), nonempty(d.vector_string)),
+        None => (None, None),
+    };
     let (cvss3, impact_score3, exploitability_score3, impact3, exploitability3) = match scores.v3 {
         Some((d, es, is)) => (
             Some(d.base_score),
@@ -470,6 +499,9 @@ fn project(
         cvss3,
         impact_score3,
         exploitability_score3,
+        cvss3_vector,
+        cvss4,
+        cvss4_vector,
         access,
         impact,
         impact3,
@@ -524,6 +556,7 @@ fn from_20(c: Cve20) -> Result<ImportedCve, String> {
     let v3 =
         primary(&c.metrics.cvss_metric_v31, |m| &m.kind).or_else(|| primary(&c.metrics.cvss_metric_v30, |m| &m.kind));
     let v2 = primary(&c.metrics.cvss_metric_v2, |m| &m.kind);
+    let v4 = primary(&c.metrics.cvss_metric_v40, |m| &m.kind);
     let mut references: Vec<String> = Vec::with_capacity(c.references.len());
     for r in c.references {
         if !references.contains(&r.url) {
@@ -540,6 +573,7 @@ fn from_20(c: Cve20) -> Result<ImportedCve, String> {
         Scores {
             v2: v2.map(|m| (m.cvss_data, m.exploitability_score, m.impact_score)),
             v3: v3.map(|m| (m.cvss_data, m.exploitability_score, m.impact_score)),
+            v4: v4.map(|m| m.cvss_data),
         },
         configurations,
         references,
@@ -608,6 +642,7 @@ fn from_11(item: Item11) -> Result<ImportedCve, String> {
         Scores {
             v2: item.impact.base_metric_v2.map(|m| (m.cvss_v2, m.exploitability_score, m.impact_score)),
             v3: item.impact.base_metric_v3.map(|m| (m.cvss_v3, m.exploitability_score, m.impact_score)),
+            v4: None,
         },
         configurations,
         references,
@@ -762,5 +797,60 @@ fn items<R: BufRead>(
         if s.either(b',', b']', "`,` or `]`").map_err(syntax)? == b']' {
             return Ok(());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_one(json: &str) -> ImportedCve {
+        let mut got = Vec::new();
+        read_nvd(json.as_bytes(), "test", |c| {
+            got.push(c);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got.len(), 1);
+        got.remove(0)
+    }
+
+    /// The vectors are kept with the scores: v3's (which names 3.1 or 3.0) and a 2.0
+    /// record's v4.0 metric, the primary one where there are several. (A made-up record
+    /// in the NVD 2.0 shape: no record of ../shared/data has a v4.0 metric.)
+    #[test]
+    fn cvss_vectors_are_kept_with_their_versions() {
+        let r = read_one(
+            r#"{"id": "CVE-2099-0001", "published": "2099-01-01T00:00:00.000", "lastModified": "2099-01-02T00:00:00.000",
+            "metrics": {
+              "cvssMetricV40": [
+                {"source": "cna@example.test", "type": "Secondary", "cvssData": {"version": "4.0", "baseScore": 8.7,
+                  "vectorString": "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:N/VA:N/SC:N/SI:N/SA:N"}},
+                {"source": "nvd@nist.gov", "type": "Primary", "cvssData": {"version": "4.0", "baseScore": 9.3,
+                  "vectorString": "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N"}}],
+              "cvssMetricV30": [{"type": "Primary", "cvssData": {"version": "3.0", "baseScore": 9.8,
+                  "vectorString": "CVSS:3.0/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H"}}],
+              "cvssMetricV2": [{"type": "Primary", "cvssData": {"version": "2.0", "baseScore": 7.5,
+                  "vectorString": "AV:N/AC:L/Au:N/C:P/I:P/A:P"}}]}}"#,
+        )
+        .record;
+        assert_eq!(
+            (r.cvss4, r.cvss4_vector.as_deref()),
+            (Some(9.3), Some("CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N"))
+        );
+        assert_eq!(
+            (r.cvss3, r.cvss3_vector.as_deref()),
+            (Some(9.8), Some("CVSS:3.0/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H"))
+        );
+        assert_eq!((r.cvss, r.cvss_vector.as_deref()), (Some(7.5), Some("AV:N/AC:L/Au:N/C:P/I:P/A:P")));
+        // The served form holds them: they read back from it.
+        let back = CveRecord::from_served_form(&crate::render::list_form(&r)).unwrap();
+        assert_eq!(
+            (back.cvss3_vector, back.cvss4, back.cvss4_vector),
+            (r.cvss3_vector.clone(), r.cvss4, r.cvss4_vector.clone())
+        );
+        // Without metrics, nothing is made up.
+        let bare = read_one(r#"{"id": "CVE-2099-0002", "published": "2099-01-01T00:00:00.000", "lastModified": "2099-01-02T00:00:00.000"}"#).record;
+        assert_eq!((bare.cvss3_vector, bare.cvss4, bare.cvss4_vector), (None, None, None));
     }
 }

@@ -60,6 +60,11 @@ struct ListForm<'a> {
     impact_score3: Option<f64>,
     #[serde(rename = "exploitabilityScore3")]
     exploitability_score3: Option<f64>,
+    #[serde(rename = "cvss3Vector")]
+    cvss3_vector: Option<&'a str>,
+    cvss4: Option<f64>,
+    #[serde(rename = "cvss4Vector")]
+    cvss4_vector: Option<&'a str>,
     access: Access<'a>,
     impact: Cia<'a>,
     impact3: Cia<'a>,
@@ -99,6 +104,9 @@ pub fn list_form(r: &CveRecord) -> String {
         cvss3: r.cvss3,
         impact_score3: r.impact_score3,
         exploitability_score3: r.exploitability_score3,
+        cvss3_vector: r.cvss3_vector.as_deref(),
+        cvss4: r.cvss4,
+        cvss4_vector: r.cvss4_vector.as_deref(),
         access: Access {
             authentication: access.map_or("", |a| &a.authentication),
             complexity: access.map_or("", |a| &a.complexity),

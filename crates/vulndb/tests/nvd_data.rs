@@ -65,6 +65,8 @@ fn log4shell_projects_to_the_cve_search_record() {
     assert_eq!((r.cvss3, r.impact_score3, r.exploitability_score3), (Some(10.0), Some(6.0), Some(3.9)));
     assert_eq!((r.cvss, r.impact_score, r.exploitability_score), (Some(9.3), Some(10.0), Some(8.6)));
     assert_eq!(r.cvss_vector.as_deref(), Some("AV:N/AC:M/Au:N/C:C/I:C/A:C"));
+    assert_eq!(r.cvss3_vector.as_deref(), Some("CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H"));
+    assert_eq!(r.cvss4, None, "the record has no CVSS 4.0 metric");
     assert_eq!(r.exploitability3.as_ref().unwrap().scope, "CHANGED");
     assert_eq!(r.access.as_ref().unwrap().complexity, "MEDIUM");
     assert!(r.cwe == "CWE-917" || r.cwe == "CWE-20", "{}", r.cwe);
@@ -106,6 +108,8 @@ fn heartbleed_in_the_legacy_feed() {
     let hb = recs.iter().find(|c| c.record.id.as_str() == "CVE-2014-0160").unwrap();
     assert_eq!(hb.record.cwe, "CWE-119".replace("119", &hb.record.cwe[4..]), "a CWE id");
     assert_eq!(hb.record.cvss, Some(5.0));
+    // The 1.1 feed's v3 vector names its version.
+    assert_eq!(hb.record.cvss3_vector.as_deref(), Some("CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N"));
     assert!(hb.record.refmap.contains_key("bid") || hb.record.refmap.contains_key("confirm"));
     for (v, want) in [("1.0.1", true), ("1.0.1f", true), ("1.0.1g", false), ("1.0.0", false), ("1.0.2", false)] {
         assert_eq!(applies(hb, &format!("cpe:2.3:a:openssl:openssl:{v}")), want, "openssl {v}");

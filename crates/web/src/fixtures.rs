@@ -38,6 +38,17 @@ pub(crate) fn finding(id: i64, risk_vector: &str, severity: &str, title: &str) -
            "component": null, "first_seen": "2026-10-01T00:00:00Z", "last_seen": "2026-11-01T10:00:00Z"})
 }
 
+/// A vulnerabilities finding as the score answers list it: CVE-2022-26134 on a
+/// Confluence, with the CVSS metric its severity is computed from.
+pub(crate) fn cve_finding(id: i64) -> Value {
+    json!({"id": id, "risk_vector": "vulnerabilities", "asset": "wiki.acme.test", "severity": "critical",
+           "code": "vulnerabilities.cve", "title": "Software with a known vulnerability",
+           "evidence": "Atlassian Confluence 7.13.6 is covered by …; CVSS v3 9.8; in the CISA Known Exploited Vulnerabilities catalog",
+           "remediation": "Upgrade", "references": [], "cve": "CVE-2022-26134", "component": "Atlassian Confluence 7.13.6",
+           "severity_cvss": {"version": "3.1", "score": 9.8, "vector": "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H"},
+           "first_seen": "2026-10-01T00:00:00Z", "last_seen": "2026-11-01T10:00:00Z"})
+}
+
 /// `/underwriter-getcompanyscores` of a rated company: two components named, a finding.
 pub(crate) fn scores() -> Value {
     json!({
@@ -164,8 +175,10 @@ pub(crate) fn sbom() -> Value {
         {"name": "openssh", "version": "6.6", "purl": null, "cpe": "cpe:2.3:a:openbsd:openssh:6.6:*:*:*:*:*:*:*",
          "hosts": ["ssh.acme.test", "git.acme.test"], "evidence": "banner", "end_of_life": true, "latest_version": "9.9",
          "confidence": 90, "first_seen": "2026-10-01T00:00:00Z", "last_seen": "2026-11-01T10:00:00Z",
-         "cves": [{"id": "CVE-2016-0777", "basis": "nvd-range", "scored": true, "summary": "roaming", "cvss3": null, "cvss": 6.5, "kev": true, "epss": 0.5},
-                  {"id": "CVE-2016-0778", "basis": "unbounded", "scored": false, "summary": null, "cvss3": 8.1, "cvss": null, "kev": false, "epss": null}]},
+         "cves": [{"id": "CVE-2016-0777", "basis": "nvd-range", "scored": true, "summary": "roaming", "cvss3": null, "cvss": 6.5, "kev": true, "epss": 0.5,
+                   "severity_cvss": {"version": "2.0", "score": 6.5, "vector": "AV:N/AC:L/Au:S/C:P/I:P/A:P"}},
+                  {"id": "CVE-2016-0778", "basis": "unbounded", "scored": false, "summary": null, "cvss3": 8.1, "cvss": null, "kev": false, "epss": null,
+                   "severity_cvss": {"version": "3.0", "score": 8.1, "vector": "CVSS:3.0/AV:N/AC:H/PR:N/UI:N/S:U/C:H/I:H/A:H"}}]},
         {"name": "jquery", "version": null, "purl": null, "cpe": null, "hosts": ["www.acme.test"], "evidence": "script",
          "end_of_life": null, "latest_version": null, "confidence": null,
          "first_seen": "2026-10-01T00:00:00Z", "last_seen": "2026-11-01T10:00:00Z", "cves": []}

@@ -10,7 +10,7 @@
 
 use api::responses::{
     ApplicationsAssets, BenchmarkOut, CompanyHistory, CompanyInfo, CompanyScores, CompanySubScores, ComponentOut,
-    DataLossPrediction, FindingOut, IncidentDetail, IncidentPrediction, InfrastructureAssets, LastScanned,
+    CvssOut, DataLossPrediction, FindingOut, IncidentDetail, IncidentPrediction, InfrastructureAssets, LastScanned,
     ListSubsidiaries, PaginationOut, PeerBenchmarks, PredictionInputs, RatingOut, SbomPage, ScannedCompany,
     ScoreComponents, ScoreHistory, TailRiskOut, TailRiskPrediction, WhatIfOut,
 };
@@ -56,6 +56,17 @@ pub(crate) fn or_empty(s: &Option<String>) -> &str {
 /// A figure of an answer, when it is one (a rating not made has none).
 fn finite(v: Option<f64>) -> Option<f64> {
     v.filter(|f| f.is_finite())
+}
+
+/// The CVSS metric a CVE's severity is computed from: its version, score and vector.
+pub(crate) fn cvss(c: &CvssOut) -> Markup {
+    html! {
+        span.cvss title="The CVSS metric the severity is computed from" {
+            "CVSS v" (c.version)
+            @if let Some(s) = finite(Some(c.score)) { " " (format!("{s:.1}")) }
+        }
+        @if let Some(v) = &c.vector { " " code.cvss-vector { (v) } }
+    }
 }
 
 /// A query string from pairs, encoded.
@@ -420,6 +431,7 @@ fn finding(who: Audience, f: &FindingOut) -> Markup {
             dl {
                 dt { "Check" } dd { code { (f.code) } }
                 @if let Some(cve) = &f.cve { dt { "CVE" } dd { (cve) } }
+                @if let Some(c) = &f.severity_cvss { dt { "CVSS" } dd { (cvss(c)) } }
                 @if let Some(component) = &f.component { dt { "Software" } dd { (component) } }
                 dt { "Evidence" } dd { pre { (f.evidence) } }
                 dt { "Remediation" } dd { (f.remediation) }
@@ -746,7 +758,7 @@ fn sbom(v: &SbomPage, all: &str) -> Markup {
                     td { ul.cves { @for cve in c.cves.as_deref().unwrap_or_default() { li.muted[!cve.scored] {
                         strong { (cve.id) }
                         @if !cve.scored { " · " span title="Listed, not scored: NVD does not say this version is affected" { (cve.basis) } }
-                        @if let Some(s) = finite(cve.cvss) { " · " (format!("{s:.1}")) }
+                        @if let Some(c) = &cve.severity_cvss { " · " (cvss(c)) }
                         @if cve.kev { " · " span.sev.sev-critical title="In CISA's Known Exploited Vulnerabilities catalogue" { "KEV" } }
                         @if let Some(e) = finite(cve.epss) { " · EPSS " (chart::percent(e)) }
                     } } } }
@@ -1244,6 +1256,35 @@ mod tests {
                 && monitor.contains(r#"name="finding_id" value="7""#)
         );
         assert!(monitor.contains("compensating control: no weight"));
+    }
+
+    /// Where a CVE's severity shows, so does the CVSS metric it is computed from, with its
+    /// version and vector: each CVE of the SBOM (v2.0 where the record has nothing newer,
+    /// v3.0 here) and a vulnerabilities finding (v3.1).
+    #[test]
+    fn cves_show_the_cvss_version_and_vector_their_severity_is_computed_from() {
+        let mut s = scores();
+        s.score.as_mut().expect("a rating").vulnerabilities.findings.push(parse(fixtures::cve_finding(11)));
+        let html = scorecard(Audience::Underwriter, &card(Audience::Underwriter, s)).into_string();
+        let sbom = &html[html.find("Software (SBOM) with CVEs").expect("the SBOM section")..];
+        for part in [
+            "CVE-2016-0777</strong>",
+            ">CVSS v2.0 6.5</span> <code class=\"cvss-vector\">AV:N/AC:L/Au:S/C:P/I:P/A:P</code>",
+            ">CVSS v3.0 8.1</span> <code class=\"cvss-vector\">CVSS:3.0/AV:N/AC:H/PR:N/UI:N/S:U/C:H/I:H/A:H</code>",
+        ] {
+            assert!(sbom.contains(part), "{part} missing from the SBOM: {sbom}");
+        }
+        let finding = &html[html.find("data-finding-id=\"11\"").expect("the finding")..];
+        assert!(
+            finding.contains(
+                "<dt>CVSS</dt><dd><span class=\"cvss\" title=\"The CVSS metric the severity is computed from\">CVSS v3.1 9.8</span> \
+                 <code class=\"cvss-vector\">CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H</code></dd>"
+            ),
+            "{finding}"
+        );
+        // A finding without a CVE (or of a record without CVSS) has no CVSS row.
+        let plain = scorecard(Audience::Underwriter, &card(Audience::Underwriter, scores())).into_string();
+        assert!(!plain.contains("<dt>CVSS</dt>"));
     }
 
     /// A copy of a scores answer (the API's types are not `Clone`): what it writes, read.

@@ -155,6 +155,7 @@ pub fn render(scores: &CompanyScores, history: &Result<ScoreHistory, Failure>, g
                             li {
                                 p { strong { (f.title) } " — " (f.severity) ", " (component) ", on " (f.asset) }
                                 p.evidence { "Evidence: " (f.evidence) }
+                                @if let Some(c) = &f.severity_cvss { p { (f.cve.as_deref().unwrap_or("CVE")) ": " (pages::cvss(c)) } }
                                 p { "Remediation: " (f.remediation) }
                             }
                         }
@@ -235,6 +236,25 @@ mod tests {
         let typed: CompanyScores = parse(scores());
         let ranked: Vec<&str> = top_findings(&typed).iter().map(|(_, f)| f.title.as_str()).collect();
         assert_eq!(ranked, ["RDP open to the internet", "SPF softfail"]);
+    }
+
+    /// A top finding about a CVE shows the CVSS metric its severity is computed from, with
+    /// its version and vector.
+    #[test]
+    fn a_cve_finding_shows_its_cvss_version_and_vector() {
+        let mut v = scores();
+        v["score"]["vulnerabilities"] = json!({"score": 10.0, "grade": "F", "weight": 10.0, "assets_checked": 1,
+            "findings_count": 1, "methodology": "2026.11", "findings": [fixtures::cve_finding(3)]});
+        let html = render(&parse(v), &Ok(parse(fixtures::history())), "2026-11-02T00:00:00Z").into_string();
+        assert!(html.contains("CVE-2022-26134: <span class=\"cvss\""), "{html}");
+        assert!(
+            html.contains(
+                ">CVSS v3.1 9.8</span> <code class=\"cvss-vector\">CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H</code>"
+            ),
+            "{html}"
+        );
+        let plain = render(&parse(scores()), &Ok(parse(fixtures::history())), "2026-11-02T00:00:00Z").into_string();
+        assert!(!plain.contains("<code class=\"cvss-vector\">"));
     }
 
     #[test]

@@ -357,6 +357,7 @@ pub(crate) async fn sbom_cve(app: &AppState, c: &Company, page: Page, who: Audie
                 cvss: rec.as_ref().and_then(|r| r.cvss),
                 kev: rec.as_ref().is_some_and(|r| r.kev.is_some()),
                 epss: rec.as_ref().and_then(|r| r.epss),
+                severity_cvss: rec.as_ref().and_then(CvssOut::severity_of),
             });
         }
         data.push(SbomOut::new(comp, Some(cves)));
@@ -456,11 +457,13 @@ pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, 
             };
             let disputed = app.store().disputed_vectors(c.id).await?;
             peer_benchmarks = Some(super::peers(app, &c, snap.score.as_f64()).await?);
+            let mut components = ScoreComponents::new(&snap, &top, &disputed);
+            super::with_severity_cvss(app, components.findings_mut()).await?;
             (
                 Some(snap.score.as_f64()),
                 Some(snap.grade.as_str().to_owned()),
                 Some(model::timefmt::rfc3339(snap.scanned_at.0)),
-                Some(ScoreComponents::new(&snap, &top, &disputed)),
+                Some(components),
                 None,
             )
         }

@@ -356,6 +356,24 @@ pub(crate) async fn family(app: &AppState, own: &SocialId) -> Result<Vec<Company
 }
 
 /// One page of an in-memory list.
+/// Fills `severity_cvss` of the vulnerabilities findings among `findings` from their
+/// CVE records (docs/API.md: the metric their severity is computed from).
+pub(crate) async fn with_severity_cvss<'a>(
+    app: &AppState,
+    findings: impl IntoIterator<Item = &'a mut crate::responses::FindingOut>,
+) -> Result<(), ApiError> {
+    for f in findings {
+        if f.risk_vector != model::RiskVector::Vulnerabilities.as_str() {
+            continue;
+        }
+        let Some(id) = f.cve.as_deref().and_then(|c| model::CveId::parse(c).ok()) else { continue };
+        if let Some(record) = app.store().cve(&id).await? {
+            f.severity_cvss = crate::responses::CvssOut::severity_of(&record);
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn paginate<T>(all: Vec<T>, page: model::Page) -> store::Paged<T> {
     let total = all.len() as u64;
     let start = usize::try_from(page.offset()).unwrap_or(usize::MAX);

@@ -100,9 +100,11 @@ pub async fn get_all_vulnerability_detection(
         async move || {
             let filter = FindingFilter { asset: None, risk_vector: Some(model::RiskVector::Vulnerabilities) };
             let found = app.store().findings(c.id, filter, page).await?;
+            let mut data: Vec<FindingOut> = found.items.iter().map(Into::into).collect();
+            super::with_severity_cvss(&app, &mut data).await?;
             Ok(VulnerabilityDetections {
                 social_id: c.social_id.to_string(),
-                data: found.items.iter().map(Into::into).collect(),
+                data,
                 pagination: page.pagination(found.total).into(),
             })
         },
@@ -125,8 +127,10 @@ async fn subdomain_findings(
     let filter = FindingFilter { asset: subdomain.as_ref().map(Domain::as_str), risk_vector };
     let found = app.store().findings(c.id, filter, page).await?;
     let domain_name = subdomain.or(c.domain).map(|d| d.to_string()).unwrap_or_default();
+    let mut findings: Vec<FindingOut> = found.items.iter().map(Into::into).collect();
+    super::with_severity_cvss(app, &mut findings).await?;
     Ok(SubdomainFindings {
-        data: SubdomainFindingsData { domain_name, subdomain: found.items.iter().map(Into::into).collect() },
+        data: SubdomainFindingsData { domain_name, subdomain: findings },
         pagination: page.pagination(found.total).into(),
     })
 }

@@ -129,6 +129,9 @@ async fn vulnerability_operations() {
     assert_eq!(v["id"], "CVE-2021-44228");
     assert_eq!(v["cvss3"], 10.0);
     assert_eq!(v["cvss"], 9.3);
+    // Extensions: the v3 vector, which names its version; no v4.0 metric.
+    assert_eq!(v["cvss3Vector"], "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H");
+    assert!(v["cvss4"].is_null() && v["cvss4Vector"].is_null(), "{v}");
     assert_eq!(v["cwe"], "CWE-917");
     assert_eq!(v["published"], "2021-12-10T10:15:09.143000");
     assert_eq!(v["exploitability3"]["scope"], "CHANGED");
@@ -198,6 +201,10 @@ async fn underwriter_company_operations() {
     let cves: Vec<&str> = v["data"].as_array().unwrap().iter().map(|c| c["cves"][0]["id"].as_str().unwrap()).collect();
     assert_eq!(cves, ["CVE-2021-44228", "CVE-2014-0160"]);
     assert_eq!(v["data"][0]["cves"][0]["cvss3"], 10.0);
+    assert_eq!(
+        v["data"][0]["cves"][0]["severity_cvss"],
+        serde_json::json!({"version": "3.1", "score": 10.0, "vector": "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H"})
+    );
     let v = app.ok("/underwriter-getcompanysbomcve?social_id=globex-logistics", k).await;
     assert_eq!(v["message"], "No SBOM vulnerability found");
     let v = app.ok("/underwriter-getcompanysbomdomain?social_id=acme-robotics&domain=acme-robotics.example", k).await;
@@ -752,6 +759,7 @@ async fn vulnerability_operations_over_real_nvd_records() {
 
     let v = app.ok("/vulnerability-describe-cve-id?cve_id=CVE-2021-44228", k).await;
     assert_eq!(v["cvss3"], 10.0);
+    assert_eq!(v["cvss3Vector"], "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H", "NVD's primary v3.1 vector");
     assert_eq!(v["kev"]["dateAdded"], "2021-12-10", "KEV joined");
     assert!(v["vulnerable_configuration_cpe_2_2"][0]["id"].as_str().unwrap().starts_with("cpe:/"));
     let traversal = app.ok("/vulnerability-describe-cve-id?cve_id=CVE-2021-41773", k).await;

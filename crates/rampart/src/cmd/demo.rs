@@ -39,9 +39,11 @@ pub(crate) async fn run(args: Args) -> Result<()> {
         Err(e) => return Err(e).with_context(|| format!("listening on {listen}")),
     };
     // Nothing hand-written (the sample companies and CVEs are `rampart mock`'s): the
-    // lab's companies, scanned, and the real NVD records of the lab's software (a fresh
-    // machine has no NVD feeds).
-    vulndb::import::nvd_bytes(&*store, "the lab's NVD records", lab::NVD_RECORDS).await?;
+    // lab's companies, scanned, and the real NVD records of the lab's software, the KEV
+    // catalogue and an EPSS sample (a fresh machine has no feeds).
+    vulndb::import::nvd_bytes_all(&*store, lab::NVD_RECORDS).await?;
+    vulndb::import::kev_bytes(&*store, "the lab's KEV catalogue", lab::KEV_CATALOG).await?;
+    vulndb::import::epss_bytes(&*store, lab::EPSS_SAMPLE).await?;
     let eol = scanner::software::Eol::rows(lab::EOL_PRODUCTS, "lab").context("the lab's end-of-life data")?;
     store.save_eol_products(&eol).await?;
 
