@@ -51,7 +51,7 @@ FIELDS = {
     "company": ({"social_id", "company_name", "website", "domain", "industry", "description", "employees_number",
                  "followers_number", "naics_code", "parent_social_id", "domains", "dkim_selectors"},
                 {"social_id", "company_name", "website", "domain", "domains"}),
-    "expected": ({"risk_vector", "asset", "code", "severity", "cve"}, {"risk_vector", "asset", "code", "severity"}),
+    "expected": ({"risk_vector", "asset", "code", "severity", "cve", "basis"}, {"risk_vector", "asset", "code", "severity"}),
 }
 
 errors = []

@@ -154,6 +154,10 @@ pub struct ExpectedFinding {
     /// The CVE a `vulnerabilities.cve` or `certificate_cve` finding names.
     #[serde(default)]
     pub cve: Option<String>,
+    /// The basis of a `vulnerabilities.cve` finding's CVE on the SBOM (`model::CveBasis`),
+    /// where the ground truth names it (a distribution's package).
+    #[serde(default)]
+    pub basis: Option<String>,
 }
 
 impl LabCompany {
@@ -189,6 +193,11 @@ pub const KEV_CATALOG: &[u8] = include_bytes!("../data/kev.json.gz");
 /// (`crates/lab/data/README.md`; it covers CVE-1999-* only): what
 /// `vulndb::import::epss_bytes` reads.
 pub const EPSS_SAMPLE: &[u8] = include_bytes!("../data/epss-sample.csv");
+
+/// The software vendors' own advisories for the lab's software (Apache httpd, nginx,
+/// OpenSSL, npm jquery), verbatim, as a gzipped JSON object of file name → text
+/// (`crates/lab/data/README.md`): what `vulndb::import::advisory_bundle` reads.
+pub const ADVISORIES: &[u8] = include_bytes!("../data/advisories-lab.json.gz");
 
 /// The endoflife.date lifecycles of the lab's software (data/README.md): what
 /// `rampart import eol` reads, for the sbom component's findings on a machine without

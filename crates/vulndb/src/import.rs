@@ -287,6 +287,27 @@ pub async fn advisory_bytes(store: &dyn Store, what: &str, bytes: &[u8]) -> Resu
     Ok(Imported { read: rows.len(), written })
 }
 
+/// Imports a bundle of advisory files: a JSON object (plain or gzipped) of file name →
+/// the file's text, each read as [`advisory_files`] reads a file (`what` names the bundle).
+pub async fn advisory_bundle(store: &dyn Store, what: &str, bytes: &'static [u8]) -> Result<Imported, ImportError> {
+    let mut text = Vec::new();
+    let reader = crate::maybe_gzip(std::io::BufReader::new(bytes))
+        .map_err(|source| FeedError::Io { what: what.to_owned(), source })?;
+    std::io::Read::read_to_end(&mut std::io::Read::take(reader, MAX_ADVISORY_FILE * 4), &mut text)
+        .map_err(|source| FeedError::Io { what: what.to_owned(), source })?;
+    let files: std::collections::BTreeMap<String, String> = serde_json::from_slice(&text)
+        .map_err(|e| FeedError::format(what, "bundle", format!("not a JSON object of file texts: {e}")))?;
+    let mut rows = Vec::new();
+    for (name, content) in &files {
+        rows.extend(advisory_rows(name, content.as_bytes())?);
+    }
+    let mut written = 0;
+    for batch in rows.chunks(BATCH) {
+        written += store.save_advisories(batch).await?;
+    }
+    Ok(Imported { read: rows.len(), written })
+}
+
 fn advisory_rows(what: &str, bytes: &[u8]) -> Result<Vec<store::cve::AdvisoryRow>, FeedError> {
     crate::advisory::parse_any(what, bytes)?
         .iter()

@@ -26,6 +26,10 @@ async fn the_demo_data_charges_the_labs_confluence_with_cve_2022_26134() {
     assert!(kev.read > 1000, "the KEV catalogue: {kev:?}");
     let epss = vulndb::import::epss_bytes(&*store, lab::EPSS_SAMPLE).await.unwrap();
     assert_eq!(epss.read, 99, "the EPSS sample's rows");
+    let advisories = vulndb::import::advisory_bundle(&*store, "lab advisories", lab::ADVISORIES).await.unwrap();
+    assert!(advisories.read > 500, "the vendors' advisories: {advisories:?}");
+    let httpd = store.advisories_for("apache", "http_server").await.unwrap();
+    assert!(httpd.iter().any(|a| a.cve_id.as_str() == "CVE-2021-41773"), "the Apache project's word on CVE-2021-41773");
 
     let record = store.cve(&CveId::parse(CVE).unwrap()).await.unwrap().expect("the NVD 2.0 record of CVE-2022-26134");
     assert_eq!(record.cvss3, Some(9.8));

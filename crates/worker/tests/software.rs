@@ -114,6 +114,23 @@ async fn sbom_and_vulnerability_findings_match_the_lab_ground_truth() {
             assert!(!company.clean.contains(&k.1), "{social_id}: a finding on clean {}", k.1);
         }
 
+        // The basis the ground truth names (a distribution's package) is the SBOM's.
+        if company.expected.iter().any(|e| e.basis.is_some()) {
+            let sbom = store.sbom(c.id, Page::parse(None).unwrap(), true).await.unwrap();
+            for e in company.expected.iter().filter(|e| e.basis.is_some()) {
+                let got = sbom
+                    .items
+                    .iter()
+                    .filter(|i| i.hosts.iter().any(|h| h.as_str() == e.asset))
+                    .flat_map(|i| &i.cves)
+                    .find(|x| Some(x.id.as_str()) == e.cve.as_deref())
+                    .map(|x| x.basis.as_str());
+                if got != e.basis.as_deref() {
+                    missing.push(format!("{social_id}: {} {:?} has basis {got:?}, not {:?}", e.asset, e.cve, e.basis));
+                }
+            }
+        }
+
         // The inventory the API serves: a component for every CVE finding's software.
         if social_id == "tidepool-games" {
             let sbom = store.sbom(c.id, Page::parse(None).unwrap(), false).await.unwrap();

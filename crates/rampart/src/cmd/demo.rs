@@ -40,10 +40,12 @@ pub(crate) async fn run(args: Args) -> Result<()> {
     };
     // Nothing hand-written (the sample companies and CVEs are `rampart mock`'s): the
     // lab's companies, scanned, and the real NVD records of the lab's software, the KEV
-    // catalogue and an EPSS sample (a fresh machine has no feeds).
+    // catalogue, an EPSS sample and the vendors' advisories (a fresh machine has no feeds).
     vulndb::import::nvd_bytes_all(&*store, lab::NVD_RECORDS).await?;
     vulndb::import::kev_bytes(&*store, "the lab's KEV catalogue", lab::KEV_CATALOG).await?;
     vulndb::import::epss_bytes(&*store, lab::EPSS_SAMPLE).await?;
+    // The vendors' own advisories, whose word is taken over NVD's.
+    vulndb::import::advisory_bundle(&*store, "the lab's vendor advisories", lab::ADVISORIES).await?;
     let eol = scanner::software::Eol::rows(lab::EOL_PRODUCTS, "lab").context("the lab's end-of-life data")?;
     store.save_eol_products(&eol).await?;
 
