@@ -1,6 +1,7 @@
 //! Feed synchronisation, `rampart sync`: downloads the vulnerability feeds — NVD CVE
 //! (the yearly JSON 2.0 feed files on the first run, then the CVE API 2.0 by
-//! last-modified windows), CISA KEV, FIRST EPSS, MITRE CWE and MITRE CAPEC — into a
+//! last-modified windows), CISA KEV, FIRST EPSS, MITRE CWE, MITRE CAPEC and the
+//! software vendors' advisories (files, or archives of the publishers' repositories) — into a
 //! cache directory and imports each file with the importers of `vulndb::import`. This is
 //! the only crate of Rampart that downloads anything: every other crate reads files or
 //! a store it is given.
@@ -27,6 +28,17 @@ mod nvd;
 pub const NVD_PAUSE_WITHOUT_KEY: Duration = Duration::from_secs(6);
 /// The pause between two NVD API requests with an API key.
 pub const NVD_PAUSE_WITH_KEY: Duration = Duration::from_millis(600);
+
+/// Where the vendors publish their advisories: nginx's security advisories, and the
+/// repositories of Apache httpd's per-CVE JSON (its web site's `content/security/json/`)
+/// and OpenSSL's CVE JSON 5 records (`secjson/`), as GitHub's zip archives of them.
+/// Distributions' data (Ubuntu's OSV records, `…/Ubuntu/all.zip` at OSV's bucket, or
+/// Debian's tracker) is added with `--advisory-urls`.
+pub const DEFAULT_ADVISORIES: [&str; 3] = [
+    "https://raw.githubusercontent.com/nginx/nginx.org/main/xml/en/security_advisories.xml",
+    "https://github.com/apache/httpd-site/archive/refs/heads/main.zip",
+    "https://github.com/openssl/release-metadata/archive/refs/heads/main.zip",
+];
 
 /// What to synchronise, from where, and within which bounds.
 ///
@@ -56,6 +68,10 @@ pub struct SyncOptions {
     pub cwe_url: String,
     /// The MITRE CAPEC catalogue (XML, or a STIX 2.1 JSON bundle).
     pub capec_url: String,
+    /// The vendors' and distributions' advisories (`vulndb::advisory`): each an advisory
+    /// file, or a zip archive whose `.json` and `.xml` entries are read, those that are
+    /// not advisories left out ([`DEFAULT_ADVISORIES`] by default).
+    pub advisory_urls: Vec<String>,
     /// Where downloads are kept (created when missing).
     pub cache_dir: PathBuf,
     /// The first year of NVD feed files a first sync downloads.
@@ -89,6 +105,7 @@ impl Default for SyncOptions {
             epss_url: "https://epss.empiricalsecurity.com/epss_scores-current.csv.gz".into(),
             cwe_url: "https://cwe.mitre.org/data/xml/cwec_latest.xml.zip".into(),
             capec_url: "https://capec.mitre.org/data/xml/capec_latest.xml".into(),
+            advisory_urls: DEFAULT_ADVISORIES.iter().map(|u| (*u).to_owned()).collect(),
             cache_dir: PathBuf::from("rampart-cache"),
             first_year: 2002,
             progress: false,
@@ -123,13 +140,16 @@ pub enum Feed {
     Cwe,
     /// MITRE Common Attack Pattern Enumeration and Classification.
     Capec,
+    /// The software vendors' and distributions' advisories.
+    Advisories,
 }
 
 impl Feed {
     /// Every feed, in the order a full sync runs them.
-    pub const ALL: [Feed; 5] = [Feed::Nvd, Feed::Kev, Feed::Epss, Feed::Cwe, Feed::Capec];
+    pub const ALL: [Feed; 6] = [Feed::Nvd, Feed::Kev, Feed::Epss, Feed::Cwe, Feed::Capec, Feed::Advisories];
 
-    /// The feed's name: `nvd`, `kev`, `epss`, `cwe`, `capec` (also its feed-state key).
+    /// The feed's name: `nvd`, `kev`, `epss`, `cwe`, `capec`, `advisories` (also its
+    /// feed-state key).
     pub fn as_str(self) -> &'static str {
         match self {
             Feed::Nvd => "nvd",
@@ -137,6 +157,7 @@ impl Feed {
             Feed::Epss => "epss",
             Feed::Cwe => "cwe",
             Feed::Capec => "capec",
+            Feed::Advisories => "advisories",
         }
     }
 
@@ -162,9 +183,9 @@ impl fmt::Display for Feed {
     }
 }
 
-/// A feed name that is none of `nvd`, `kev`, `epss`, `cwe`, `capec`.
+/// A feed name that is none of `nvd`, `kev`, `epss`, `cwe`, `capec`, `advisories`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown feed {0:?}: expected nvd, kev, epss, cwe or capec")]
+#[error("unknown feed {0:?}: expected nvd, kev, epss, cwe, capec or advisories")]
 pub struct UnknownFeed(pub String);
 
 impl FromStr for Feed {
@@ -377,7 +398,8 @@ impl Ctx<'_> {
 ///   about daily, so they may lag behind); after each API window, the window's end.
 /// - `kev`, `epss`, `cwe`, `capec`: `{"url":"…","etag":"…","last_modified":"…","synced_at":"…"}`
 ///   — the validators of the last imported download, sent back as `If-None-Match` and
-///   `If-Modified-Since` when the URL is the same.
+///   `If-Modified-Since` when the URL is the same;
+/// - `advisories`: `{"files":[{"url":…,"etag":…,…}, …]}`, one such state per URL.
 pub async fn sync(store: &dyn Store, opts: &SyncOptions) -> Result<SyncReport, SyncError> {
     let ctx = Ctx { store, opts, dl: download::Downloader::new(opts)? };
     let mut report = SyncReport::default();
@@ -392,6 +414,7 @@ pub async fn sync(store: &dyn Store, opts: &SyncOptions) -> Result<SyncReport, S
         let mut r = FeedReport::new(feed);
         let result = match feed {
             Feed::Nvd => nvd::sync(&ctx, &mut r).await,
+            Feed::Advisories => files::sync_advisories(&ctx, &mut r).await,
             _ => files::sync(&ctx, feed, &mut r).await,
         };
         match result {

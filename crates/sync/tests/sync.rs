@@ -302,6 +302,34 @@ async fn capec(headers: HeaderMap) -> Response {
         .into_response()
 }
 
+const ADVISORIES_ETAG: &str = "\"nginx-advisories-1\"";
+
+/// nginx's security advisories, with an ETag.
+async fn nginx_advisories(State(feeds): State<Arc<Feeds>>, headers: HeaderMap) -> Response {
+    if headers.get(header::IF_NONE_MATCH).is_some_and(|v| v == ADVISORIES_ETAG) {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, ADVISORIES_ETAG)]).into_response();
+    }
+    let xml = std::fs::read(feeds.data.join("vendor-advisories/nginx/security_advisories.xml")).unwrap();
+    ([(header::ETAG, ADVISORIES_ETAG), (header::CONTENT_TYPE, "application/xml")], xml).into_response()
+}
+
+/// A zip archive of a publisher's repository: two httpd advisories among files that are
+/// not advisories.
+async fn advisory_archive(State(feeds): State<Arc<Feeds>>) -> Response {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for cve in ["CVE-2021-41773", "CVE-2009-1890"] {
+        let json = std::fs::read(feeds.data.join(format!("vendor-advisories/httpd/{cve}.json"))).unwrap();
+        w.start_file(format!("httpd-site-main/content/security/json/{cve}.json"), options).unwrap();
+        w.write_all(&json).unwrap();
+    }
+    w.start_file("httpd-site-main/package.json", options).unwrap();
+    w.write_all(br#"{"name": "httpd-site", "private": true}"#).unwrap();
+    w.start_file("httpd-site-main/README.md", options).unwrap();
+    w.write_all(b"# not read").unwrap();
+    ([(header::CONTENT_TYPE, "application/zip")], w.finish().unwrap().into_inner()).into_response()
+}
+
 /// 64 KiB with a Content-Length.
 async fn big() -> Response {
     vec![b' '; 64 << 10].into_response()
@@ -337,6 +365,8 @@ async fn serve(feeds: Arc<Feeds>) -> String {
         .route("/cwec.xml.zip", get(cwe_zip))
         .route("/cwec.xml", get(cwe_plain))
         .route("/capec.xml", get(capec))
+        .route("/advisories/security_advisories.xml", get(nginx_advisories))
+        .route("/advisories/httpd-site.zip", get(advisory_archive))
         .route("/big.json", get(big))
         .route("/bomb.csv", get(bomb))
         .route("/slow.json", get(slow))
@@ -405,6 +435,7 @@ fn local_options(base: &str, cache: &Path) -> SyncOptions {
         epss_url: format!("{base}/epss.csv.gz"),
         cwe_url: format!("{base}/cwec.xml.zip"),
         capec_url: format!("{base}/capec.xml"),
+        advisory_urls: Vec::new(),
         cache_dir: cache.to_owned(),
         first_year: 2014,
         progress: false,
@@ -784,4 +815,42 @@ async fn a_busy_server_is_asked_again_and_then_given_up_on() {
     let failed = incomplete(sync::sync(&s.store, &opts).await.unwrap_err());
     assert!(failed.to_string().contains("503"), "{failed}");
     assert_eq!(s.feeds.seen_path("/busy/kev.json").len(), 3 + 2, "one try and one retry");
+}
+
+/// The advisories feed: a vendor's file and an archive of a publisher's repository,
+/// whose advisories are imported and whose other files are left out; the file unchanged
+/// (304) the next time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advisories_come_from_files_and_archives_and_honour_not_modified() {
+    let Some(data) = data() else { return };
+    let s = Setup::new(&data).await;
+    let urls =
+        vec![format!("{}/advisories/security_advisories.xml", s.base), format!("{}/advisories/httpd-site.zip", s.base)];
+    let options = SyncOptions { advisory_urls: urls.clone(), ..s.options(&[Feed::Advisories]) };
+    let report = sync::sync(&s.store, &options).await.unwrap();
+    let r = report.feed(Feed::Advisories).unwrap();
+    assert_eq!((r.files_fetched, &r.error), (2, &None), "{r:?}");
+    let nginx = s.store.advisories_for("f5", "nginx").await.unwrap();
+    assert!(nginx.len() > 30, "{} nginx statements", nginx.len());
+    let httpd: Vec<String> =
+        s.store.advisories_for("apache", "http_server").await.unwrap().iter().map(|a| a.cve_id.to_string()).collect();
+    assert_eq!(httpd, ["CVE-2009-1890", "CVE-2021-41773"], "the archive's advisories, not its other files");
+    assert_eq!(r.read, nginx.len() + 2);
+    let state = s.state("advisories").await;
+    let kept: Vec<&str> = state["files"].as_array().unwrap().iter().map(|f| f["url"].as_str().unwrap()).collect();
+    assert_eq!(kept, urls.iter().map(String::as_str).collect::<Vec<_>>(), "{state}");
+
+    let again = sync::sync(&s.store, &options).await.unwrap();
+    let r = again.feed(Feed::Advisories).unwrap();
+    assert_eq!(r.files_fetched, 1, "the file is unchanged, the archive has no validators: {r:?}");
+    let asked = s.feeds.seen_path("/advisories/security_advisories.xml");
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[1].status, 304);
+    assert_eq!(asked[1].headers[header::IF_NONE_MATCH], ADVISORIES_ETAG);
+
+    // A file that is not an advisory fails the feed, naming the URL; the others ran.
+    let bad = SyncOptions { advisory_urls: vec![format!("{}/kev.json", s.base), urls[0].clone()], ..options };
+    let err = incomplete(sync::sync(&s.store, &bad).await.unwrap_err());
+    let said = err.report.feed(Feed::Advisories).unwrap().error.clone().unwrap();
+    assert!(said.contains("/kev.json"), "{said}");
 }

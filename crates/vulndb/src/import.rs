@@ -287,6 +287,34 @@ pub async fn advisory_bytes(store: &dyn Store, what: &str, bytes: &[u8]) -> Resu
     Ok(Imported { read: rows.len(), written })
 }
 
+/// Imports advisory files held in memory, `(name, content)`; with `skip_unreadable` a
+/// file that is not an advisory (an archive of a publisher's whole site holds others)
+/// is left out and named in the answer, else it fails the import before anything is
+/// written.
+pub async fn advisory_texts(
+    store: &dyn Store,
+    files: &[(String, Vec<u8>)],
+    skip_unreadable: bool,
+) -> Result<(Imported, Vec<String>), ImportError> {
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    for (name, content) in files {
+        match advisory_rows(name, content) {
+            Ok(more) => rows.extend(more),
+            Err(e) if skip_unreadable => {
+                tracing::debug!(file = name, error = %e, "not an advisory: skipped");
+                skipped.push(name.clone());
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let mut written = 0;
+    for batch in rows.chunks(BATCH) {
+        written += store.save_advisories(batch).await?;
+    }
+    Ok((Imported { read: rows.len(), written }, skipped))
+}
+
 /// Imports a bundle of advisory files: a JSON object (plain or gzipped) of file name →
 /// the file's text, each read as [`advisory_files`] reads a file (`what` names the bundle).
 pub async fn advisory_bundle(store: &dyn Store, what: &str, bytes: &'static [u8]) -> Result<Imported, ImportError> {
@@ -297,15 +325,8 @@ pub async fn advisory_bundle(store: &dyn Store, what: &str, bytes: &'static [u8]
         .map_err(|source| FeedError::Io { what: what.to_owned(), source })?;
     let files: std::collections::BTreeMap<String, String> = serde_json::from_slice(&text)
         .map_err(|e| FeedError::format(what, "bundle", format!("not a JSON object of file texts: {e}")))?;
-    let mut rows = Vec::new();
-    for (name, content) in &files {
-        rows.extend(advisory_rows(name, content.as_bytes())?);
-    }
-    let mut written = 0;
-    for batch in rows.chunks(BATCH) {
-        written += store.save_advisories(batch).await?;
-    }
-    Ok(Imported { read: rows.len(), written })
+    let files: Vec<(String, Vec<u8>)> = files.into_iter().map(|(name, text)| (name, text.into_bytes())).collect();
+    Ok(advisory_texts(store, &files, false).await?.0)
 }
 
 fn advisory_rows(what: &str, bytes: &[u8]) -> Result<Vec<store::cve::AdvisoryRow>, FeedError> {

@@ -147,8 +147,9 @@ async fn import(db: &str, kind: &str, files: Vec<PathBuf>) -> Result<()> {
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "{kind}: {} file(s), {read} records read, {written} written in {secs:.1} s ({:.0} records/s)",
+        "{kind}: {} {}, {read} records read, {written} written in {secs:.1} s ({:.0} records/s)",
         files.len(),
+        if kind == "advisories" { "path(s)" } else { "file(s)" },
         read as f64 / secs.max(1e-9)
     );
     Ok(())

@@ -10,8 +10,8 @@ use crate::flags::{DbArg, FeedSources};
 pub(crate) struct Args {
     #[command(flatten)]
     db: DbArg,
-    /// Comma-separated: nvd, kev, epss, cwe, capec.
-    #[arg(long, value_delimiter = ',', default_value = "nvd,kev,epss,cwe,capec")]
+    /// Comma-separated: nvd, kev, epss, cwe, capec, advisories.
+    #[arg(long, value_delimiter = ',', default_value = "nvd,kev,epss,cwe,capec,advisories")]
     feeds: Vec<sync::Feed>,
     #[command(flatten)]
     sources: FeedSources,

@@ -28,6 +28,10 @@ pub(crate) struct FeedSources {
     /// The CAPEC catalogue XML (default: MITRE's latest).
     #[arg(long)]
     capec_url: Option<String>,
+    /// The vendors' and distributions' advisories, comma-separated: advisory files or zip
+    /// archives of them (default: nginx's, Apache httpd's and OpenSSL's own).
+    #[arg(long, value_delimiter = ',')]
+    advisory_urls: Option<Vec<String>>,
     /// The first year of NVD feed files a first sync downloads.
     #[arg(long, default_value_t = 2002)]
     first_year: i32,
@@ -46,6 +50,7 @@ impl FeedSources {
             epss_url: self.epss_url.unwrap_or(d.epss_url),
             cwe_url: self.cwe_url.unwrap_or(d.cwe_url),
             capec_url: self.capec_url.unwrap_or(d.capec_url),
+            advisory_urls: self.advisory_urls.unwrap_or(d.advisory_urls),
             first_year: self.first_year,
             progress,
             ..d
@@ -56,7 +61,7 @@ impl FeedSources {
 /// What a worker keeps of the feeds: `--sync-every` and where the scheduled sync fetches.
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct FeedSchedule {
-    /// Run `rampart sync` for the NVD, KEV and EPSS feeds this often (90s, 30m, 24h, 7d;
+    /// Run `rampart sync` for the NVD, KEV, EPSS and advisories feeds this often (90s, 30m, 24h, 7d;
     /// `off`: never here). Whatever the feeds change is matched against the companies'
     /// detected software and re-rated without a rescan, in any case.
     #[arg(long, env = "RAMPART_SYNC_EVERY", default_value = "24h", value_parser = parse_rescan_every)]
@@ -68,7 +73,7 @@ pub(crate) struct FeedSchedule {
 impl FeedSchedule {
     /// The feeds' part of the settings of the worker named `name`.
     pub(crate) fn config(self, name: &str) -> worker::feeds::FeedsConfig {
-        let feeds = vec![sync::Feed::Nvd, sync::Feed::Kev, sync::Feed::Epss];
+        let feeds = vec![sync::Feed::Nvd, sync::Feed::Kev, sync::Feed::Epss, sync::Feed::Advisories];
         worker::feeds::FeedsConfig::new(self.sync_every.0, self.sources.options(feeds, false), name)
     }
 }
