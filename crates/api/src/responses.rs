@@ -664,12 +664,11 @@ pub struct ComponentCve {
 }
 
 /// A CVSS base metric: the one a CVE finding's severity is computed from
-/// (docs/FINDINGS.md): v3 (3.1 or 3.0) when the record has it, else v2. A v4.0 metric
-/// does not set it (the record serves it as `cvss4`); a CISA KEV listing makes the
-/// finding critical whatever the metric says.
+/// (docs/FINDINGS.md): v3 (3.1 or 3.0) when the record has it, else v4.0, else v2; a
+/// CISA KEV listing makes the finding critical whatever the metric says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct CvssOut {
-    /// `3.1`, `3.0` or `2.0`; `3` for a v3 score stored before its vector was kept.
+    /// `3.1`, `3.0`, `4.0` or `2.0`; `3` for a v3 score stored before its vector was kept.
     #[schema(example = "3.1")]
     pub version: String,
     #[schema(example = 9.8)]

@@ -424,7 +424,7 @@ impl CveRecord {
 
     /// The CVSS metric a CVE finding's severity is computed from (docs/FINDINGS.md,
     /// `scanner::checks::vulnerabilities::cve_severity`): v3 (3.1 or 3.0, as its vector
-    /// says), else v2; none without either. A v4.0 metric does not set the severity.
+    /// says), else v4.0, else v2; none without any.
     pub fn severity_metric(&self) -> Option<CvssMetric> {
         if let Some(score) = self.cvss3 {
             let vector = self.cvss3_vector.clone().filter(|v| !v.is_empty());
@@ -435,6 +435,10 @@ impl CveRecord {
                 .unwrap_or("3")
                 .to_owned();
             return Some(CvssMetric { version, score, vector });
+        }
+        if let Some(score) = self.cvss4 {
+            let vector = self.cvss4_vector.clone().filter(|v| !v.is_empty());
+            return Some(CvssMetric { version: "4.0".to_owned(), score, vector });
         }
         let score = self.cvss?;
         Some(CvssMetric {
@@ -915,7 +919,7 @@ mod tests {
     /// The metric that sets a finding's severity: v3 with the version its vector names,
     /// else v2; a v4.0 metric does not.
     #[test]
-    fn the_severity_metric_is_v3_else_v2() {
+    fn the_severity_metric_is_v3_else_v4_else_v2() {
         let v31 = "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H";
         let r = record(serde_json::json!({"cvss3": 9.8, "cvss3Vector": v31, "cvss": 7.5,
             "cvssVector": "AV:N/AC:L/Au:N/C:P/I:P/A:P", "cvss4": 9.3, "cvss4Vector": "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N"}));
@@ -934,6 +938,12 @@ mod tests {
             r.severity_metric(),
             Some(CvssMetric { version: "2.0".into(), score: 5.0, vector: Some("AV:N/AC:L/Au:N/C:P/I:N/A:N".into()) })
         );
-        assert_eq!(record(serde_json::json!({"cvss4": 9.3})).severity_metric(), None);
+        // A record with only a v4.0 metric (recent CNA-scored records): v4.0 sets it.
+        let v4 = "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N";
+        assert_eq!(
+            record(serde_json::json!({"cvss4": 9.3, "cvss4Vector": v4, "cvss": 5.0})).severity_metric(),
+            Some(CvssMetric { version: "4.0".into(), score: 9.3, vector: Some(v4.into()) })
+        );
+        assert_eq!(record(serde_json::json!({})).severity_metric(), None);
     }
 }

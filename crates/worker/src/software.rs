@@ -224,6 +224,7 @@ impl Matcher {
                         })
                         .collect(),
                     cvss3: rec.and_then(|r| r.cvss3),
+                    cvss4: rec.and_then(|r| r.cvss4),
                     cvss2: rec.and_then(|r| r.cvss),
                     kev: rec.is_some_and(|r| r.kev.is_some()),
                     epss: rec.and_then(|r| r.epss),

@@ -36,6 +36,8 @@ pub struct CveMatch {
     /// The other nodes of the CVE's configuration (the platform it needs).
     pub conditions: Vec<Condition>,
     pub cvss3: Option<f64>,
+    /// The CVSS v4.0 base score, which sets the severity when there is no v3.
+    pub cvss4: Option<f64>,
     pub cvss2: Option<f64>,
     /// CISA lists it as exploited.
     pub kev: bool,
@@ -133,9 +135,10 @@ pub fn judge(s: &Software, matched: &[CveMatch]) -> ProductJudged {
             let met: Vec<&str> = m.conditions.iter().map(|c| c.text.as_str()).collect();
             evidence.push_str(&format!("; together with {}, detected on the host", met.join(" and ")));
         }
-        match (m.cvss3, m.cvss2) {
-            (Some(v3), _) => evidence.push_str(&format!("; CVSS v3 {v3:.1}")),
-            (None, Some(v2)) => evidence.push_str(&format!("; CVSS v2 {v2:.1}")),
+        match (m.cvss3, m.cvss4, m.cvss2) {
+            (Some(v3), ..) => evidence.push_str(&format!("; CVSS v3 {v3:.1}")),
+            (None, Some(v4), _) => evidence.push_str(&format!("; CVSS v4.0 {v4:.1}")),
+            (None, None, Some(v2)) => evidence.push_str(&format!("; CVSS v2 {v2:.1}")),
             _ => {}
         }
         if let Some(d) = &m.backport_unknown {
@@ -155,7 +158,7 @@ pub fn judge(s: &Software, matched: &[CveMatch]) -> ProductJudged {
             ScanFinding::new("vulnerabilities.cve", &s.host, evidence)
                 .with_cve(m.id.as_str())
                 .with_component(label.clone())
-                .with_severity(cve_severity(m.cvss3, m.cvss2, m.kev)),
+                .with_severity(cve_severity(m.cvss3.or(m.cvss4), m.cvss2, m.kev)),
         );
     }
     if !s.cpes.is_empty() {
@@ -187,8 +190,9 @@ pub fn rest(obs: &Observations, out: &mut Judged) {
     }
 }
 
-/// The severity of a CVE finding (docs/FINDINGS.md): CVSS v3 base severity, v2 bands
-/// when there is no v3, critical when CISA lists it as exploited.
+/// The severity of a CVE finding (docs/FINDINGS.md): the CVSS v3 base severity (or
+/// v4.0's, whose bands are the same, for a record without v3: pass it as `cvss3`), v2
+/// bands when there is neither, critical when CISA lists it as exploited.
 pub fn cve_severity(cvss3: Option<f64>, cvss2: Option<f64>, kev: bool) -> Severity {
     if kev {
         return Severity::Critical;
@@ -218,6 +222,7 @@ mod tests {
             cpe: "cpe:2.3:a:apache:http_server:2.4.49:*:*:*:*:*:*:*".into(),
             conditions,
             cvss3: Some(9.8),
+            cvss4: None,
             cvss2: None,
             kev: false,
             epss: None,
@@ -266,6 +271,11 @@ mod tests {
         let charged: Vec<Option<&str>> = judged.findings.iter().map(|f| f.cve.as_deref()).collect();
         assert_eq!(charged, [Some("CVE-2021-41773"), Some("CVE-2008-0002")]);
         assert!(judged.findings.iter().all(|f| f.severity == Severity::Critical), "no severity step for a basis");
+        // A record scored only in CVSS v4.0: its score sets the severity.
+        let v4 = CveMatch { cvss3: None, cvss4: Some(5.3), cvss2: Some(9.0), ..matched("CVE-2025-0001", true, vec![]) };
+        let judged_v4 = judge(&s, std::slice::from_ref(&v4));
+        assert_eq!(judged_v4.findings[0].severity, Severity::Medium);
+        assert!(judged_v4.findings[0].evidence.contains("CVSS v4.0 5.3"), "{}", judged_v4.findings[0].evidence);
         let check = judged.check.unwrap();
         assert_eq!(check.detail, "CVE-2021-41773, CVE-2008-0002");
         // Nothing scored: the check passes and says what is listed unscored.
