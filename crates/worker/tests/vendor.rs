@@ -36,16 +36,22 @@ fn evidence(inventory: &Inventory, id: &str) -> Option<String> {
     inventory.findings.iter().find(|f| f.cve.as_deref() == Some(id)).map(|f| f.evidence.clone())
 }
 
-#[tokio::test]
-async fn a_vendor_statement_overrides_nvd_both_ways() {
+/// The shared data folder and a fresh store, or `None` (skipped) without the data.
+async fn setup() -> Option<(PathBuf, tempfile::TempDir, Arc<dyn Store>)> {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
     if !data.is_dir() {
         assert!(std::env::var_os("CI").is_none(), "CI is set and the shared data folder is absent");
         println!("skipped: {} is absent", data.display());
-        return;
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", dir.path().join("v.db").display())).await.unwrap();
+    Some((data, dir, store))
+}
+
+#[tokio::test]
+async fn a_vendor_statement_overrides_nvd_both_ways() {
+    let Some((data, _dir, store)) = setup().await else { return };
     let mut feeds: Vec<PathBuf> =
         ["2009", "2014", "2021"].iter().map(|y| data.join(format!("nvd-1.1/nvdcve-1.1-{y}.json.gz"))).collect();
     feeds.push(data.join("nvd-2.0/CVE-2021-41773.json"));
@@ -99,14 +105,7 @@ async fn a_vendor_statement_overrides_nvd_both_ways() {
 /// `distribution-backport-unknown`.
 #[tokio::test]
 async fn a_distribution_package_is_judged_by_the_distribution() {
-    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
-    if !data.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "CI is set and the shared data folder is absent");
-        println!("skipped: {} is absent", data.display());
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = store::open(&format!("sqlite://{}", dir.path().join("d.db").display())).await.unwrap();
+    let Some((data, _dir, store)) = setup().await else { return };
     let records: Vec<PathBuf> =
         ["CVE-2023-38408", "CVE-2024-6387"].iter().map(|id| data.join(format!("nvd-2.0/{id}.json"))).collect();
     vulndb::import::nvd_files(&*store, &records).await.unwrap();
