@@ -255,8 +255,9 @@ pub async fn capec_file(store: &dyn Store, path: &Path) -> Result<Imported, Impo
     Ok(Imported { read: rows.len(), written })
 }
 
-/// The largest advisory file read, decompressed.
-pub const MAX_ADVISORY_FILE: u64 = 64 << 20;
+/// The largest advisory file read, decompressed (the Debian tracker's whole export is
+/// some tens of MiB).
+pub const MAX_ADVISORY_FILE: u64 = 256 << 20;
 /// The most files one advisory import reads.
 pub const MAX_ADVISORY_FILES: usize = 200_000;
 /// How deep an advisory import descends into a directory.

@@ -9,10 +9,11 @@
 //! - `undetermined`, `resolved` without a version, or any other status: unknown.
 //!
 //! The export is large (every package of every release), so it is read as a stream of
-//! packages and issues, and refused as soon as it holds more than
-//! [`MAX_STATEMENTS`](super::MAX_STATEMENTS) statements (one per CVE, package and
-//! release), before the rest is read. The whole export holds far more than that, so it
-//! has to be split (by package) before it is read.
+//! packages and issues, and only the source packages Rampart maps to a product it
+//! detects (`crate::aliases::PACKAGES`: `apache2`, `openssh`, `php8.1`, …) become
+//! statements: the others are skipped unread, since no detection would ever consult
+//! them. A file is refused as soon as it holds more than [`MAX_TRACKER_STATEMENTS`]
+//! statements of those packages (one per CVE, package and release).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,11 +21,15 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
 
-use super::{Affected, MAX_STATEMENTS, Scheme, Source, Statement, name, version};
+use super::{Affected, Scheme, Source, Statement, name, version};
 use crate::FeedError;
 use crate::cwe::support::json_error;
 
 const WHAT: &str = "Debian security tracker";
+
+/// The most statements read from one tracker export (of the packages kept): the whole
+/// export holds some tens of thousands for them.
+pub const MAX_TRACKER_STATEMENTS: usize = 1_000_000;
 
 #[derive(Deserialize)]
 struct RawIssue {
@@ -42,9 +47,13 @@ struct RawRelease {
 /// Reads the tracker's JSON export: one statement per CVE, source package and release.
 /// Issues that are not CVEs (`TEMP-…`) are left out.
 pub fn parse_debian_tracker(bytes: &[u8]) -> Result<Vec<Statement>, FeedError> {
+    parse_capped(bytes, MAX_TRACKER_STATEMENTS)
+}
+
+fn parse_capped(bytes: &[u8], cap: usize) -> Result<Vec<Statement>, FeedError> {
     let mut out = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    Packages { out: &mut out }.deserialize(&mut de).map_err(|e| json_error(WHAT, e))?;
+    Packages { out: &mut out, cap }.deserialize(&mut de).map_err(|e| json_error(WHAT, e))?;
     de.end().map_err(|e| json_error(WHAT, e))?;
     Ok(out)
 }
@@ -52,6 +61,7 @@ pub fn parse_debian_tracker(bytes: &[u8]) -> Result<Vec<Statement>, FeedError> {
 /// The top-level object: package name → issues.
 struct Packages<'a> {
     out: &'a mut Vec<Statement>,
+    cap: usize,
 }
 
 impl<'de> DeserializeSeed<'de> for Packages<'_> {
@@ -68,7 +78,11 @@ impl<'de> Visitor<'de> for Packages<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(package) = map.next_key::<String>()? {
-            map.next_value_seed(Issues { package: name(&package), out: &mut *self.out })?;
+            if crate::aliases::package_product(package.trim()).is_none() {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            map.next_value_seed(Issues { package: name(&package), out: &mut *self.out, cap: self.cap })?;
         }
         Ok(())
     }
@@ -78,6 +92,7 @@ impl<'de> Visitor<'de> for Packages<'_> {
 struct Issues<'a> {
     package: String,
     out: &'a mut Vec<Statement>,
+    cap: usize,
 }
 
 impl<'de> DeserializeSeed<'de> for Issues<'_> {
@@ -100,8 +115,8 @@ impl<'de> Visitor<'de> for Issues<'_> {
             };
             let issue: RawIssue = map.next_value()?;
             for (release, r) in issue.releases {
-                if self.out.len() >= MAX_STATEMENTS {
-                    return Err(A::Error::custom(format!("the file holds more than {MAX_STATEMENTS} statements")));
+                if self.out.len() >= self.cap {
+                    return Err(A::Error::custom(format!("the file holds more than {} statements", self.cap)));
                 }
                 let statement = statement(&self.package, cve.clone(), &release, r).map_err(|e| match e {
                     FeedError::Format { message, .. } => A::Error::custom(message),
@@ -205,6 +220,18 @@ mod tests {
     }
 
     #[test]
+    fn advisory_debian_tracker_keeps_the_packages_of_detected_products() {
+        let text = r#"{"libfoo": {"CVE-2021-1": {"releases": {"sid": {"status": 3}}}},
+            "php8.2": {"CVE-2024-4577": {"releases": {"bookworm": {"status": "resolved", "fixed_version": "8.2.20-1~deb12u1"}}}},
+            "apache2-doc": {"CVE-2021-2": {"releases": {"sid": {"status": "open"}}}}}"#;
+        let v = parse_debian_tracker(text.as_bytes()).unwrap();
+        let kept: Vec<(&str, &str)> = v.iter().map(|s| (s.package.as_deref().unwrap(), s.cve.as_str())).collect();
+        assert_eq!(kept, [("php8.2", "CVE-2024-4577")], "other packages are skipped unread");
+        assert_eq!(v[0].product(), Some(("php".into(), "php".into())));
+        assert_eq!(v[0].verdict("8.2.7-1~deb12u1"), Some(true));
+    }
+
+    #[test]
     fn advisory_debian_tracker_refuses_bad_input() {
         for text in [
             r#"[]"#,
@@ -219,13 +246,16 @@ mod tests {
         for cut in [1, SAMPLE.len() / 3, SAMPLE.len() - 2] {
             assert!(parse_debian_tracker(&SAMPLE.as_bytes()[..cut]).is_err(), "cut at {cut}");
         }
-        let packages: Vec<String> = (0..=MAX_STATEMENTS)
-            .map(|i| format!(r#""p{i}": {{"CVE-2021-41773": {{"releases": {{"sid": {{"status": "open"}}}}}}}}"#))
+        // Past the cap the file is refused; below it, more than a vendor file's cap is read.
+        let issues: Vec<String> = (0..=super::super::MAX_STATEMENTS)
+            .map(|i| format!(r#""CVE-2021-{}": {{"releases": {{"sid": {{"status": "open"}}}}}}"#, 10_000 + i))
             .collect();
-        let err = parse_debian_tracker(format!("{{{}}}", packages.join(",")).as_bytes()).unwrap_err();
-        assert!(err.to_string().contains("more than 10000 statements"), "{err}");
+        let many = format!(r#"{{"openssl": {{{}}}}}"#, issues.join(","));
+        assert_eq!(parse_debian_tracker(many.as_bytes()).unwrap().len(), super::super::MAX_STATEMENTS + 1);
+        let err = parse_capped(many.as_bytes(), 100).unwrap_err();
+        assert!(err.to_string().contains("more than 100 statements"), "{err}");
         let huge = format!(
-            r#"{{"p": {{"CVE-2021-41773": {{"releases": {{"sid": {{"status": "resolved", "fixed_version": "{}"}}}}}}}}}}"#,
+            r#"{{"openssl": {{"CVE-2021-41773": {{"releases": {{"sid": {{"status": "resolved", "fixed_version": "{}"}}}}}}}}}}"#,
             "1".repeat(super::super::MAX_VERSION_BYTES + 1)
         );
         assert!(parse_debian_tracker(huge.as_bytes()).is_err());

@@ -17,7 +17,8 @@
 //! compares them with [`model::version::Version`] for upstream releases and with
 //! [`model::dpkg::DpkgVersion`] for Debian and Ubuntu packages. The input is untrusted:
 //! every reader returns a [`FeedError`] for what it cannot read, never panics, and refuses
-//! more than [`MAX_STATEMENTS`] statements or a version longer than [`MAX_VERSION_BYTES`].
+//! more than [`MAX_STATEMENTS`] statements (the Debian tracker: `debian::MAX_TRACKER_STATEMENTS`) or a
+//! version longer than [`MAX_VERSION_BYTES`].
 
 use std::cmp::Ordering;
 use std::fmt;
