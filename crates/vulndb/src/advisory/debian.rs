@@ -79,11 +79,33 @@ impl<'de> Visitor<'de> for Packages<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(package) = map.next_key::<String>()? {
             if crate::aliases::package_product(package.trim()).is_none() {
-                map.next_value::<IgnoredAny>()?;
+                // Still an object of issues, or this is not the tracker's export.
+                map.next_value_seed(SkipIssues)?;
                 continue;
             }
             map.next_value_seed(Issues { package: name(&package), out: &mut *self.out, cap: self.cap })?;
         }
+        Ok(())
+    }
+}
+
+/// A skipped package's object: checked to be an object, its issues unread.
+struct SkipIssues;
+
+impl<'de> DeserializeSeed<'de> for SkipIssues {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for SkipIssues {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object of issues")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(())
     }
 }
@@ -236,6 +258,8 @@ mod tests {
         for text in [
             r#"[]"#,
             r#"{"apache2": []}"#,
+            r#"{"libfoo": []}"#,
+            r#"{"title": "CISA Catalog of Known Exploited Vulnerabilities"}"#,
             r#"{"apache2": {"CVE-2021-41773": {"releases": {"sid": {"fixed_version": "1.0"}}}}}"#,
             r#"{"apache2": {"CVE-2021-41773": {"releases": {"sid": {"status": "resolved", "fixed_version": "bad version!"}}}}}"#,
             r#"{"apache2": {"CVE-2021-41773": {"releases": {"sid": {"status": 3}}}}}"#,
