@@ -258,6 +258,11 @@ impl CveId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The year of its id (`CVE-2014-0160` → 2014), checked by [`CveId::parse`].
+    pub fn year(&self) -> u16 {
+        self.0.get(4..8).and_then(|y| y.parse().ok()).unwrap_or(0)
+    }
 }
 
 macro_rules! string_newtype_impls {
@@ -402,6 +407,7 @@ mod tests {
     #[test]
     fn cve_ids() {
         assert_eq!(CveId::parse("cve-2021-44228").unwrap().as_str(), "CVE-2021-44228");
+        assert_eq!(CveId::parse("CVE-2014-0160").unwrap().year(), 2014);
         for bad in ["CVE-21-1234", "CVE-2021-123", "CVE-2021-12a4", "2021-1234", "CVE-2021-", "CVE-0999-1234"] {
             assert!(CveId::parse(bad).is_err(), "{bad:?}");
         }

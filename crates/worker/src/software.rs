@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use model::dpkg::DpkgVersion;
 use model::{Application, Cpe, CveId, Domain, OffsetDateTimeText, SbomComponent};
 use scanner::ScanFinding;
 use scanner::checks::vulnerabilities::{self, VendorSays};
@@ -204,9 +205,8 @@ impl Matcher {
                     Some(Word::Affected(says)) if decided => Some(says.clone()),
                     _ => None,
                 };
-                let year = id.as_str().get(4..8).and_then(|y| y.parse::<u16>().ok()).unwrap_or(u16::MAX);
                 let unlisted_by = match &words.registry {
-                    Some((publisher, newest)) if !words.mentioned.contains(&id) && year <= *newest => {
+                    Some((publisher, newest)) if !words.mentioned.contains(&id) && id.year() <= *newest => {
                         Some(publisher.clone())
                     }
                     _ => None,
@@ -289,7 +289,7 @@ impl Matcher {
                 }
                 words.mentioned.insert(st.cve.clone());
                 if st.source.lists_every_cve() {
-                    let year = st.cve.as_str().get(4..8).and_then(|y| y.parse::<u16>().ok()).unwrap_or(0);
+                    let year = st.cve.year();
                     match &mut words.registry {
                         Some((_, newest)) => *newest = (*newest).max(year),
                         None => words.registry = Some((st.source.publisher(), year)),
@@ -366,16 +366,9 @@ fn of_distribution(st: &Statement, distribution: &str, full: &str) -> bool {
 /// about ours when a version it names has our upstream version. The epoch is the one
 /// that statement's versions carry (`1:8.2p1-4ubuntu0.8` → `1:8.2p1-4ubuntu0.5`).
 fn as_release_of(st: &Statement, full: &str) -> Option<String> {
-    let upstream_of = |v: &str| {
-        let no_epoch = v.split_once(':').map_or(v, |(_, rest)| rest);
-        no_epoch.rsplit_once('-').map_or(no_epoch, |(u, _)| u).to_owned()
-    };
-    let ours = upstream_of(full);
-    let named = st.versions().find(|v| upstream_of(v) == ours)?;
-    Some(match named.split_once(':') {
-        Some((epoch, _)) if !full.contains(':') => format!("{epoch}:{full}"),
-        _ => full.to_owned(),
-    })
+    let ours = DpkgVersion::parse(full).ok()?;
+    let named = st.versions().filter_map(|v| DpkgVersion::parse(v).ok()).find(|v| v.upstream() == ours.upstream())?;
+    Some(if named.epoch() > 0 && !full.contains(':') { format!("{}:{full}", named.epoch()) } else { full.to_owned() })
 }
 
 /// The SBOM components: one per name and version, with every host it runs on, its
