@@ -114,6 +114,7 @@ pub(crate) async fn sync_advisories(ctx: &Ctx<'_>, report: &mut FeedReport) -> R
         }),
     };
     let mut first_error = None;
+    let mut not_modified = 0;
     for (i, url) in ctx.opts.advisory_urls.iter().enumerate() {
         let validators = state
             .files
@@ -126,6 +127,7 @@ pub(crate) async fn sync_advisories(ctx: &Ctx<'_>, report: &mut FeedReport) -> R
         let done = match ctx.dl.get(&get).await {
             Ok(Outcome::NotModified) => {
                 tracing::info!(%feed, url, "unchanged since the last sync");
+                not_modified += 1;
                 continue;
             }
             Ok(Outcome::NotFound) => {
@@ -157,6 +159,8 @@ pub(crate) async fn sync_advisories(ctx: &Ctx<'_>, report: &mut FeedReport) -> R
             }
         }
     }
+    // Every source answered 304: the report says so, as a single-file feed's does.
+    report.unchanged = not_modified > 0 && not_modified == ctx.opts.advisory_urls.len();
     match first_error {
         Some(e) => Err(e),
         None => Ok(()),

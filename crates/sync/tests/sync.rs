@@ -847,6 +847,10 @@ async fn advisories_come_from_files_and_archives_and_honour_not_modified() {
     assert_eq!(asked.len(), 2);
     assert_eq!(asked[1].status, 304);
     assert_eq!(asked[1].headers[header::IF_NONE_MATCH], ADVISORIES_ETAG);
+    assert!(!r.unchanged, "the archive was fetched again");
+    let file_only = SyncOptions { advisory_urls: urls[..1].to_vec(), ..options.clone() };
+    let r = sync::sync(&s.store, &file_only).await.unwrap();
+    assert!(r.feed(Feed::Advisories).unwrap().unchanged, "every source answered 304");
 
     // A file that is not an advisory fails the feed, naming the URL; the others ran.
     let bad = SyncOptions { advisory_urls: vec![format!("{}/kev.json", s.base), urls[0].clone()], ..options };
