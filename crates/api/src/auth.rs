@@ -64,6 +64,7 @@ pub fn generate_key(
         hash: hash_key(&secret),
         scopes,
         company,
+        org: None,
         per_minute,
         monthly,
     };

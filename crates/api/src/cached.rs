@@ -289,6 +289,24 @@ roles! {
         read fn disputed_vectors(company: i64) -> Result<Vec<model::RiskVector>>;
         read fn rated_population() -> Result<Vec<RatedCompany>>;
     }
+    Portfolios {
+        quiet fn create_org(name: &str) -> Result<model::Org>;
+        read fn org_by_name(name: &str) -> Result<Option<model::Org>>;
+        read fn orgs() -> Result<Vec<model::Org>>;
+        quiet fn create_portfolio(org: i64, name: &str, max: u64) -> Result<Option<model::Portfolio>>;
+        read fn portfolios(org: i64) -> Result<Vec<model::Portfolio>>;
+        read fn portfolio(org: i64, id: i64) -> Result<Option<model::Portfolio>>;
+        quiet fn rename_portfolio(org: i64, id: i64, name: &str) -> Result<Option<model::Portfolio>>;
+        quiet fn delete_portfolio(org: i64, id: i64) -> Result<bool>;
+        quiet fn add_to_portfolio(portfolio: i64, members: &[(i64, model::VendorRecord)]) -> Result<Vec<bool>>;
+        read fn member(portfolio: i64, company: i64) -> Result<Option<model::VendorRecord>>;
+        quiet fn update_member(portfolio: i64, company: i64, record: &model::VendorRecord) -> Result<bool>;
+        quiet fn remove_member(portfolio: i64, company: i64) -> Result<bool>;
+        write fn mark_name_derived(company: i64) -> Result<()>;
+        read fn portfolio_rows(portfolio: i64, now: OffsetDateTime) -> Result<Vec<store::PortfolioRow>>;
+        read fn search_findings(of: store::FindingsOf, query: &store::FindingQuery, page: Page) -> Result<Paged<store::FoundFinding>>;
+        read fn all_findings(of: store::FindingsOf, query: &store::FindingQuery, limit: u64) -> Result<Vec<store::FoundFinding>>;
+    }
 }
 
 #[cfg(test)]

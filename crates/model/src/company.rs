@@ -549,10 +549,14 @@ pub enum Scope {
     Vulnerability,
     Underwriter,
     Monitor,
+    /// The organisation's portfolios (extension; granted with `underwriter` by
+    /// `rampart keys create`): needs a key of an organisation.
+    Portfolio,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 4] = [Scope::General, Scope::Vulnerability, Scope::Underwriter, Scope::Monitor];
+    pub const ALL: [Scope; 5] =
+        [Scope::General, Scope::Vulnerability, Scope::Underwriter, Scope::Monitor, Scope::Portfolio];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -560,6 +564,7 @@ impl Scope {
             Scope::Vulnerability => "vulnerability",
             Scope::Underwriter => "underwriter",
             Scope::Monitor => "monitor",
+            Scope::Portfolio => "portfolio",
         }
     }
 
@@ -572,7 +577,7 @@ impl Scope {
         let mut out = Vec::new();
         for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let s = Scope::parse(part).ok_or_else(|| {
-                format!("unknown scope {part:?}: expected general, vulnerability, underwriter or monitor")
+                format!("unknown scope {part:?}: expected general, vulnerability, underwriter, monitor or portfolio")
             })?;
             if !out.contains(&s) {
                 out.push(s);
@@ -595,6 +600,8 @@ pub struct ApiKey {
     pub scopes: Vec<Scope>,
     /// For monitor keys: the company the key reports on.
     pub company: Option<SocialId>,
+    /// The organisation the key belongs to: its portfolios are the key's.
+    pub org: Option<i64>,
     pub per_minute: u32,
     pub monthly: u64,
     pub active: bool,
@@ -608,6 +615,7 @@ pub struct NewApiKey {
     pub hash: String,
     pub scopes: Vec<Scope>,
     pub company: Option<SocialId>,
+    pub org: Option<i64>,
     pub per_minute: u32,
     pub monthly: u64,
 }

@@ -16,6 +16,7 @@ pub mod naics;
 pub mod net;
 pub mod observatory;
 pub mod page;
+pub mod portfolio;
 pub mod risk;
 pub mod score;
 pub mod timefmt;
@@ -31,6 +32,7 @@ pub use event::{Delivery, Event, EventBody, EventKind, EventLink, NewEvent, NewW
 pub use ids::{CveId, Domain, IdError, MAX_DKIM_SELECTORS, SocialId, dkim_selectors};
 pub use observatory::observatory_penalty;
 pub use page::{PAGE_SIZE, Page, PageError, Pagination};
+pub use portfolio::{Org, Portfolio, Relationship, Stage, Tier, VendorRecord};
 pub use risk::{Grade, RiskVector, Severity, UnknownValue};
 pub use score::{Score, ScoreError};
 pub use version::Version;

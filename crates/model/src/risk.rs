@@ -1,9 +1,5 @@
 //! Risk vectors (the twelve score components), severities and grades.
 
-use std::fmt;
-
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 /// A value that is not one of an enumeration's names; carries the allowed names.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{what} must be one of: {allowed}")]
@@ -26,38 +22,39 @@ macro_rules! named_enum {
             }
 
             /// Parses a name case-insensitively.
-            pub fn parse(raw: &str) -> Result<Self, UnknownValue> {
+            pub fn parse(raw: &str) -> Result<Self, $crate::risk::UnknownValue> {
                 Self::ALL
                     .iter()
                     .copied()
                     .find(|v| v.as_str().eq_ignore_ascii_case(raw.trim()))
-                    .ok_or_else(|| UnknownValue {
+                    .ok_or_else(|| $crate::risk::UnknownValue {
                         what: $what,
                         allowed: Self::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", "),
                     })
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
 
-        impl Serialize for $name {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
             }
         }
 
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let raw = String::deserialize(d)?;
-                Self::parse(&raw).map_err(serde::de::Error::custom)
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let raw = <String as ::serde::Deserialize>::deserialize(d)?;
+                Self::parse(&raw).map_err(::serde::de::Error::custom)
             }
         }
     };
 }
+pub(crate) use named_enum;
 
 named_enum!(
     /// The twelve components of a score, in the order the score object lists them.

@@ -10,6 +10,7 @@ use crate::{PgStore, Result, SqliteStore, StoreError};
 
 /// The tables, parents before the rows that point at them.
 const TABLES: &[&str] = &[
+    "orgs",
     "companies",
     "domains",
     "subsidiaries",
@@ -50,6 +51,8 @@ const TABLES: &[&str] = &[
     "webhooks",
     "webhook_deliveries",
     "key_creations",
+    "portfolios",
+    "portfolio_companies",
 ];
 
 /// Rows written per statement (PostgreSQL takes at most 65 535 parameters).

@@ -3,7 +3,8 @@
 //! Each role is a trait of its own, declared in `<role>.rs` — [`Companies`], [`Assets`],
 //! [`Findings`], [`Incidents`], [`Intel`] (CVE intelligence and reference data),
 //! [`Keys`], [`Queue`], [`Schedule`] (scheduled rescans), [`Events`] (events, webhooks
-//! and their deliveries) and [`Disputes`] (disputes, the footprint, domain ownership).
+//! and their deliveries), [`Disputes`] (disputes, the footprint, domain ownership) and
+//! [`Portfolios`] (organisations, portfolios, vendor records, findings searches).
 //! [`Store`] is all of them, what the API, the importers and the workers hold;
 //! `use store::prelude::*` brings the role traits into scope.
 //!
@@ -28,6 +29,7 @@ mod findings;
 mod incidents;
 mod keys;
 mod migrate;
+mod portfolios;
 pub mod postgres;
 mod queue;
 mod schedule;
@@ -49,6 +51,9 @@ pub use findings::{FindingFilter, Findings, ScanOutcome, ScanScope, finding_subj
 pub use incidents::Incidents;
 pub use keys::Keys;
 pub use model::asset_under;
+pub use portfolios::{
+    CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, PortfolioRow, Portfolios, RowRating,
+};
 pub use postgres::PgStore;
 pub use queue::{JobCount, Queue};
 pub use schedule::{RescanPlan, Schedule, ScheduleRow};
@@ -57,16 +62,21 @@ pub use sqlite::SqliteStore;
 
 /// The role traits, for calling a store's methods: `use store::prelude::*`.
 pub mod prelude {
-    pub use crate::{Assets, Companies, Disputes, Events, Findings, Incidents, Intel, Keys, Queue, Schedule, Store};
+    pub use crate::{
+        Assets, Companies, Disputes, Events, Findings, Incidents, Intel, Keys, Portfolios, Queue, Schedule, Store,
+    };
 }
 
 /// Everything persisted: every role, from one backend.
 pub trait Store:
-    Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule + Events + Disputes
+    Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule + Events + Disputes + Portfolios
 {
 }
 
-impl<T: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule + Events + Disputes> Store for T {}
+impl<T> Store for T where
+    T: Companies + Assets + Findings + Incidents + Intel + Keys + Queue + Schedule + Events + Disputes + Portfolios
+{
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -86,6 +86,7 @@ async fn the_scheduler_queues_what_the_workers_drain_watched_first_then_never_sc
             hash: "b7".repeat(32),
             scopes: vec![Scope::Monitor],
             company: Some(sid("bp-14")),
+            org: None,
             per_minute: 60,
             monthly: 1_000,
         })

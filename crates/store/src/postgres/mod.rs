@@ -91,6 +91,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (9, "domain_ownership", include_str!("../../migrations/postgres/0009_domain_ownership.sql")),
     (10, "cve_basis", include_str!("../../migrations/postgres/0010_cve_basis.sql")),
     (11, "advisories", include_str!("../../migrations/postgres/0011_advisories.sql")),
+    (12, "portfolios", include_str!("../../migrations/postgres/0012_portfolios.sql")),
 ]);
 
 /// The channel a queued job is announced on.

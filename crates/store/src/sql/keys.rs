@@ -7,8 +7,8 @@ impl crate::Keys for Backend {
     async fn create_key(&self, key: &NewApiKey) -> Result<ApiKey> {
         let scopes: Vec<&str> = key.scopes.iter().map(|s| s.as_str()).collect();
         let row = sqlx::query(
-            "INSERT INTO api_keys (name, prefix, hash, scopes, company, per_minute, monthly, active, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8) RETURNING *",
+            "INSERT INTO api_keys (name, prefix, hash, scopes, company, per_minute, monthly, active, created_at, org_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8, $9) RETURNING *",
         )
         .bind(&key.name)
         .bind(&key.prefix)
@@ -18,6 +18,7 @@ impl crate::Keys for Backend {
         .bind(i64::from(key.per_minute))
         .bind(i64::try_from(key.monthly).unwrap_or(i64::MAX))
         .bind(rfc3339(OffsetDateTime::now_utc()))
+        .bind(key.org)
         .fetch_one(self.writer())
         .await?;
         key_from_row(&row)

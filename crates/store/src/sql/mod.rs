@@ -31,6 +31,7 @@ pub(super) mod findings;
 pub(super) mod incidents;
 pub(super) mod intel;
 pub(super) mod keys;
+pub(super) mod portfolios;
 pub(super) mod queue;
 pub(super) mod read;
 pub(super) mod rows;

@@ -118,6 +118,7 @@ pub(crate) fn key_from_row(row: &DbRow) -> Result<ApiKey> {
     let company: Option<String> = row.try_get("company")?;
     let per_minute: i64 = row.try_get("per_minute")?;
     let monthly: i64 = row.try_get("monthly")?;
+    let org: Option<i64> = row.try_get("org_id")?;
     Ok(ApiKey {
         id: row.try_get("id")?,
         name: row.try_get("name")?,
@@ -125,6 +126,7 @@ pub(crate) fn key_from_row(row: &DbRow) -> Result<ApiKey> {
         hash: row.try_get("hash")?,
         scopes: Scope::parse_list(&scopes).map_err(|e| corrupt("scopes", e))?,
         company: company.as_deref().map(SocialId::parse).transpose().map_err(|_| corrupt("company", &company))?,
+        org,
         per_minute: u32::try_from(per_minute).map_err(|_| corrupt("per_minute", per_minute))?,
         monthly: u64::try_from(monthly).map_err(|_| corrupt("monthly", monthly))?,
         active: row.try_get("active")?,

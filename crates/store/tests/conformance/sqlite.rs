@@ -96,6 +96,7 @@ async fn concurrent_small_writes_share_commits() {
             hash: "ef".repeat(32),
             scopes: vec![model::Scope::General],
             company: None,
+            org: None,
             per_minute: 0,
             monthly: 0,
         })
@@ -133,6 +134,7 @@ async fn callers_that_go_away_do_not_lose_the_others_writes() {
             hash: format!("{n}").repeat(64),
             scopes: vec![model::Scope::General],
             company: None,
+            org: None,
             per_minute: 0,
             monthly: 0,
         };

@@ -1143,6 +1143,7 @@ pub async fn data_versions(store: &dyn Store) {
             hash: "ef".repeat(32),
             scopes: vec![Scope::General],
             company: None,
+            org: None,
             per_minute: 60,
             monthly: 10_000,
         })
@@ -1173,6 +1174,7 @@ pub async fn keys_and_usage(store: &dyn Store) {
             hash: "ab".repeat(32),
             scopes: vec![Scope::General, Scope::Monitor],
             company: Some(sid("acme")),
+            org: None,
             per_minute: 60,
             monthly: 10_000,
         })
@@ -1391,6 +1393,7 @@ pub async fn schedule(store: &dyn Store) {
             hash: "5c".repeat(32),
             scopes: vec![Scope::Monitor],
             company: Some(sid("sch-a")),
+            org: None,
             per_minute: 60,
             monthly: 10_000,
         })
@@ -1837,6 +1840,7 @@ pub async fn concurrent_writes(store: &dyn Store) {
             hash: "ef".repeat(32),
             scopes: vec![Scope::General],
             company: None,
+            org: None,
             per_minute: 0,
             monthly: 0,
         })
@@ -2229,4 +2233,163 @@ pub async fn rated_assets(store: &dyn Store) {
     assert_eq!(sbom.items[0].hosts.len(), 2);
     assert_eq!(counts.ip_addresses, 3);
     assert_eq!((counts.findings[&Severity::Critical], counts.findings[&Severity::High]), (1, 1));
+}
+
+pub async fn portfolios(store: &dyn Store) {
+    use model::{Relationship, Stage, Tier, VendorRecord};
+    use store::{FindingQuery, FindingStatus, FindingsOf, ScanScope};
+    let acme = store.create_org("Acme Insurance").await.unwrap();
+    let other = store.create_org("Other Risk").await.unwrap();
+    assert!(store.create_org("Acme Insurance").await.is_err(), "a taken name is refused");
+    assert_eq!(store.org_by_name("Acme Insurance").await.unwrap().unwrap().id, acme.id);
+    assert_eq!(store.orgs().await.unwrap().len(), 2);
+
+    // A key belongs to its organisation.
+    let key = store
+        .create_key(&NewApiKey {
+            name: "uw".into(),
+            prefix: "rk_p".into(),
+            hash: "portfolio-key-hash".into(),
+            scopes: vec![Scope::Underwriter, Scope::Portfolio],
+            company: None,
+            org: Some(acme.id),
+            per_minute: 60,
+            monthly: 0,
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.key_by_hash("portfolio-key-hash").await.unwrap().unwrap().org, Some(acme.id));
+    assert_eq!(key.org, Some(acme.id));
+
+    let book = store.create_portfolio(acme.id, "Cyber book", 3).await.unwrap().unwrap();
+    assert!(store.create_portfolio(acme.id, "Cyber book", 3).await.unwrap().is_none(), "one name per organisation");
+    let theirs = store.create_portfolio(other.id, "Cyber book", 3).await.unwrap().unwrap();
+    store.create_portfolio(acme.id, "Two", 3).await.unwrap().unwrap();
+    store.create_portfolio(acme.id, "Three", 3).await.unwrap().unwrap();
+    assert!(store.create_portfolio(acme.id, "Four", 3).await.unwrap().is_none(), "the cap holds");
+    // No organisation reaches another's portfolio.
+    assert!(store.portfolio(other.id, book.id).await.unwrap().is_none());
+    assert!(store.rename_portfolio(other.id, book.id, "Mine").await.unwrap().is_none());
+    assert!(!store.delete_portfolio(other.id, book.id).await.unwrap());
+    assert!(store.rename_portfolio(acme.id, book.id, "Two").await.is_err(), "a taken name is refused");
+    let renamed = store.rename_portfolio(acme.id, book.id, "Main book").await.unwrap().unwrap();
+    assert_eq!(renamed.name, "Main book");
+    assert_eq!(
+        store.portfolios(acme.id).await.unwrap().iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        ["Main book", "Three", "Two"]
+    );
+
+    let a = store
+        .save_company(&CompanySnapshot { profile: profile("pf-a", "Alpha", "alpha.example"), ..Default::default() })
+        .await
+        .unwrap();
+    let b = store
+        .save_company(&CompanySnapshot { profile: profile("pf-b", "Beta", "beta.example"), ..Default::default() })
+        .await
+        .unwrap();
+    let record = VendorRecord {
+        tier: Some(Tier::new(1).unwrap()),
+        tags: vec!["cloud".into(), "eu".into()],
+        custom_id: Some("V-001".into()),
+        relationship: Relationship::Insured,
+        stage: Stage::Onboarding,
+        owner: "ana@acme.example".into(),
+        note: "renewal in May".into(),
+    };
+    let added =
+        store.add_to_portfolio(book.id, &[(a.id, record.clone()), (b.id, VendorRecord::default())]).await.unwrap();
+    assert_eq!(added, [true, true]);
+    assert_eq!(store.add_to_portfolio(book.id, &[(a.id, VendorRecord::default())]).await.unwrap(), [false]);
+    assert_eq!(store.member(book.id, a.id).await.unwrap().unwrap(), record, "a member keeps its record");
+    store.add_to_portfolio(theirs.id, &[(a.id, VendorRecord::default())]).await.unwrap();
+    assert_eq!(store.portfolio(acme.id, book.id).await.unwrap().unwrap().companies, 2);
+
+    // Ratings: 70 four months ago, 80 ten days ago, 90 now; findings, one KEV-listed.
+    let now = at("2026-06-01T00:00:00Z").0;
+    for (score, when) in
+        [(70.0, "2026-02-01T00:00:00Z"), (80.0, "2026-05-22T00:00:00Z"), (90.0, "2026-06-01T00:00:00Z")]
+    {
+        store.replace_rating(a.id, &snapshot(score, when)).await.unwrap();
+    }
+    let vectors = RiskVector::ALL.to_vec();
+    let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true, keep_open: &[] };
+    let mut kev =
+        finding(RiskVector::Vulnerabilities, "https://www.alpha.example/", Severity::Critical, "vulnerabilities.cve");
+    kev.cve = Some(CveId::parse("CVE-2021-44228").unwrap());
+    kev.component = Some("Log4j 2.14".into());
+    let spf = finding(RiskVector::Spf, "alpha.example", Severity::Medium, "spf.softfail_all");
+    let port = finding(RiskVector::OpenPorts, "vpn.alpha.example:3389", Severity::High, "open_ports.rdp_exposed");
+    let gone = finding(RiskVector::Dmarc, "alpha.example", Severity::Low, "dmarc.none");
+    store.record_scan(a.id, scope, &[kev.clone(), spf.clone(), port.clone(), gone], now).await.unwrap();
+    store.record_scan(a.id, scope, &[kev, spf, port], now + time::Duration::seconds(1)).await.unwrap();
+    store
+        .save_kev(&[KevRow {
+            cve_id: CveId::parse("CVE-2021-44228").unwrap(),
+            date_added: "2021-12-10".into(),
+            entry: serde_json::json!({"cveID": "CVE-2021-44228"}),
+        }])
+        .await
+        .unwrap();
+
+    let rows = store.portfolio_rows(book.id, now).await.unwrap();
+    assert_eq!(rows.iter().map(|r| r.social_id.as_str()).collect::<Vec<_>>(), ["pf-a", "pf-b"]);
+    let ra = &rows[0];
+    assert_eq!(ra.record, record);
+    let rating = ra.rating.as_ref().unwrap();
+    assert_eq!((rating.score.hundredths(), rating.depth.as_str()), (9000, "full"));
+    // 7 days ago: the rating of ten days ago; 30 days: the one of four months ago, as at 90.
+    let before: Vec<Option<i64>> = ra.score_before.iter().map(|s| s.map(Score::hundredths)).collect();
+    assert_eq!(before, [Some(8000), Some(7000), Some(7000)]);
+    assert_eq!(ra.open, [0, 0, 1, 1, 1], "info, low, medium, high, critical: the closed DMARC one is not counted");
+    assert_eq!(ra.kev, 1);
+    let rb = &rows[1];
+    assert!(rb.rating.is_none() && rb.score_before == [None; 3] && rb.open == [0; 5]);
+
+    // Findings searches, over a company or a portfolio.
+    let find = async |of, q: FindingQuery| {
+        let found = store.search_findings(of, &q, Page::FIRST).await.unwrap();
+        (found.total, found.items.iter().map(|f| f.finding.code.clone()).collect::<Vec<_>>())
+    };
+    let all = FindingQuery::default();
+    let (n, codes) = find(FindingsOf::Portfolio(book.id), all.clone()).await;
+    assert_eq!((n, codes[0].as_str()), (3, "vulnerabilities.cve"), "worst first");
+    let (n, _) = find(FindingsOf::Portfolio(theirs.id), all.clone()).await;
+    assert_eq!(n, 3, "the same company in another portfolio");
+    let (n, codes) =
+        find(FindingsOf::Company(a.id), FindingQuery { status: FindingStatus::Closed, ..all.clone() }).await;
+    assert_eq!((n, codes), (1, vec!["dmarc.none".to_owned()]));
+    let found = store
+        .all_findings(FindingsOf::Company(a.id), &FindingQuery { status: FindingStatus::Closed, ..all.clone() }, 10)
+        .await
+        .unwrap();
+    assert!(found[0].closed_at.is_some() && found[0].social_id.as_str() == "pf-a");
+    let host = |h: &str| FindingQuery { host: Some(dom(h)), ..all.clone() };
+    assert_eq!(find(FindingsOf::Company(a.id), host("www.alpha.example")).await.0, 1, "an origin of the host");
+    assert_eq!(find(FindingsOf::Company(a.id), host("vpn.alpha.example")).await.0, 1, "a port of the host");
+    assert_eq!(find(FindingsOf::Company(a.id), host("alpha.example")).await.0, 3, "the names below it");
+    assert_eq!(find(FindingsOf::Company(a.id), host("lpha.example")).await.0, 0, "not a suffix of a label");
+    let q = FindingQuery { severity: Some(Severity::High), risk_vector: Some(RiskVector::OpenPorts), ..all.clone() };
+    assert_eq!(find(FindingsOf::Company(a.id), q).await.0, 1);
+    let q = FindingQuery { code: Some("spf.softfail_all".into()), disputed: Some(false), ..all.clone() };
+    assert_eq!(find(FindingsOf::Company(a.id), q).await.0, 1);
+    let q = FindingQuery { since: Some(now), ..all.clone() };
+    assert_eq!(find(FindingsOf::Company(a.id), q).await.0, 0, "first seen before");
+    assert_eq!(find(FindingsOf::Company(a.id), FindingQuery { disputed: Some(true), ..all.clone() }).await.0, 0);
+
+    // Records are updated, removed; a deleted portfolio takes its records with it.
+    let mut changed = record.clone();
+    changed.tier = None;
+    changed.tags.clear();
+    assert!(store.update_member(book.id, a.id, &changed).await.unwrap());
+    assert_eq!(store.member(book.id, a.id).await.unwrap().unwrap(), changed);
+    assert!(!store.update_member(book.id, 999_999, &changed).await.unwrap());
+    assert!(store.remove_member(book.id, b.id).await.unwrap());
+    assert!(!store.remove_member(book.id, b.id).await.unwrap());
+    assert!(store.delete_portfolio(acme.id, book.id).await.unwrap());
+    assert!(store.portfolio(acme.id, book.id).await.unwrap().is_none());
+    assert_eq!(store.portfolio_rows(theirs.id, now).await.unwrap().len(), 1, "another organisation's is untouched");
+    store.mark_name_derived(b.id).await.unwrap();
+    store.add_to_portfolio(theirs.id, &[(b.id, VendorRecord::default())]).await.unwrap();
+    let rows = store.portfolio_rows(theirs.id, now).await.unwrap();
+    assert_eq!(rows.iter().map(|r| r.name_derived).collect::<Vec<_>>(), [false, true]);
 }

@@ -1,0 +1,139 @@
+//! Organisations, their portfolios and vendor records, and what a portfolio's list and
+//! a findings search read (docs/API.md, "Portfolios").
+
+use model::{
+    Finding, Grade, OffsetDateTimeText, Org, Page, Portfolio, RiskVector, Score, Severity, SocialId, VendorRecord,
+};
+
+use crate::{Paged, Result};
+use async_trait::async_trait;
+
+/// A company's latest rating, as a portfolio row shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowRating {
+    pub score: Score,
+    pub grade: Grade,
+    pub scanned_at: OffsetDateTimeText,
+    /// `quick` or `full`: how deep the scan behind it looked.
+    pub depth: String,
+}
+
+/// One company of a portfolio with what its list shows: the vendor record, the latest
+/// rating and the ratings 7, 30 and 90 days before now, its open findings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortfolioRow {
+    pub company: i64,
+    pub social_id: SocialId,
+    pub name: String,
+    /// The name is derived (from the site or the domain), nobody gave it.
+    pub name_derived: bool,
+    pub domain: Option<String>,
+    pub industry: String,
+    pub record: VendorRecord,
+    pub added_at: OffsetDateTimeText,
+    pub rating: Option<RowRating>,
+    /// The score of the latest rating at or before 7, 30 and 90 days ago.
+    pub score_before: [Option<Score>; 3],
+    /// Open findings by severity, in [`Severity::ALL`]'s order (info first).
+    pub open: [u32; 5],
+    /// Open findings whose CVE is in the KEV catalogue.
+    pub kev: u32,
+    pub last_scanned_at: Option<OffsetDateTimeText>,
+    /// Why the last scan could not rate the company (its domain does not exist …).
+    pub scan_error: Option<String>,
+}
+
+/// The days [`PortfolioRow::score_before`] looks back.
+pub const CHANGE_DAYS: [i64; 3] = [7, 30, 90];
+
+/// Open or closed findings, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FindingStatus {
+    #[default]
+    Open,
+    Closed,
+    All,
+}
+
+/// Whose findings a search looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingsOf {
+    Company(i64),
+    Portfolio(i64),
+}
+
+/// A findings search: every filter given must hold.
+#[derive(Debug, Clone, Default)]
+pub struct FindingQuery {
+    pub severity: Option<Severity>,
+    pub risk_vector: Option<RiskVector>,
+    pub code: Option<String>,
+    /// The host or a name below it (`model::asset_under`), a parsed domain.
+    pub host: Option<model::Domain>,
+    pub status: FindingStatus,
+    /// First seen at or after.
+    pub since: Option<time::OffsetDateTime>,
+    pub disputed: Option<bool>,
+}
+
+/// A finding a search found, with its company and when it was closed (a closed one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundFinding {
+    pub company: i64,
+    pub social_id: SocialId,
+    pub finding: Finding,
+    pub closed_at: Option<OffsetDateTimeText>,
+}
+
+/// Organisations, their portfolios and vendor records.
+#[async_trait]
+pub trait Portfolios: Send + Sync + 'static {
+    /// A new organisation; `Invalid` when the name is taken.
+    async fn create_org(&self, name: &str) -> Result<Org>;
+
+    async fn org_by_name(&self, name: &str) -> Result<Option<Org>>;
+
+    async fn orgs(&self) -> Result<Vec<Org>>;
+
+    /// A new portfolio of `org`; none when the organisation has one of that name, or
+    /// has `max` portfolios already (checked and created in one step).
+    async fn create_portfolio(&self, org: i64, name: &str, max: u64) -> Result<Option<Portfolio>>;
+
+    /// The organisation's portfolios, by name.
+    async fn portfolios(&self, org: i64) -> Result<Vec<Portfolio>>;
+
+    /// The portfolio `id`, if it is `org`'s.
+    async fn portfolio(&self, org: i64, id: i64) -> Result<Option<Portfolio>>;
+
+    /// Renames `org`'s portfolio `id`: none when there is no such portfolio, `Invalid`
+    /// when the name is taken.
+    async fn rename_portfolio(&self, org: i64, id: i64, name: &str) -> Result<Option<Portfolio>>;
+
+    /// Deletes `org`'s portfolio `id` and its vendor records; false when there was none.
+    async fn delete_portfolio(&self, org: i64, id: i64) -> Result<bool>;
+
+    /// Adds companies with their records to a portfolio, in one transaction; a company
+    /// in it already keeps its record. For each, whether it was added.
+    async fn add_to_portfolio(&self, portfolio: i64, members: &[(i64, VendorRecord)]) -> Result<Vec<bool>>;
+
+    /// The record of a company in a portfolio.
+    async fn member(&self, portfolio: i64, company: i64) -> Result<Option<VendorRecord>>;
+
+    /// Replaces a company's record in a portfolio; false when it is not in it.
+    async fn update_member(&self, portfolio: i64, company: i64, record: &VendorRecord) -> Result<bool>;
+
+    /// Removes a company from a portfolio; false when it was not in it.
+    async fn remove_member(&self, portfolio: i64, company: i64) -> Result<bool>;
+
+    /// Marks a company's name as derived (from its site or domain: onboarding).
+    async fn mark_name_derived(&self, company: i64) -> Result<()>;
+
+    /// Every company of a portfolio with what its list shows, as of `now`.
+    async fn portfolio_rows(&self, portfolio: i64, now: time::OffsetDateTime) -> Result<Vec<PortfolioRow>>;
+
+    /// One page of the findings `query` finds, worst first.
+    async fn search_findings(&self, of: FindingsOf, query: &FindingQuery, page: Page) -> Result<Paged<FoundFinding>>;
+
+    /// Every finding `query` finds, worst first, at most `limit` (a CSV download).
+    async fn all_findings(&self, of: FindingsOf, query: &FindingQuery, limit: u64) -> Result<Vec<FoundFinding>>;
+}

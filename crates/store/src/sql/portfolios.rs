@@ -1,0 +1,480 @@
+//! [`crate::Portfolios`]: organisations, portfolios, vendor records, a portfolio's list
+//! and findings searches.
+
+use std::collections::HashMap;
+
+use model::{Org, Portfolio, Relationship, Score, Stage, Tier, VendorRecord};
+
+use super::*;
+use crate::portfolios::{CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, PortfolioRow, RowRating};
+
+fn org_from_row(row: &DbRow) -> Result<Org> {
+    Ok(Org { id: row.try_get("id")?, name: row.try_get("name")?, created_at: ts_text(row.try_get("created_at")?)? })
+}
+
+fn portfolio_from_row(row: &DbRow) -> Result<Portfolio> {
+    let companies: i64 = row.try_get("companies")?;
+    Ok(Portfolio {
+        id: row.try_get("id")?,
+        org: row.try_get("org_id")?,
+        name: row.try_get("name")?,
+        companies: count(companies),
+        created_at: ts_text(row.try_get("created_at")?)?,
+        updated_at: ts_text(row.try_get("updated_at")?)?,
+    })
+}
+
+/// The vendor record of a `portfolio_companies` row.
+fn record_from_row(row: &DbRow) -> Result<VendorRecord> {
+    let tier: Option<i64> = row.try_get("tier")?;
+    let tags: String = row.try_get("tags")?;
+    let relationship: String = row.try_get("relationship")?;
+    let stage: String = row.try_get("stage")?;
+    Ok(VendorRecord {
+        tier: tier.map(Tier::new).transpose().map_err(|_| corrupt("tier", tier))?,
+        tags: serde_json::from_str(&tags).map_err(|_| corrupt("tags", &tags))?,
+        custom_id: row.try_get("custom_id")?,
+        relationship: Relationship::parse(&relationship).map_err(|_| corrupt("relationship", &relationship))?,
+        stage: Stage::parse(&stage).map_err(|_| corrupt("stage", &stage))?,
+        owner: row.try_get("owner")?,
+        note: row.try_get("note")?,
+    })
+}
+
+const PORTFOLIO_SELECT: &str = "SELECT p.*, (SELECT count(*) FROM portfolio_companies pc WHERE pc.portfolio_id = p.id) \
+     AS companies FROM portfolios p";
+
+/// The WHERE clause and its text parameters ($2 …) of a findings search; $1 is the
+/// company or portfolio.
+fn finding_where(of: FindingsOf, q: &FindingQuery) -> (String, Vec<Option<String>>) {
+    let mut clauses = vec![match of {
+        FindingsOf::Company(_) => "f.company_id = $1".to_owned(),
+        FindingsOf::Portfolio(_) => {
+            "f.company_id IN (SELECT company_id FROM portfolio_companies WHERE portfolio_id = $1)".to_owned()
+        }
+    }];
+    let mut binds: Vec<Option<String>> = Vec::new();
+    let bind = |binds: &mut Vec<Option<String>>, v: String| {
+        binds.push(Some(v));
+        binds.len() + 1
+    };
+    match q.status {
+        FindingStatus::Open => clauses.push("f.closed_at IS NULL".into()),
+        FindingStatus::Closed => clauses.push("f.closed_at IS NOT NULL".into()),
+        FindingStatus::All => {}
+    }
+    if let Some(s) = q.severity {
+        let n = bind(&mut binds, s.as_str().to_owned());
+        clauses.push(format!("f.severity = ${n}"));
+    }
+    if let Some(v) = q.risk_vector {
+        let n = bind(&mut binds, v.as_str().to_owned());
+        clauses.push(format!("f.risk_vector = ${n}"));
+    }
+    if let Some(code) = &q.code {
+        let n = bind(&mut binds, code.clone());
+        clauses.push(format!("f.code = ${n}"));
+    }
+    if let Some(host) = &q.host {
+        // A parsed domain has no LIKE wildcard (letters, digits, hyphens and dots): the
+        // host itself, a port or record on it, an origin of it, or a name below it.
+        let h = host.as_str();
+        let exact = bind(&mut binds, h.to_owned());
+        let port = bind(&mut binds, format!("{h}:%"));
+        let origin = bind(&mut binds, format!("%://{h}/%"));
+        let origin_port = bind(&mut binds, format!("%://{h}:%"));
+        let below = bind(&mut binds, format!("%.{h}"));
+        let below_port = bind(&mut binds, format!("%.{h}:%"));
+        let below_origin = bind(&mut binds, format!("%.{h}/%"));
+        clauses.push(format!(
+            "(f.asset = ${exact} OR f.asset LIKE ${port} OR f.asset LIKE ${origin} OR f.asset LIKE ${origin_port} \
+             OR f.asset LIKE ${below} OR f.asset LIKE ${below_port} OR f.asset LIKE ${below_origin})"
+        ));
+    }
+    if let Some(since) = q.since {
+        let n = bind(&mut binds, rfc3339(since));
+        clauses.push(format!("f.first_seen >= ${n}"));
+    }
+    match q.disputed {
+        Some(true) => clauses.push("f.disputed = TRUE".into()),
+        Some(false) => clauses.push("f.disputed = FALSE".into()),
+        None => {}
+    }
+    (clauses.join(" AND "), binds)
+}
+
+fn found_from_row(row: &DbRow) -> Result<FoundFinding> {
+    let sid: String = row.try_get("c_social_id")?;
+    let closed: Option<String> = row.try_get("closed_at")?;
+    Ok(FoundFinding {
+        company: row.try_get("company_id")?,
+        social_id: SocialId::parse(&sid).map_err(|_| corrupt("social_id", &sid))?,
+        finding: finding_from_row(row)?,
+        closed_at: closed.as_deref().map(ts_text).transpose()?,
+    })
+}
+
+impl Backend {
+    async fn found_findings(
+        &self,
+        of: FindingsOf,
+        q: &FindingQuery,
+        limit: i64,
+        offset: i64,
+    ) -> Result<Vec<FoundFinding>> {
+        let (clause, binds) = finding_where(of, q);
+        let n = binds.len() + 2;
+        let sql = format!(
+            "SELECT f.*, c.social_id AS c_social_id FROM findings f JOIN companies c ON c.id = f.company_id \
+             WHERE {clause} ORDER BY f.severity_rank DESC, c.social_id, f.risk_vector, f.asset, f.code, f.id \
+             LIMIT CAST(${n} AS BIGINT) OFFSET ${}",
+            n + 1
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(of_id(of));
+        for b in &binds {
+            query = query.bind(b.as_deref());
+        }
+        query.bind(limit).bind(offset).fetch_all(&mut *self.reader().await?).await?.iter().map(found_from_row).collect()
+    }
+}
+
+fn of_id(of: FindingsOf) -> i64 {
+    match of {
+        FindingsOf::Company(id) | FindingsOf::Portfolio(id) => id,
+    }
+}
+
+#[async_trait]
+impl crate::Portfolios for Backend {
+    async fn create_org(&self, name: &str) -> Result<Org> {
+        let row = sqlx::query("INSERT INTO orgs (name, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING *")
+            .bind(name)
+            .bind(rfc3339(OffsetDateTime::now_utc()))
+            .fetch_optional(self.writer())
+            .await?;
+        match row {
+            Some(row) => org_from_row(&row),
+            None => Err(StoreError::Invalid(format!("an organisation named {name:?} exists already"))),
+        }
+    }
+
+    async fn org_by_name(&self, name: &str) -> Result<Option<Org>> {
+        if has_nul(name) {
+            return Ok(None);
+        }
+        let row = sqlx::query("SELECT * FROM orgs WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        row.as_ref().map(org_from_row).transpose()
+    }
+
+    async fn orgs(&self) -> Result<Vec<Org>> {
+        sqlx::query("SELECT * FROM orgs ORDER BY name")
+            .fetch_all(&mut *self.reader().await?)
+            .await?
+            .iter()
+            .map(org_from_row)
+            .collect()
+    }
+
+    async fn create_portfolio(&self, org: i64, name: &str, max: u64) -> Result<Option<Portfolio>> {
+        let mut tx = self.begin().await?;
+        // The organisation's row, locked: the count and the insert are one step.
+        sqlx::query("UPDATE orgs SET name = name WHERE id = $1").bind(org).execute(&mut *tx).await?;
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM portfolios WHERE org_id = $1")
+            .bind(org)
+            .fetch_one(&mut *tx)
+            .await?;
+        if count(n) >= max {
+            return Ok(None);
+        }
+        let now = rfc3339(OffsetDateTime::now_utc());
+        let id: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO portfolios (org_id, name, created_at, updated_at) VALUES ($1, $2, $3, $3) \
+             ON CONFLICT DO NOTHING RETURNING id",
+        )
+        .bind(org)
+        .bind(name)
+        .bind(&now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(id) = id else { return Ok(None) };
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("{PORTFOLIO_SELECT} WHERE p.id = $1")))
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let made = portfolio_from_row(&row)?;
+        tx.commit().await?;
+        Ok(Some(made))
+    }
+
+    async fn portfolios(&self, org: i64) -> Result<Vec<Portfolio>> {
+        sqlx::query(sqlx::AssertSqlSafe(format!("{PORTFOLIO_SELECT} WHERE p.org_id = $1 ORDER BY p.name, p.id")))
+            .bind(org)
+            .fetch_all(&mut *self.reader().await?)
+            .await?
+            .iter()
+            .map(portfolio_from_row)
+            .collect()
+    }
+
+    async fn portfolio(&self, org: i64, id: i64) -> Result<Option<Portfolio>> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("{PORTFOLIO_SELECT} WHERE p.id = $1 AND p.org_id = $2")))
+            .bind(id)
+            .bind(org)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        row.as_ref().map(portfolio_from_row).transpose()
+    }
+
+    async fn rename_portfolio(&self, org: i64, id: i64, name: &str) -> Result<Option<Portfolio>> {
+        let mut tx = self.begin().await?;
+        let taken: Option<i64> = sqlx::query_scalar("SELECT id FROM portfolios WHERE org_id = $1 AND name = $2")
+            .bind(org)
+            .bind(name)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if taken.is_some_and(|t| t != id) {
+            return Err(StoreError::Invalid(format!("a portfolio named {name:?} exists already")));
+        }
+        let done = sqlx::query("UPDATE portfolios SET name = $3, updated_at = $4 WHERE id = $1 AND org_id = $2")
+            .bind(id)
+            .bind(org)
+            .bind(name)
+            .bind(rfc3339(OffsetDateTime::now_utc()))
+            .execute(&mut *tx)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Ok(None);
+        }
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("{PORTFOLIO_SELECT} WHERE p.id = $1")))
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let renamed = portfolio_from_row(&row)?;
+        tx.commit().await?;
+        Ok(Some(renamed))
+    }
+
+    async fn delete_portfolio(&self, org: i64, id: i64) -> Result<bool> {
+        let mut tx = self.begin().await?;
+        let found: Option<i64> = sqlx::query_scalar("SELECT id FROM portfolios WHERE id = $1 AND org_id = $2")
+            .bind(id)
+            .bind(org)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if found.is_none() {
+            return Ok(false);
+        }
+        sqlx::query("DELETE FROM portfolio_companies WHERE portfolio_id = $1").bind(id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM portfolios WHERE id = $1").bind(id).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn add_to_portfolio(&self, portfolio: i64, members: &[(i64, VendorRecord)]) -> Result<Vec<bool>> {
+        let mut tx = self.begin().await?;
+        let now = rfc3339(OffsetDateTime::now_utc());
+        let mut added = Vec::with_capacity(members.len());
+        for (company, r) in members {
+            let done = sqlx::query(
+                "INSERT INTO portfolio_companies (portfolio_id, company_id, tier, tags, custom_id, relationship, stage, \
+                 owner, note, added_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(portfolio)
+            .bind(company)
+            .bind(r.tier.map(|t| i64::from(t.get())))
+            .bind(to_json(&r.tags)?)
+            .bind(r.custom_id.as_deref())
+            .bind(r.relationship.as_str())
+            .bind(r.stage.as_str())
+            .bind(&r.owner)
+            .bind(&r.note)
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+            added.push(done.rows_affected() > 0);
+        }
+        if added.iter().any(|a| *a) {
+            sqlx::query("UPDATE portfolios SET updated_at = $2 WHERE id = $1")
+                .bind(portfolio)
+                .bind(&now)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(added)
+    }
+
+    async fn member(&self, portfolio: i64, company: i64) -> Result<Option<VendorRecord>> {
+        let row = sqlx::query("SELECT * FROM portfolio_companies WHERE portfolio_id = $1 AND company_id = $2")
+            .bind(portfolio)
+            .bind(company)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        row.as_ref().map(record_from_row).transpose()
+    }
+
+    async fn update_member(&self, portfolio: i64, company: i64, r: &VendorRecord) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE portfolio_companies SET tier = $3, tags = $4, custom_id = $5, relationship = $6, stage = $7, \
+             owner = $8, note = $9, updated_at = $10 WHERE portfolio_id = $1 AND company_id = $2",
+        )
+        .bind(portfolio)
+        .bind(company)
+        .bind(r.tier.map(|t| i64::from(t.get())))
+        .bind(to_json(&r.tags)?)
+        .bind(r.custom_id.as_deref())
+        .bind(r.relationship.as_str())
+        .bind(r.stage.as_str())
+        .bind(&r.owner)
+        .bind(&r.note)
+        .bind(rfc3339(OffsetDateTime::now_utc()))
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn remove_member(&self, portfolio: i64, company: i64) -> Result<bool> {
+        let done = sqlx::query("DELETE FROM portfolio_companies WHERE portfolio_id = $1 AND company_id = $2")
+            .bind(portfolio)
+            .bind(company)
+            .execute(self.writer())
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn mark_name_derived(&self, company: i64) -> Result<()> {
+        sqlx::query("UPDATE companies SET name_derived = TRUE WHERE id = $1")
+            .bind(company)
+            .execute(self.writer())
+            .await?;
+        Ok(())
+    }
+
+    async fn portfolio_rows(&self, portfolio: i64, now: OffsetDateTime) -> Result<Vec<PortfolioRow>> {
+        let mut conn = self.reader().await?;
+        let members = sqlx::query(
+            "SELECT pc.*, c.social_id, c.company_name, c.name_derived, c.domain, c.industry, c.last_scanned_at, \
+             c.scan_error FROM portfolio_companies pc JOIN companies c ON c.id = pc.company_id \
+             WHERE pc.portfolio_id = $1 ORDER BY c.social_id",
+        )
+        .bind(portfolio)
+        .fetch_all(&mut *conn)
+        .await?;
+        let mut rows = Vec::with_capacity(members.len());
+        let mut at: HashMap<i64, usize> = HashMap::with_capacity(members.len());
+        for m in &members {
+            let company: i64 = m.try_get("company_id")?;
+            let sid: String = m.try_get("social_id")?;
+            let scanned: Option<String> = m.try_get("last_scanned_at")?;
+            at.insert(company, rows.len());
+            rows.push(PortfolioRow {
+                company,
+                social_id: SocialId::parse(&sid).map_err(|_| corrupt("social_id", &sid))?,
+                name: m.try_get("company_name")?,
+                name_derived: m.try_get("name_derived")?,
+                domain: m.try_get("domain")?,
+                industry: m.try_get("industry")?,
+                record: record_from_row(m)?,
+                added_at: ts_text(m.try_get("added_at")?)?,
+                rating: None,
+                score_before: [None; 3],
+                open: [0; 5],
+                kev: 0,
+                last_scanned_at: scanned.as_deref().map(ts_text).transpose()?,
+                scan_error: m.try_get("scan_error")?,
+            });
+        }
+        if rows.is_empty() {
+            return Ok(rows);
+        }
+        // The latest rating of each member, then the latest at or before each look-back.
+        let latest = sqlx::query(
+            "SELECT s.company_id, s.score, s.grade, s.scanned_at, s.depth FROM scores s \
+             JOIN portfolio_companies pc ON pc.company_id = s.company_id AND pc.portfolio_id = $1 \
+             WHERE s.scanned_at = (SELECT max(s2.scanned_at) FROM scores s2 WHERE s2.company_id = s.company_id)",
+        )
+        .bind(portfolio)
+        .fetch_all(&mut *conn)
+        .await?;
+        for r in &latest {
+            let Some(i) = at.get(&r.try_get::<i64, _>("company_id")?) else { continue };
+            let score: i64 = r.try_get("score")?;
+            let grade: String = r.try_get("grade")?;
+            rows[*i].rating = Some(RowRating {
+                score: Score::from_hundredths(score).map_err(|_| corrupt("score", score))?,
+                grade: Grade::parse(&grade).map_err(|_| corrupt("grade", &grade))?,
+                scanned_at: ts_text(r.try_get("scanned_at")?)?,
+                depth: r.try_get("depth")?,
+            });
+        }
+        for (k, days) in CHANGE_DAYS.iter().enumerate() {
+            let before = rfc3339(now - time::Duration::days(*days));
+            let then = sqlx::query(
+                "SELECT s.company_id, s.score FROM scores s \
+                 JOIN portfolio_companies pc ON pc.company_id = s.company_id AND pc.portfolio_id = $1 \
+                 WHERE s.scanned_at = (SELECT max(s2.scanned_at) FROM scores s2 \
+                 WHERE s2.company_id = s.company_id AND s2.scanned_at <= $2)",
+            )
+            .bind(portfolio)
+            .bind(&before)
+            .fetch_all(&mut *conn)
+            .await?;
+            for r in &then {
+                let Some(i) = at.get(&r.try_get::<i64, _>("company_id")?) else { continue };
+                let score: i64 = r.try_get("score")?;
+                rows[*i].score_before[k] = Some(Score::from_hundredths(score).map_err(|_| corrupt("score", score))?);
+            }
+        }
+        let open = sqlx::query(
+            "SELECT f.company_id, f.severity, count(*) AS n FROM findings f \
+             JOIN portfolio_companies pc ON pc.company_id = f.company_id AND pc.portfolio_id = $1 \
+             WHERE f.closed_at IS NULL GROUP BY f.company_id, f.severity",
+        )
+        .bind(portfolio)
+        .fetch_all(&mut *conn)
+        .await?;
+        for r in &open {
+            let Some(i) = at.get(&r.try_get::<i64, _>("company_id")?) else { continue };
+            let severity: String = r.try_get("severity")?;
+            let s = Severity::parse(&severity).map_err(|_| corrupt("severity", &severity))?;
+            let n: i64 = r.try_get("n")?;
+            if let Some(k) = Severity::ALL.iter().position(|x| *x == s) {
+                rows[*i].open[k] = u32::try_from(n).unwrap_or(u32::MAX);
+            }
+        }
+        let kev = sqlx::query(
+            "SELECT f.company_id, count(*) AS n FROM findings f \
+             JOIN portfolio_companies pc ON pc.company_id = f.company_id AND pc.portfolio_id = $1 \
+             JOIN kev k ON k.cve_id = f.cve WHERE f.closed_at IS NULL GROUP BY f.company_id",
+        )
+        .bind(portfolio)
+        .fetch_all(&mut *conn)
+        .await?;
+        for r in &kev {
+            let Some(i) = at.get(&r.try_get::<i64, _>("company_id")?) else { continue };
+            let n: i64 = r.try_get("n")?;
+            rows[*i].kev = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+        Ok(rows)
+    }
+
+    async fn search_findings(&self, of: FindingsOf, q: &FindingQuery, page: Page) -> Result<Paged<FoundFinding>> {
+        let (clause, binds) = finding_where(of, q);
+        let sql = format!("SELECT count(*) FROM findings f WHERE {clause}");
+        let mut query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql)).bind(of_id(of));
+        for b in &binds {
+            query = query.bind(b.as_deref());
+        }
+        let total = query.fetch_one(&mut *self.reader().await?).await?;
+        let items = self.found_findings(of, q, page.limit(), page.offset()).await?;
+        Ok(Paged { items, total: count(total) })
+    }
+
+    async fn all_findings(&self, of: FindingsOf, q: &FindingQuery, limit: u64) -> Result<Vec<FoundFinding>> {
+        self.found_findings(of, q, i64::try_from(limit).unwrap_or(i64::MAX), 0).await
+    }
+}
