@@ -23,6 +23,8 @@ pub struct Caller {
     pub key_id: Option<i64>,
     pub scopes: Vec<Scope>,
     pub company: Option<SocialId>,
+    /// The organisation of the key: its portfolios are the caller's.
+    pub org: Option<i64>,
 }
 
 /// A freshly generated key: the secret to hand to the user once, and what to store.
@@ -274,6 +276,8 @@ pub fn scope_for_path(path: &str) -> Option<Scope> {
         Some(Scope::Underwriter)
     } else if p.starts_with("monitor-") {
         Some(Scope::Monitor)
+    } else if p.starts_with("portfolio-") {
+        Some(Scope::Portfolio)
     } else {
         None
     }
@@ -359,7 +363,12 @@ async fn check(
     }
     if let Some(mock) = app.mock() {
         // Mock mode: any key is accepted and reports on the sample company.
-        return Ok(Caller { key_id: None, scopes: Scope::ALL.to_vec(), company: Some(mock.company.clone()) });
+        return Ok(Caller {
+            key_id: None,
+            scopes: Scope::ALL.to_vec(),
+            company: Some(mock.company.clone()),
+            org: None,
+        });
     }
     let key = key.ok_or(ApiError::Unauthorized(error::KEY_INVALID))?;
     let key = app.keys().lookup(app.store(), key).await?.ok_or(ApiError::Unauthorized(error::KEY_INVALID))?;
@@ -367,7 +376,10 @@ async fn check(
         return Err(ApiError::Unauthorized(error::KEY_DEACTIVATED));
     }
     let needed = needed.ok_or(ApiError::RouteNotFound)?;
-    if !key.scopes.contains(&needed) || (needed == Scope::Monitor && key.company.is_none()) {
+    if !key.scopes.contains(&needed)
+        || (needed == Scope::Monitor && key.company.is_none())
+        || (needed == Scope::Portfolio && key.org.is_none())
+    {
         return Err(ApiError::Forbidden);
     }
     if let Err(limited) = app.limiter().check(&key).await? {
@@ -377,7 +389,7 @@ async fn check(
         };
         return Err(ApiError::TooManyRequests { message, retry_after: limited.retry_after });
     }
-    Ok(Caller { key_id: Some(key.id), scopes: key.scopes.clone(), company: key.company.clone() })
+    Ok(Caller { key_id: Some(key.id), scopes: key.scopes.clone(), company: key.company.clone(), org: key.org })
 }
 
 #[cfg(test)]
@@ -421,6 +433,7 @@ mod tests {
     fn scopes_follow_the_operation_group() {
         assert_eq!(scope_for_path("/general-getsocialid-by-domain"), Some(Scope::General));
         assert_eq!(scope_for_path("/monitor-getcompanyinfo"), Some(Scope::Monitor));
+        assert_eq!(scope_for_path("/portfolio-list"), Some(Scope::Portfolio));
         assert_eq!(scope_for_path("/healthz"), None);
     }
 }

@@ -304,6 +304,7 @@ roles! {
         quiet fn remove_member(portfolio: i64, company: i64) -> Result<bool>;
         write fn mark_name_derived(company: i64) -> Result<()>;
         read fn portfolio_rows(portfolio: i64, now: OffsetDateTime) -> Result<Vec<store::PortfolioRow>>;
+        read fn portfolio_scores_at(portfolio: i64, at: OffsetDateTime) -> Result<std::collections::HashMap<i64, model::Score>>;
         read fn search_findings(of: store::FindingsOf, query: &store::FindingQuery, page: Page) -> Result<Paged<store::FoundFinding>>;
         read fn all_findings(of: store::FindingsOf, query: &store::FindingQuery, limit: u64) -> Result<Vec<store::FoundFinding>>;
     }

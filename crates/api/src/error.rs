@@ -21,6 +21,7 @@ pub const ROUTE_NOT_FOUND: &str = "404 Route Not Found";
 pub const METHOD_NOT_ALLOWED: &str = "405 Method Not Allowed";
 pub const UNAVAILABLE: &str = "The service is busy, please try again";
 pub const TOO_LARGE: &str = "The request body is over 64 KB";
+pub const BULK_TOO_LARGE: &str = "The request body is over 1 MB";
 /// A key with [`crate::compute::PER_KEY`] simulations in flight asks for one more.
 pub const COMPUTATIONS_PER_KEY: &str = "Too many predictions in flight for this API key";
 
@@ -50,8 +51,8 @@ pub enum ApiError {
         retry_after: Duration,
     },
     Internal(String),
-    /// A request body over [`crate::BODY_LIMIT`].
-    TooLarge,
+    /// A request body over its limit ([`crate::BODY_LIMIT`], [`crate::BULK_BODY_LIMIT`]).
+    TooLarge(&'static str),
 }
 
 impl ApiError {
@@ -121,7 +122,7 @@ impl IntoResponse for ApiError {
                 }
                 resp
             }
-            ApiError::TooLarge => error_body(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE),
+            ApiError::TooLarge(m) => error_body(StatusCode::PAYLOAD_TOO_LARGE, m),
             ApiError::Internal(detail) => {
                 tracing::error!(%detail, "request failed");
                 error_body(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL)

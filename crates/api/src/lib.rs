@@ -391,6 +391,8 @@ pub(crate) const ANSWER_MAX: usize = 32 << 10;
 /// Largest request body accepted (the add-subsidiary body is far smaller): a larger one
 /// is answered 413 ([`params::RawBody`]).
 pub const BODY_LIMIT: usize = 64 * 1024;
+/// Largest body of a bulk operation (1,000 companies to add).
+pub const BULK_BODY_LIMIT: usize = 1 << 20;
 
 /// The whole application: operations behind authentication, the documentation and
 /// health paths without, and the spec's 404 for everything else.
@@ -417,7 +419,7 @@ pub fn router(state: AppState) -> Router {
 /// Never served on a socket.
 pub fn trusted_router(state: AppState) -> Router {
     let (api, _) = openapi::operations().split_for_parts();
-    let caller = Caller { key_id: None, scopes: model::Scope::ALL.to_vec(), company: None };
+    let caller = Caller { key_id: None, scopes: model::Scope::ALL.to_vec(), company: None, org: None };
     api.layer(axum::middleware::from_fn(move |mut req: axum::extract::Request, next: axum::middleware::Next| {
         req.extensions_mut().insert(caller.clone());
         next.run(req)

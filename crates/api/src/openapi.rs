@@ -12,7 +12,7 @@ use utoipa_axum::{PathItemExt, routes};
 
 use crate::AppState;
 use crate::error::{ErrorBody, RouteNotFound};
-use crate::routes::{Named, Own, company, disputes, general, monitor, underwriter, vulnerability};
+use crate::routes::{Named, Own, company, disputes, general, monitor, portfolio, underwriter, vulnerability};
 
 struct KeyAuth;
 
@@ -38,7 +38,8 @@ impl Modify for KeyAuth {
         (name = "General", description = "Convert between a company's social_id, its company name and its web domain."),
         (name = "Vulnerability", description = "Look up public vulnerability (CVE) data, vendors and products."),
         (name = "Underwriter", description = "Profile, scores, assets, SBOM, subsidiaries' statistics and incident history of any company."),
-        (name = "Monitor", description = "The same for the company bound to the calling key, plus subsidiaries, findings, rescans and predictions.")
+        (name = "Monitor", description = "The same for the company bound to the calling key, plus subsidiaries, findings, rescans and predictions."),
+        (name = "Portfolio", description = "Extension: the caller's organisation's portfolios — companies onboarded by domain, vendor records with tiers and tags, lists sorted, filtered and exported, summaries and findings across a portfolio.")
     )
 )]
 struct ApiDoc;
@@ -107,7 +108,17 @@ fn all_operations() -> OpenApiRouter<AppState> {
         .routes(routes!(disputes::get_disputes))
         .routes(routes!(disputes::add_asset))
         .routes(routes!(disputes::remove_asset))
-        .routes(routes!(disputes::verify_domain));
+        .routes(routes!(disputes::verify_domain))
+        .routes(routes!(portfolio::create))
+        .routes(routes!(portfolio::list))
+        .routes(routes!(portfolio::rename))
+        .routes(routes!(portfolio::delete))
+        .routes(routes!(portfolio::add_companies))
+        .routes(routes!(portfolio::update_company))
+        .routes(routes!(portfolio::remove_company))
+        .routes(routes!(portfolio::get_companies))
+        .routes(routes!(portfolio::get_summary))
+        .routes(routes!(portfolio::get_findings));
     company_resources()
         .into_iter()
         .fold(router, |router, (underwriter, monitor)| router.routes(underwriter).routes(monitor))
@@ -132,7 +143,7 @@ macro_rules! resource {
 /// The company resources, one handler each: the Underwriter operation on the company
 /// `social_id` names, and the Monitor operation at the path given, on the calling key's
 /// company, with its summary.
-fn company_resources() -> [(UtoipaMethodRouter<AppState>, UtoipaMethodRouter<AppState>); 12] {
+fn company_resources() -> [(UtoipaMethodRouter<AppState>, UtoipaMethodRouter<AppState>); 13] {
     [
         resource!(get_company_info, "/monitor-getcompanyinfo", "The caller's company information record."),
         resource!(
@@ -181,6 +192,11 @@ fn company_resources() -> [(UtoipaMethodRouter<AppState>, UtoipaMethodRouter<App
             get_company_history,
             "/monitor-getcompany-history",
             "Public incident history of the caller's company."
+        ),
+        resource!(
+            get_company_findings,
+            "/monitor-getcompanyfindings",
+            "Every finding of the caller's company, filtered and paged (an extension of the spec,\nas /underwriter-getcompanyfindings is)."
         ),
     ]
 }

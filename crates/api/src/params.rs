@@ -99,13 +99,29 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, _: &S) -> Result<Self, ApiError> {
-        use http_body_util::BodyExt;
-        match http_body_util::Limited::new(request.into_body(), crate::BODY_LIMIT).collect().await {
-            Ok(body) => Ok(RawBody(body.to_bytes())),
-            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(ApiError::TooLarge),
-            // The client stopped sending it.
-            Err(_) => Err(ApiError::bad(crate::error::INVALID_REQUEST)),
-        }
+        body_of(request, crate::BODY_LIMIT, crate::error::TOO_LARGE).await.map(RawBody)
+    }
+}
+
+/// The body of a bulk operation (`/portfolio-add-companies`), of at most
+/// [`crate::BULK_BODY_LIMIT`] bytes.
+pub struct BulkBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for BulkBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, _: &S) -> Result<Self, ApiError> {
+        body_of(request, crate::BULK_BODY_LIMIT, crate::error::BULK_TOO_LARGE).await.map(BulkBody)
+    }
+}
+
+async fn body_of(request: Request, limit: usize, too_large: &'static str) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
+    match http_body_util::Limited::new(request.into_body(), limit).collect().await {
+        Ok(body) => Ok(body.to_bytes()),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(ApiError::TooLarge(too_large)),
+        // The client stopped sending it.
+        Err(_) => Err(ApiError::bad(crate::error::INVALID_REQUEST)),
     }
 }
 

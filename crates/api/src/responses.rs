@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+pub mod portfolio;
+
 /// The pagination object of every paged answer.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct PaginationOut {

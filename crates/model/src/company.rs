@@ -231,6 +231,17 @@ pub struct ScoreSnapshot {
     /// [`RATED_BY_FEED_UPDATE`]; none for imported ratings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The scan behind the rating was a quick one (DNS and mail, the web root, TLS on
+    /// 443, the common ports: a company's first rating); false for a full scan.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quick: bool,
+}
+
+impl ScoreSnapshot {
+    /// `quick` or `full`: how deep the scan behind the rating looked.
+    pub fn depth(&self) -> &'static str {
+        if self.quick { "quick" } else { "full" }
+    }
 }
 
 /// A rating made by a full scan.

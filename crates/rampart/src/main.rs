@@ -73,6 +73,11 @@ enum Command {
         #[command(subcommand)]
         action: cmd::keys::Action,
     },
+    /// Organisations: they hold keys and portfolios.
+    Orgs {
+        #[command(subcommand)]
+        action: cmd::orgs::Action,
+    },
     /// Import data files.
     Import {
         #[command(subcommand)]
@@ -164,6 +169,7 @@ async fn main() -> Result<()> {
         Command::Companies { action } => cmd::companies::run(action).await,
         Command::Status(args) => cmd::status::run(args).await,
         Command::Keys { action } => cmd::keys::run(action).await,
+        Command::Orgs { action } => cmd::orgs::run(action).await,
         Command::Import { action } => cmd::import::run(action).await,
         Command::Mock(args) => cmd::mock::run(args).await,
         Command::Openapi => cmd::openapi::run(),

@@ -337,6 +337,7 @@ pub fn snapshot(rating: &Rating, scanned_at: OffsetDateTimeText) -> Option<Score
         methodology: Some(METHODOLOGY_VERSION.to_owned()),
         notes: Vec::new(),
         reason: None,
+        quick: false,
     })
 }
 

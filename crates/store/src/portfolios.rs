@@ -36,11 +36,15 @@ pub struct PortfolioRow {
     pub score_before: [Option<Score>; 3],
     /// Open findings by severity, in [`Severity::ALL`]'s order (info first).
     pub open: [u32; 5],
+    /// Open findings by risk vector (in [`RiskVector::ALL`]'s order) and severity.
+    pub open_by_vector: [[u32; 5]; 12],
     /// Open findings whose CVE is in the KEV catalogue.
     pub kev: u32,
     pub last_scanned_at: Option<OffsetDateTimeText>,
-    /// Why the last scan could not rate the company (its domain does not exist …).
-    pub scan_error: Option<String>,
+    /// Why the last scan could not rate the company (its domain does not exist …), and when.
+    pub scan_error: Option<(String, OffsetDateTimeText)>,
+    /// The company's own rescan cadence (none: the scheduler's).
+    pub cadence: Option<std::time::Duration>,
 }
 
 /// The days [`PortfolioRow::score_before`] looks back.
@@ -130,6 +134,13 @@ pub trait Portfolios: Send + Sync + 'static {
 
     /// Every company of a portfolio with what its list shows, as of `now`.
     async fn portfolio_rows(&self, portfolio: i64, now: time::OffsetDateTime) -> Result<Vec<PortfolioRow>>;
+
+    /// The score of each member's latest rating at or before `at` (members rated then).
+    async fn portfolio_scores_at(
+        &self,
+        portfolio: i64,
+        at: time::OffsetDateTime,
+    ) -> Result<std::collections::HashMap<i64, Score>>;
 
     /// One page of the findings `query` finds, worst first.
     async fn search_findings(&self, of: FindingsOf, query: &FindingQuery, page: Page) -> Result<Paged<FoundFinding>>;

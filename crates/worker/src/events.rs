@@ -362,6 +362,7 @@ mod tests {
             methodology: Some("1".into()),
             notes: vec![],
             reason: Some("scan".into()),
+            quick: false,
         }
     }
 

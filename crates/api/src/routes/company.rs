@@ -203,6 +203,20 @@ pub async fn get_company_history<W: Whose>(
     super::company_answer(app.clone(), c.id, op, p.cache_key(), async move || history(&app, &c).await).await
 }
 
+/// Every finding of a company, open by default, worst first: filtered by severity,
+/// risk vector, code, host, status, first-seen date and dispute, paged (the score
+/// answers show five per component); `format=csv` gives every match.
+#[utoipa::path(get, path = "/underwriter-getcompanyfindings", operation_id = "underwriter-getcompanyfindings", tag = "Underwriter",
+    params(CompanyQuery, super::portfolio::FindingsQuery, PageQuery),
+    responses((status = 200, description = "Findings (extension)",
+        content((crate::responses::portfolio::FindingsOut = "application/json"), (String = "text/csv"))), CommonErrors))]
+pub async fn get_company_findings<W: Whose>(
+    State(app): State<AppState>,
+    Subject { company: c, params: p, .. }: Subject<W>,
+) -> Result<Response, ApiError> {
+    super::portfolio::findings_answer(app, store::FindingsOf::Company(c.id), p, Some(c.social_id)).await
+}
+
 // --- what the answers are made of ----------------------------------------------------------
 
 pub(crate) async fn company_info(

@@ -12,6 +12,7 @@ pub mod company;
 pub mod disputes;
 pub mod general;
 pub mod monitor;
+pub mod portfolio;
 pub mod underwriter;
 pub mod vulnerability;
 
@@ -173,7 +174,7 @@ impl Audience {
 }
 
 /// The caller the key authentication put on the request.
-fn caller_of(parts: &axum::http::request::Parts) -> Result<Caller, ApiError> {
+pub(crate) fn caller_of(parts: &axum::http::request::Parts) -> Result<Caller, ApiError> {
     parts.extensions.get::<Caller>().cloned().ok_or(ApiError::Unauthorized(error::KEY_REQUIRED))
 }
 

@@ -36,7 +36,8 @@ pub struct TestApp {
     /// The database URL the server's store was opened with.
     pub db_url: String,
     pub client: reqwest::Client,
-    /// general, vulnerability, underwriter; unbound.
+    /// general, vulnerability, underwriter, portfolio; unbound; of the organisation
+    /// [`ORG`], whose portfolio [`BOOK`] holds acme-robotics and the paging company.
     pub underwriter: String,
     /// Every scope, bound to acme-robotics.
     pub monitor: String,
@@ -48,6 +49,9 @@ pub struct TestApp {
 }
 
 pub const PAGER: &str = "pager-co";
+/// The organisation of the underwriter key, and its portfolio's id.
+pub const ORG: &str = "Test Underwriting";
+pub const BOOK: i64 = 1;
 pub const PAGED_ITEMS: usize = 23;
 
 /// A company with 23 of everything and 12 subsidiaries, in the import format.
@@ -117,8 +121,16 @@ impl TestApp {
         intel::sample::load(&*store).await.expect("sample");
         vulndb::import::sample(&*store).await.expect("sample CVEs");
         intel::import_companies(&*store, pager_lines().as_bytes()).await.expect("pager");
-        let underwriter =
-            Self::key_in(&*store, vec![Scope::General, Scope::Vulnerability, Scope::Underwriter], None, 0, 0).await;
+        let org = store.create_org(ORG).await.expect("organisation");
+        let underwriter = Self::org_key_in(&*store, org.id).await;
+        let book = store.create_portfolio(org.id, "Book", 100).await.expect("portfolio").expect("made");
+        assert_eq!(book.id, BOOK);
+        let mut members = Vec::new();
+        for sid in ["acme-robotics", PAGER] {
+            let c = store.company_by_social_id(&SocialId::parse(sid).unwrap()).await.unwrap().expect("seeded");
+            members.push((c.id, model::VendorRecord::default()));
+        }
+        store.add_to_portfolio(book.id, &members).await.expect("members");
         let monitor = Self::key_in(&*store, Scope::ALL.to_vec(), Some("acme-robotics"), 0, 0).await;
         let pager = Self::key_in(&*store, Scope::ALL.to_vec(), Some(PAGER), 0, 0).await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -210,6 +222,16 @@ impl TestApp {
         k.secret
     }
 
+    /// An underwriter key (general, vulnerability, underwriter, portfolio) of the
+    /// organisation `org`.
+    pub async fn org_key_in(store: &dyn Store, org: i64) -> String {
+        let scopes = vec![Scope::General, Scope::Vulnerability, Scope::Underwriter, Scope::Portfolio];
+        let mut k = api::generate_key("test", scopes, None, 0, 0).expect("key");
+        k.record.org = Some(org);
+        store.create_key(&k.record).await.expect("create key");
+        k.secret
+    }
+
     pub async fn key(&self, scopes: Vec<Scope>, company: Option<&str>, per_minute: u32, monthly: u64) -> String {
         Self::key_in(&*self.store, scopes, company, per_minute, monthly).await
     }
@@ -291,6 +313,23 @@ pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
         (Method::POST, "/monitor-add-asset", true, Some(r#"{"asset":"shop.acme-robotics.example","reason":"x"}"#)),
         (Method::POST, "/monitor-remove-asset", true, Some(r#"{"asset":"old.acme-robotics.example","reason":"x"}"#)),
         (Method::POST, "/monitor-verify-domain", true, Some(r#"{"domain":"acme-robotics.example"}"#)),
+        (Method::GET, "/underwriter-getcompanyfindings?social_id=acme-robotics", false, None),
+        (Method::GET, "/monitor-getcompanyfindings", true, None),
+        (Method::POST, "/portfolio-create", false, Some(r#"{"name":"Second book"}"#)),
+        (Method::GET, "/portfolio-list", false, None),
+        (Method::POST, "/portfolio-rename", false, Some(r#"{"portfolio_id":1,"name":"Main book"}"#)),
+        (Method::DELETE, "/portfolio-delete?portfolio_id=1", false, None),
+        (
+            Method::POST,
+            "/portfolio-add-companies",
+            false,
+            Some(r#"{"portfolio_id":1,"companies":[{"domain":"globex-logistics.example","tier":2}]}"#),
+        ),
+        (Method::PUT, "/portfolio-update-company?portfolio_id=1&social_id=acme-robotics", false, Some(r#"{"tier":1}"#)),
+        (Method::DELETE, "/portfolio-remove-company?portfolio_id=1&social_id=acme-robotics", false, None),
+        (Method::GET, "/portfolio-getcompanies?portfolio_id=1", false, None),
+        (Method::GET, "/portfolio-getsummary?portfolio_id=1", false, None),
+        (Method::GET, "/portfolio-getfindings?portfolio_id=1", false, None),
     ]
 }
 

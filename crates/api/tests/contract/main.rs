@@ -7,5 +7,6 @@ mod migrate;
 mod mock;
 mod openapi;
 mod operations;
+mod portfolios;
 mod shapes;
 mod tenancy;

@@ -86,6 +86,57 @@ pub fn company_record(v: &Value, searched_key: &str, rated: bool) {
     );
 }
 
+fn portfolio(v: &Value) {
+    exact(
+        v,
+        &[
+            ("portfolio_id", T::Int),
+            ("name", T::Str),
+            ("companies", T::Int),
+            ("created_at", T::Str),
+            ("updated_at", T::Str),
+        ],
+    );
+}
+
+fn portfolio_company(v: &Value) {
+    exact(
+        v,
+        &[
+            ("social_id", T::Str),
+            ("name", T::Str),
+            ("name_derived", T::Bool),
+            ("domain", T::StrOrNull),
+            ("industry", T::Str),
+            ("status", T::Str),
+            ("status_message", T::StrOrNull),
+            ("score", T::NumOrNull),
+            ("grade", T::StrOrNull),
+            ("change_7d", T::NumOrNull),
+            ("change_30d", T::NumOrNull),
+            ("change_90d", T::NumOrNull),
+            ("findings", T::Obj),
+            ("kev_findings", T::Int),
+            ("last_scan", T::StrOrNull),
+            ("depth", T::StrOrNull),
+            ("stale", T::Bool),
+            ("added_at", T::Str),
+            ("tier", T::IntOrNull),
+            ("tags", T::Arr),
+            ("custom_id", T::StrOrNull),
+            ("relationship", T::Str),
+            ("stage", T::Str),
+            ("owner", T::Str),
+            ("note", T::Str),
+        ],
+    );
+    exact(
+        &v["findings"],
+        &[("critical", T::Int), ("high", T::Int), ("medium", T::Int), ("low", T::Int), ("info", T::Int)],
+    );
+    assert!(["rated", "queued", "pending", "refused"].contains(&v["status"].as_str().unwrap_or("")), "{v}");
+}
+
 pub fn finding(v: &Value) {
     fields(
         v,
@@ -545,6 +596,43 @@ pub fn check(path: &str, v: &Value) {
             dispute(&v["dispute"]);
         }
         "/monitor-add-asset" => exact(v, &[("message", T::Str)]),
+        // Extensions (docs/API.md): portfolios and findings searches.
+        "/portfolio-list" => {
+            exact(v, &[("portfolios", T::Arr)]);
+            each(&v["portfolios"], portfolio);
+        }
+        "/portfolio-getcompanies" => {
+            exact(v, &[("portfolio_id", T::Int), ("name", T::Str), ("companies", T::Arr), ("pagination", T::Obj)]);
+            pagination(&v["pagination"]);
+            each(&v["companies"], portfolio_company);
+        }
+        "/portfolio-getsummary" => exact(
+            v,
+            &[
+                ("portfolio_id", T::Int),
+                ("name", T::Str),
+                ("companies", T::Int),
+                ("rated", T::Int),
+                ("average_score", T::NumOrNull),
+                ("grades", T::Obj),
+                ("tiers", T::Arr),
+                ("movers_down", T::Arr),
+                ("movers_up", T::Arr),
+                ("findings", T::Obj),
+                ("findings_by_component", T::Obj),
+                ("kev_companies", T::Arr),
+                ("stale", T::Int),
+            ],
+        ),
+        "/portfolio-getfindings" | "/underwriter-getcompanyfindings" | "/monitor-getcompanyfindings" => {
+            let key = if path == "/portfolio-getfindings" { ("portfolio_id", T::Int) } else { ("social_id", T::Str) };
+            exact(v, &[key, ("findings", T::Arr), ("pagination", T::Obj)]);
+            pagination(&v["pagination"]);
+            each(&v["findings"], |f| {
+                finding(f);
+                fields(f, &[("social_id", T::Str), ("status", T::Str), ("closed_at", T::StrOrNull)]);
+            });
+        }
         other => panic!("no shape for {other}"),
     }
 }

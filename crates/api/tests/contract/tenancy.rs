@@ -73,6 +73,7 @@ fn underwriter_paths(company: &str) -> Vec<String> {
         "underwriter-getcompany-history",
         "underwriter-getcompanyscore-history",
         "underwriter-getevents",
+        "underwriter-getcompanyfindings",
         "general-getdomain-by-socialid",
     ]
     .iter()
@@ -485,4 +486,83 @@ async fn a_bound_key_cannot_tell_a_stranger_from_nobody() {
         let (s, v) = app.get(&format!("{path}?social_id=no-such-company-at-all"), &app.underwriter).await;
         assert_eq!((s, &v["error"]), (StatusCode::BAD_REQUEST, &serde_json::json!("Company not found")), "{path}");
     }
+}
+
+/// Every Portfolio operation, on the underwriter key's portfolio (`BOOK`), with a body
+/// where it takes one; the deletion last.
+fn portfolio_operations() -> Vec<(Method, String, Option<&'static str>)> {
+    let b = super::helpers::BOOK;
+    vec![
+        (Method::GET, format!("/portfolio-getcompanies?portfolio_id={b}"), None),
+        (Method::GET, format!("/portfolio-getcompanies?portfolio_id={b}&format=csv"), None),
+        (Method::GET, format!("/portfolio-getsummary?portfolio_id={b}"), None),
+        (Method::GET, format!("/portfolio-getfindings?portfolio_id={b}"), None),
+        (Method::POST, "/portfolio-rename".into(), Some(r#"{"portfolio_id":1,"name":"Renamed"}"#)),
+        (
+            Method::POST,
+            format!("/portfolio-add-companies?portfolio_id={b}"),
+            Some(r#"{"companies":[{"domain":"initech.example"}]}"#),
+        ),
+        (
+            Method::PUT,
+            format!("/portfolio-update-company?portfolio_id={b}&social_id=acme-robotics"),
+            Some(r#"{"tier":1}"#),
+        ),
+        (Method::DELETE, format!("/portfolio-remove-company?portfolio_id={b}&social_id=acme-robotics"), None),
+        (Method::DELETE, format!("/portfolio-delete?portfolio_id={b}"), None),
+    ]
+}
+
+#[tokio::test]
+async fn every_portfolio_operation_is_the_organisations_own() {
+    let app = TestApp::spawn().await;
+    let other_org = app.store.create_org("Another Insurer").await.unwrap();
+    let other = TestApp::org_key_in(&*app.store, other_org.id).await;
+    // The portfolio scope without an organisation, and the monitor key (every scope,
+    // bound to a company, no organisation).
+    let orgless = app.key(vec![model::Scope::Underwriter, model::Scope::Portfolio], None, 0, 0).await;
+    let mut wrong = Vec::new();
+    let raw = async |method: Method, path: &str, key: &str, body: Option<&str>| {
+        let mut req = app.client.request(method, app.url(path)).header("apikey", key);
+        if let Some(b) = body {
+            req = req.header("content-type", "application/json").body(b.to_owned());
+        }
+        let resp = req.send().await.unwrap();
+        (resp.status(), resp.text().await.unwrap())
+    };
+    for (method, path, body) in portfolio_operations() {
+        for (who, key) in [("orgless", &orgless), ("monitor", &app.monitor)] {
+            let (s, text) = raw(method.clone(), &path, key, body).await;
+            if s != StatusCode::FORBIDDEN {
+                wrong.push(format!("{who} {method} {path}: {s} {text}"));
+            }
+        }
+        // Another organisation's key is told the portfolio does not exist.
+        let (s, text) = raw(method.clone(), &path, &other, body).await;
+        if s != StatusCode::BAD_REQUEST || !text.contains("there is no portfolio 1 in this organisation") {
+            wrong.push(format!("other {method} {path}: {s} {text}"));
+        }
+        let (s, text) = raw(method.clone(), &path, &app.underwriter, body).await;
+        if s != StatusCode::OK {
+            wrong.push(format!("own {method} {path}: {s} {text}"));
+        }
+    }
+    // Lists and new portfolios are the organisation's own.
+    let (s, v) = app.get("/portfolio-list", &other).await;
+    assert_eq!((s, v), (StatusCode::OK, serde_json::json!({"portfolios": []})));
+    let (s, v, _) = app.call(Method::POST, "/portfolio-create", Some(&other), Some(r#"{"name":"Book"}"#)).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (_, mine) = app.get("/portfolio-list", &app.underwriter).await;
+    assert!(mine["portfolios"].as_array().unwrap().iter().all(|p| p["portfolio_id"] != v["portfolio_id"]), "{mine}");
+    for (who, key) in [("orgless", &orgless), ("monitor", &app.monitor)] {
+        for (m, p, b) in
+            [(Method::GET, "/portfolio-list", None), (Method::POST, "/portfolio-create", Some(r#"{"name":"X"}"#))]
+        {
+            let (s, text) = raw(m.clone(), p, key, b).await;
+            if s != StatusCode::FORBIDDEN {
+                wrong.push(format!("{who} {m} {p}: {s} {text}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} cells wrong:\n{}", wrong.len(), wrong.join("\n"));
 }

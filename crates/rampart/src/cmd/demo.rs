@@ -162,11 +162,13 @@ pub(crate) async fn run(args: Args) -> Result<()> {
     // process as it would any other).
     let (stop_workers, stop_serving) = (shutdown_signal(), shutdown_signal());
     let stamp = model::timefmt::rfc3339(model::timefmt::now());
+    let (org, portfolio) = demo_portfolio(&*store, &file).await?;
     let underwriter = super::keys::create_key(
         &*store,
         &format!("demo underwriter {stamp}"),
-        vec![Scope::General, Scope::Vulnerability, Scope::Underwriter],
+        super::keys::with_portfolio(vec![Scope::General, Scope::Vulnerability, Scope::Underwriter]),
         None,
+        Some(org),
         600,
         100_000,
     )
@@ -177,6 +179,7 @@ pub(crate) async fn run(args: Args) -> Result<()> {
         &format!("demo monitor {stamp}"),
         vec![Scope::Monitor],
         Some(company.clone()),
+        None,
         600,
         100_000,
     )
@@ -189,7 +192,7 @@ pub(crate) async fn run(args: Args) -> Result<()> {
         .and_then(|c| c.domain)
         .with_context(|| format!("the lab has no company {company} with a domain"))?;
     let base = format!("http://{}", listener.local_addr()?);
-    say!("{:<54} {underwriter}", "Underwriter key (general, vulnerability, underwriter):");
+    say!("{:<54} {underwriter}", "Underwriter key (general, vulnerability, underwriter, portfolio):");
     say!("{:<54} {monitor}\n", format!("Monitor key for {company}:"));
     say!("Try:");
     say!("  curl -s -H 'apikey: {underwriter}' '{base}/underwriter-getcompanyscores?social_id={rated}'");
@@ -197,6 +200,7 @@ pub(crate) async fn run(args: Args) -> Result<()> {
     say!(
         "  curl -s -H 'apikey: {monitor}' '{base}/monitor-get-subdomain-findings?subdomain={domain}&risk_vector_type=DMARC'"
     );
+    say!("  curl -s -H 'apikey: {underwriter}' '{base}/portfolio-getcompanies?portfolio_id={portfolio}&sort=-score'");
     say!("\nWeb app (sign in with a key above): {base}/");
     say!("API documentation: {base}/docs   (Ctrl-C stops the server and the lab)");
     // Workers keep running beside the API: rescans and new companies are scanned in the lab.
@@ -208,4 +212,32 @@ pub(crate) async fn run(args: Args) -> Result<()> {
     let _ = workers.await;
     running.down().await;
     Ok(())
+}
+
+/// The demo's organisation and its portfolio of the lab's companies (made once; a demo
+/// started again on its database finds them): their ids.
+async fn demo_portfolio(store: &dyn store::Store, file: &lab::LabFile) -> Result<(i64, i64)> {
+    const ORG: &str = "Demo Underwriting";
+    const PORTFOLIO: &str = "Lab companies";
+    let org = match store.org_by_name(ORG).await? {
+        Some(org) => org,
+        None => store.create_org(ORG).await?,
+    };
+    let portfolio = match store.portfolios(org.id).await?.into_iter().find(|p| p.name == PORTFOLIO) {
+        Some(p) => p,
+        None => store
+            .create_portfolio(org.id, PORTFOLIO, 1)
+            .await?
+            .with_context(|| format!("the demo's portfolio {PORTFOLIO:?} could not be made"))?,
+    };
+    let mut members = Vec::new();
+    for (i, c) in file.companies.iter().enumerate() {
+        let sid = SocialId::parse(c.social_id())?;
+        let Some(company) = store.company_by_social_id(&sid).await? else { continue };
+        // Tiers 1 to 4 in turn, so the demo's list has some to sort and filter by.
+        let record = model::VendorRecord { tier: Some(model::Tier::new((i % 4) as i64 + 1)?), ..Default::default() };
+        members.push((company.id, record));
+    }
+    store.add_to_portfolio(portfolio.id, &members).await?;
+    Ok((org.id, portfolio.id))
 }

@@ -13,6 +13,7 @@ pub(crate) mod lab;
 pub(crate) mod migrate;
 pub(crate) mod mock;
 pub(crate) mod openapi;
+pub(crate) mod orgs;
 pub(crate) mod probe;
 pub(crate) mod report;
 pub(crate) mod rescore;

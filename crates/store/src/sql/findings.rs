@@ -159,7 +159,7 @@ impl crate::Findings for Backend {
 
     async fn score_history(&self, company: i64, limit: u32) -> Result<Vec<ScoreSnapshot>> {
         let rows = sqlx::query(
-            "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = $1 ORDER BY scanned_at DESC LIMIT CAST($2 AS BIGINT)",
+            "SELECT id, scanned_at, score, grade, methodology, notes, reason, depth FROM scores WHERE company_id = $1 ORDER BY scanned_at DESC LIMIT CAST($2 AS BIGINT)",
         )
         .bind(company)
         .bind(i64::from(limit))
@@ -174,7 +174,7 @@ impl crate::Findings for Backend {
             .fetch_one(&mut *self.reader().await?)
             .await?;
         let rows = sqlx::query(
-            "SELECT id, scanned_at, score, grade, methodology, notes, reason FROM scores WHERE company_id = $1 \
+            "SELECT id, scanned_at, score, grade, methodology, notes, reason, depth FROM scores WHERE company_id = $1 \
              ORDER BY scanned_at DESC, id DESC LIMIT CAST($2 AS BIGINT) OFFSET $3",
         )
         .bind(company)

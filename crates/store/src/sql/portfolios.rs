@@ -138,6 +138,26 @@ impl Backend {
     }
 }
 
+/// The score of each member's latest rating at or before `at`.
+async fn scores_at(conn: &mut DbConnection, portfolio: i64, at: OffsetDateTime) -> Result<HashMap<i64, Score>> {
+    let rows = sqlx::query(
+        "SELECT s.company_id, s.score FROM scores s \
+         JOIN portfolio_companies pc ON pc.company_id = s.company_id AND pc.portfolio_id = $1 \
+         WHERE s.scanned_at = (SELECT max(s2.scanned_at) FROM scores s2 \
+         WHERE s2.company_id = s.company_id AND s2.scanned_at <= $2)",
+    )
+    .bind(portfolio)
+    .bind(rfc3339(at))
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut out = HashMap::with_capacity(rows.len());
+    for r in &rows {
+        let score: i64 = r.try_get("score")?;
+        out.insert(r.try_get("company_id")?, Score::from_hundredths(score).map_err(|_| corrupt("score", score))?);
+    }
+    Ok(out)
+}
+
 fn of_id(of: FindingsOf) -> i64 {
     match of {
         FindingsOf::Company(id) | FindingsOf::Portfolio(id) => id,
@@ -358,7 +378,8 @@ impl crate::Portfolios for Backend {
         let mut conn = self.reader().await?;
         let members = sqlx::query(
             "SELECT pc.*, c.social_id, c.company_name, c.name_derived, c.domain, c.industry, c.last_scanned_at, \
-             c.scan_error FROM portfolio_companies pc JOIN companies c ON c.id = pc.company_id \
+             c.scan_error, c.scan_error_at, rs.every_secs FROM portfolio_companies pc \
+             JOIN companies c ON c.id = pc.company_id LEFT JOIN rescan_schedule rs ON rs.company_id = c.id \
              WHERE pc.portfolio_id = $1 ORDER BY c.social_id",
         )
         .bind(portfolio)
@@ -370,6 +391,9 @@ impl crate::Portfolios for Backend {
             let company: i64 = m.try_get("company_id")?;
             let sid: String = m.try_get("social_id")?;
             let scanned: Option<String> = m.try_get("last_scanned_at")?;
+            let error: Option<String> = m.try_get("scan_error")?;
+            let error_at: Option<String> = m.try_get("scan_error_at")?;
+            let every: Option<i64> = m.try_get("every_secs")?;
             at.insert(company, rows.len());
             rows.push(PortfolioRow {
                 company,
@@ -383,9 +407,14 @@ impl crate::Portfolios for Backend {
                 rating: None,
                 score_before: [None; 3],
                 open: [0; 5],
+                open_by_vector: [[0; 5]; 12],
                 kev: 0,
                 last_scanned_at: scanned.as_deref().map(ts_text).transpose()?,
-                scan_error: m.try_get("scan_error")?,
+                scan_error: match (error, error_at) {
+                    (Some(why), Some(when)) => Some((why, ts_text(&when)?)),
+                    _ => None,
+                },
+                cadence: every.and_then(|s| u64::try_from(s).ok()).map(std::time::Duration::from_secs),
             });
         }
         if rows.is_empty() {
@@ -412,27 +441,16 @@ impl crate::Portfolios for Backend {
             });
         }
         for (k, days) in CHANGE_DAYS.iter().enumerate() {
-            let before = rfc3339(now - time::Duration::days(*days));
-            let then = sqlx::query(
-                "SELECT s.company_id, s.score FROM scores s \
-                 JOIN portfolio_companies pc ON pc.company_id = s.company_id AND pc.portfolio_id = $1 \
-                 WHERE s.scanned_at = (SELECT max(s2.scanned_at) FROM scores s2 \
-                 WHERE s2.company_id = s.company_id AND s2.scanned_at <= $2)",
-            )
-            .bind(portfolio)
-            .bind(&before)
-            .fetch_all(&mut *conn)
-            .await?;
-            for r in &then {
-                let Some(i) = at.get(&r.try_get::<i64, _>("company_id")?) else { continue };
-                let score: i64 = r.try_get("score")?;
-                rows[*i].score_before[k] = Some(Score::from_hundredths(score).map_err(|_| corrupt("score", score))?);
+            for (company, score) in scores_at(&mut conn, portfolio, now - time::Duration::days(*days)).await? {
+                if let Some(i) = at.get(&company) {
+                    rows[*i].score_before[k] = Some(score);
+                }
             }
         }
         let open = sqlx::query(
-            "SELECT f.company_id, f.severity, count(*) AS n FROM findings f \
+            "SELECT f.company_id, f.risk_vector, f.severity, count(*) AS n FROM findings f \
              JOIN portfolio_companies pc ON pc.company_id = f.company_id AND pc.portfolio_id = $1 \
-             WHERE f.closed_at IS NULL GROUP BY f.company_id, f.severity",
+             WHERE f.closed_at IS NULL GROUP BY f.company_id, f.risk_vector, f.severity",
         )
         .bind(portfolio)
         .fetch_all(&mut *conn)
@@ -441,10 +459,16 @@ impl crate::Portfolios for Backend {
             let Some(i) = at.get(&r.try_get::<i64, _>("company_id")?) else { continue };
             let severity: String = r.try_get("severity")?;
             let s = Severity::parse(&severity).map_err(|_| corrupt("severity", &severity))?;
-            let n: i64 = r.try_get("n")?;
-            if let Some(k) = Severity::ALL.iter().position(|x| *x == s) {
-                rows[*i].open[k] = u32::try_from(n).unwrap_or(u32::MAX);
-            }
+            let vector: String = r.try_get("risk_vector")?;
+            let v = RiskVector::parse(&vector).map_err(|_| corrupt("risk_vector", &vector))?;
+            let n = u32::try_from(r.try_get::<i64, _>("n")?).unwrap_or(u32::MAX);
+            let (Some(k), Some(j)) =
+                (Severity::ALL.iter().position(|x| *x == s), RiskVector::ALL.iter().position(|x| *x == v))
+            else {
+                continue;
+            };
+            rows[*i].open[k] = rows[*i].open[k].saturating_add(n);
+            rows[*i].open_by_vector[j][k] = n;
         }
         let kev = sqlx::query(
             "SELECT f.company_id, count(*) AS n FROM findings f \
@@ -460,6 +484,10 @@ impl crate::Portfolios for Backend {
             rows[*i].kev = u32::try_from(n).unwrap_or(u32::MAX);
         }
         Ok(rows)
+    }
+
+    async fn portfolio_scores_at(&self, portfolio: i64, at: OffsetDateTime) -> Result<HashMap<i64, Score>> {
+        scores_at(&mut *self.reader().await?, portfolio, at).await
     }
 
     async fn search_findings(&self, of: FindingsOf, q: &FindingQuery, page: Page) -> Result<Paged<FoundFinding>> {

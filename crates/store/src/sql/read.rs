@@ -111,6 +111,7 @@ impl Backend {
                 methodology: row.try_get("methodology")?,
                 notes: row.try_get::<Option<String>, _>("notes")?.as_deref().map(json).transpose()?.unwrap_or_default(),
                 reason: row.try_get("reason")?,
+                quick: row.try_get::<String, _>("depth")? == "quick",
             });
         }
         Ok(out)

@@ -8,7 +8,7 @@ use super::*;
 pub(crate) async fn insert_score(tx: &mut Transaction<'_, Db>, id: i64, snap: &ScoreSnapshot) -> Result<bool> {
     let at = rfc3339(snap.scanned_at.0);
     let sid: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO scores (company_id, scanned_at, score, grade, methodology, notes, reason) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+        "INSERT INTO scores (company_id, scanned_at, score, grade, methodology, notes, reason, depth) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
          ON CONFLICT DO NOTHING RETURNING id",
     )
     .bind(id)
@@ -18,6 +18,7 @@ pub(crate) async fn insert_score(tx: &mut Transaction<'_, Db>, id: i64, snap: &S
     .bind(snap.methodology.as_deref())
     .bind(if snap.notes.is_empty() { None } else { Some(to_json(&snap.notes)?) })
     .bind(snap.reason.as_deref())
+    .bind(snap.depth())
     .fetch_optional(&mut **tx)
     .await?;
     let Some(sid) = sid else { return Ok(false) };

@@ -108,6 +108,7 @@ fn snapshot(score: f64, when: &str) -> ScoreSnapshot {
         methodology: None,
         notes: Vec::new(),
         reason: Some(model::RATED_BY_SCAN.to_owned()),
+        quick: false,
     }
 }
 
@@ -2342,6 +2343,9 @@ pub async fn portfolios(store: &dyn Store) {
     assert_eq!(before, [Some(8000), Some(7000), Some(7000)]);
     assert_eq!(ra.open, [0, 0, 1, 1, 1], "info, low, medium, high, critical: the closed DMARC one is not counted");
     assert_eq!(ra.kev, 1);
+    let ports = RiskVector::ALL.iter().position(|v| *v == RiskVector::OpenPorts).unwrap();
+    assert_eq!(ra.open_by_vector[ports], [0, 0, 0, 1, 0]);
+    assert_eq!(ra.open_by_vector.iter().flatten().sum::<u32>(), 3);
     let rb = &rows[1];
     assert!(rb.rating.is_none() && rb.score_before == [None; 3] && rb.open == [0; 5]);
 
