@@ -64,6 +64,24 @@ fn keys_are_printed_alone_listed_and_validated() {
     assert!(run(&["keys", "deactivate", "--db", &db, &key[..11]]).status.success());
     let list = String::from_utf8(run(&["keys", "list", "--db", &db]).stdout).unwrap();
     assert!(list.lines().any(|l| l.contains(&key[..11]) && l.contains(" no ")), "{list}");
+    // An underwriter key has the portfolio scope and an organisation: its own (named
+    // after it, "analyst") or the one --org names.
+    let analyst = list.lines().find(|l| l.contains(&key[..11])).unwrap();
+    assert!(analyst.contains("general,vulnerability,underwriter,portfolio"), "{analyst}");
+    let out = run(&["orgs", "create", "--db", &db, "Acme Insurance"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&["keys", "create", "--db", &db, "--name", "uw2", "--org", "Acme Insurance"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&["keys", "create", "--db", &db, "--name", "uw3", "--org", "Nobody"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rampart orgs create"), "{out:?}");
+    let out = run(&["keys", "create", "--db", &db, "--name", "analyst"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--org"), "its name is an organisation's already: {out:?}");
+    let orgs = String::from_utf8(run(&["orgs", "list", "--db", &db]).stdout).unwrap();
+    let rows: Vec<Vec<&str>> = orgs.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows.len(), 2, "{orgs}");
+    assert!(rows.iter().any(|r| r[1] == "1" && r[3..].join(" ") == "Acme Insurance"), "{orgs}");
+    assert!(rows.iter().any(|r| r[3] == "analyst"), "{orgs}");
+    assert!(!run(&["orgs", "create", "--db", &db, "Acme Insurance"]).status.success(), "a taken name");
 }
 
 #[test]
@@ -135,10 +153,10 @@ fn openapi_prints_the_document() {
     assert!(out.status.success());
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let ops: usize = doc["paths"].as_object().unwrap().values().map(|p| p.as_object().unwrap().len()).sum();
-    // The 43 operations of the spec and nine extensions (the score history and events,
-    // each for underwriters and monitors; disputes and footprint corrections; domain
-    // verification).
-    assert_eq!(ops, 52);
+    // The 43 operations of the spec and 21 extensions (the score history, events and
+    // findings searches, each for underwriters and monitors; disputes and footprint
+    // corrections; domain verification; the Portfolio group's ten).
+    assert_eq!(ops, 64);
     for extension in [
         "/monitor-dispute-finding",
         "/monitor-getdisputes",
@@ -209,7 +227,7 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
     let events: Vec<&str> = log.lines().filter(|l| l.contains("worker::events")).collect();
     assert!(events.is_empty(), "{} event lines: {:?}", events.len(), &events[..events.len().min(3)]);
     let curls: Vec<&String> = lines.iter().filter(|l| l.trim_start().starts_with("curl ")).collect();
-    assert_eq!(curls.len(), 3, "{lines:#?}");
+    assert_eq!(curls.len(), 4, "{lines:#?}");
     let scores = curls[0].split('\'').nth(3).unwrap().to_owned();
     let key = curls[0].split('\'').nth(1).unwrap().strip_prefix("apikey: ").unwrap().to_owned();
     let (s, v) = get(&scores, Some(&key)).await;
@@ -255,6 +273,13 @@ async fn demo_scans_and_rates_the_lab_and_prints_working_keys_and_curl_commands(
         get(&format!("{base}/underwriter-getcompany-history?social_id=granite-valley-water"), Some(&key)).await;
     assert_eq!(s, 200, "{v}");
     assert!(v.to_string().contains("LAB-INC-2025-0001"), "{v}");
+    // The demo organisation's portfolio of the lab's companies, as the fourth command asks.
+    let portfolio = curls[3].split('\'').nth(3).unwrap().to_owned();
+    let (s, v) = get(&portfolio, Some(&key)).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["pagination"]["total_items"], 16, "{v}");
+    let scores: Vec<f64> = v["companies"].as_array().unwrap().iter().filter_map(|c| c["score"].as_f64()).collect();
+    assert!(scores.len() == 10 && scores.windows(2).all(|w| w[0] >= w[1]), "a page, sorted by score: {scores:?}");
     let (s, v) =
         get(&format!("{base}/underwriter-getincidentdetail-by-id?incident_id=LAB-INC-2025-0001"), Some(&key)).await;
     assert_eq!(s, 200, "{v}");

@@ -376,7 +376,7 @@ async fn the_list_sorts_filters_pages_and_exports() {
     assert_eq!((summed, by_component), (listed_findings, listed_findings));
     assert!(listed_findings > 0);
 
-    // Pages of 20 (the paging company has 23 findings in the portfolio's findings).
+    // Pages of 10 (the paging company alone has 23 findings).
     let page2 = app.ok(&format!("/portfolio-getfindings?portfolio_id={BOOK}&page=2"), &app.underwriter).await;
     assert_eq!(page2["pagination"]["current_page"], 2);
 }

@@ -59,11 +59,18 @@ pub(crate) async fn run(action: Action) -> Result<()> {
         Action::Create { db, name, scopes, company, org, per_minute, monthly } => {
             let store = open(&db.db).await?;
             let company = company.as_deref().map(SocialId::parse).transpose().context("--company")?;
-            let scopes = with_portfolio(match scopes {
+            if let Some(c) = &company
+                && store.company_by_social_id(c).await?.is_none()
+            {
+                bail!("company {c} is not in the database: import it first");
+            }
+            let scopes = match scopes {
                 Some(list) => Scope::parse_list(&list).map_err(anyhow::Error::msg)?,
-                None if company.is_some() => Scope::ALL.to_vec(),
+                // A key bound to a company reads that company: no portfolios.
+                None if company.is_some() => Scope::ALL.into_iter().filter(|s| *s != Scope::Portfolio).collect(),
                 None => vec![Scope::General, Scope::Vulnerability, Scope::Underwriter],
-            });
+            };
+            let scopes = if company.is_none() { with_portfolio(scopes) } else { scopes };
             let org = match (org, scopes.contains(&Scope::Portfolio)) {
                 (Some(o), _) => Some(super::orgs::named(&*store, &o).await?),
                 (None, false) => None,
