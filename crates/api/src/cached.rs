@@ -43,9 +43,11 @@ pub struct CachingStore {
     subsidiaries: TtlCache<(i64, Option<i64>), Arc<Paged<Company>>>,
     /// Whether a host name is an asset of a company, by both.
     owned_hosts: TtlCache<(i64, Domain), bool>,
+    /// A portfolio's rows, by portfolio (as of when they were read).
+    portfolio_rows: TtlCache<i64, Arc<Vec<store::PortfolioRow>>>,
     /// One load of a key at a time, per cache: those asking meanwhile take its value.
     /// These loads read nothing else kept, so they never wait on another cache's lock.
-    filling: [Stripes; 4],
+    filling: [Stripes; 5],
 }
 
 impl CachingStore {
@@ -57,6 +59,7 @@ impl CachingStore {
             by_domain: TtlCache::new(ttl, 100_000, epoch.clone()),
             subsidiaries: TtlCache::new(ttl, 10_000, epoch.clone()),
             owned_hosts: TtlCache::new(ttl, 100_000, epoch.clone()),
+            portfolio_rows: TtlCache::new(ttl, 256, epoch.clone()),
             filling: Default::default(),
             epoch,
             inner,
@@ -75,6 +78,7 @@ impl CachingStore {
         self.by_domain.clear();
         self.subsidiaries.clear();
         self.owned_hosts.clear();
+        self.portfolio_rows.clear();
     }
 
     async fn kept_company(&self, social_id: &SocialId) -> Result<Option<Company>> {
@@ -105,6 +109,17 @@ impl CachingStore {
     /// From the kept list of all `parent`'s subsidiaries: no copy of it.
     async fn kept_is_subsidiary(&self, parent: i64, child: i64) -> Result<bool> {
         Ok(self.kept_paged_subsidiaries(parent, None).await?.items.iter().any(|s| s.id == child))
+    }
+
+    /// A portfolio's rows: kept (as of their read) for the TTL, one read at a time.
+    pub async fn kept_portfolio_rows(
+        &self,
+        portfolio: i64,
+        now: OffsetDateTime,
+    ) -> Result<Arc<Vec<store::PortfolioRow>>> {
+        let lock = self.filling[4].of(&portfolio);
+        let load = async || Ok(Arc::new(self.inner.portfolio_rows(portfolio, now).await?));
+        self.portfolio_rows.get_or_load(&portfolio, lock, |_| true, load).await
     }
 
     async fn kept_owns_host(&self, company: i64, host: &Domain) -> Result<bool> {
@@ -293,15 +308,15 @@ roles! {
         quiet fn create_org(name: &str) -> Result<model::Org>;
         read fn org_by_name(name: &str) -> Result<Option<model::Org>>;
         read fn orgs() -> Result<Vec<model::Org>>;
-        quiet fn create_portfolio(org: i64, name: &str, max: u64) -> Result<Option<model::Portfolio>>;
+        write fn create_portfolio(org: i64, name: &str, max: u64) -> Result<Option<model::Portfolio>>;
         read fn portfolios(org: i64) -> Result<Vec<model::Portfolio>>;
         read fn portfolio(org: i64, id: i64) -> Result<Option<model::Portfolio>>;
-        quiet fn rename_portfolio(org: i64, id: i64, name: &str) -> Result<Option<model::Portfolio>>;
-        quiet fn delete_portfolio(org: i64, id: i64) -> Result<bool>;
-        quiet fn add_to_portfolio(portfolio: i64, members: &[(i64, model::VendorRecord)]) -> Result<Vec<bool>>;
+        write fn rename_portfolio(org: i64, id: i64, name: &str) -> Result<Option<model::Portfolio>>;
+        write fn delete_portfolio(org: i64, id: i64) -> Result<bool>;
+        write fn add_to_portfolio(portfolio: i64, members: &[(i64, model::VendorRecord)]) -> Result<Vec<bool>>;
         read fn member(portfolio: i64, company: i64) -> Result<Option<model::VendorRecord>>;
-        quiet fn update_member(portfolio: i64, company: i64, record: &model::VendorRecord) -> Result<bool>;
-        quiet fn remove_member(portfolio: i64, company: i64) -> Result<bool>;
+        write fn update_member(portfolio: i64, company: i64, record: &model::VendorRecord) -> Result<bool>;
+        write fn remove_member(portfolio: i64, company: i64) -> Result<bool>;
         write fn mark_name_derived(company: i64) -> Result<()>;
         read fn portfolio_rows(portfolio: i64, now: OffsetDateTime) -> Result<Vec<store::PortfolioRow>>;
         read fn portfolio_scores_at(portfolio: i64, at: OffsetDateTime) -> Result<std::collections::HashMap<i64, model::Score>>;

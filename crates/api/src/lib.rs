@@ -261,6 +261,14 @@ impl AppState {
     pub fn store(&self) -> &dyn Store {
         &self.0.store
     }
+    /// A portfolio's rows, kept for the read cache's TTL ([`cached::CachingStore`]).
+    pub(crate) async fn portfolio_rows(
+        &self,
+        portfolio: i64,
+        now: time::OffsetDateTime,
+    ) -> Result<Arc<Vec<store::PortfolioRow>>, error::ApiError> {
+        Ok(self.0.store.kept_portfolio_rows(portfolio, now).await?)
+    }
     /// The backend without the kept reads, for a read that must see the row as it is
     /// now (a company's lookup count, between flushes).
     pub(crate) fn backend(&self) -> &dyn Store {

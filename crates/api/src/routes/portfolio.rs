@@ -989,13 +989,13 @@ async fn listed(app: &AppState, portfolio: &Portfolio, p: &Params) -> Result<Vec
     let filter = ListFilter::parse(p)?;
     let sort = Sort::parse(p.optional("sort"))?;
     let now = time::OffsetDateTime::now_utc();
-    let rows = app.store().portfolio_rows(portfolio.id, now).await?;
+    let rows = app.portfolio_rows(portfolio.id, now).await?;
     let since = match filter.changed_since {
         Some(t) => Some(app.store().portfolio_scores_at(portfolio.id, t).await?),
         None => None,
     };
     let mut out = Vec::with_capacity(rows.len());
-    for row in &rows {
+    for row in rows.iter() {
         let shown = company_out(row, now, app.config().default_cadence);
         let changed = since.as_ref().map(|then| {
             let current = row.rating.as_ref().map(|r| r.score);
@@ -1235,7 +1235,7 @@ pub async fn get_summary(
 ) -> Result<Json<PortfolioSummaryOut>, ApiError> {
     let portfolio = portfolio_of(&app, org, portfolio_id(p.optional("portfolio_id"))?).await?;
     let now = time::OffsetDateTime::now_utc();
-    let rows = app.store().portfolio_rows(portfolio.id, now).await?;
+    let rows = app.portfolio_rows(portfolio.id, now).await?;
     Ok(Json(summary(&portfolio, &rows, now, app.config().default_cadence)))
 }
 

@@ -33,3 +33,8 @@ CREATE INDEX portfolio_companies_company ON portfolio_companies (company_id);
 
 ALTER TABLE scores ADD COLUMN depth TEXT COLLATE "C" NOT NULL DEFAULT 'full';
 ALTER TABLE companies ADD COLUMN name_derived BOOLEAN NOT NULL DEFAULT FALSE;
+
+-- A portfolio's list is kept by the API processes with the company reads: its changes
+-- move the company data version.
+CREATE CONSTRAINT TRIGGER dv_portfolios AFTER INSERT OR UPDATE OR DELETE ON portfolios DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company');
+CREATE CONSTRAINT TRIGGER dv_portfolio_companies AFTER INSERT OR UPDATE OR DELETE ON portfolio_companies DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION rampart_bump_version('company', 'company_id');

@@ -40,3 +40,12 @@ ALTER TABLE scores ADD COLUMN depth TEXT NOT NULL DEFAULT 'full';
 -- A company onboarded by its domain has a name derived from what its site says (or the
 -- domain) until someone gives it one.
 ALTER TABLE companies ADD COLUMN name_derived INTEGER NOT NULL DEFAULT 0;
+
+-- A portfolio's list is kept by the API processes with the company reads: its changes
+-- move the company data version.
+CREATE TRIGGER dv_portfolios_i AFTER INSERT ON portfolios BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
+CREATE TRIGGER dv_portfolios_d AFTER DELETE ON portfolios BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
+CREATE TRIGGER dv_portfolios_u AFTER UPDATE ON portfolios BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
+CREATE TRIGGER dv_portfolio_companies_i AFTER INSERT ON portfolio_companies BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
+CREATE TRIGGER dv_portfolio_companies_d AFTER DELETE ON portfolio_companies BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
+CREATE TRIGGER dv_portfolio_companies_u AFTER UPDATE ON portfolio_companies BEGIN UPDATE data_versions SET version = version + 1 WHERE scope = 'company'; END;
