@@ -43,11 +43,9 @@ pub struct CachingStore {
     subsidiaries: TtlCache<(i64, Option<i64>), Arc<Paged<Company>>>,
     /// Whether a host name is an asset of a company, by both.
     owned_hosts: TtlCache<(i64, Domain), bool>,
-    /// A portfolio's rows, by portfolio (as of when they were read).
-    portfolio_rows: TtlCache<i64, Arc<Vec<store::PortfolioRow>>>,
     /// One load of a key at a time, per cache: those asking meanwhile take its value.
     /// These loads read nothing else kept, so they never wait on another cache's lock.
-    filling: [Stripes; 5],
+    filling: [Stripes; 4],
 }
 
 impl CachingStore {
@@ -59,7 +57,6 @@ impl CachingStore {
             by_domain: TtlCache::new(ttl, 100_000, epoch.clone()),
             subsidiaries: TtlCache::new(ttl, 10_000, epoch.clone()),
             owned_hosts: TtlCache::new(ttl, 100_000, epoch.clone()),
-            portfolio_rows: TtlCache::new(ttl, 256, epoch.clone()),
             filling: Default::default(),
             epoch,
             inner,
@@ -78,7 +75,6 @@ impl CachingStore {
         self.by_domain.clear();
         self.subsidiaries.clear();
         self.owned_hosts.clear();
-        self.portfolio_rows.clear();
     }
 
     async fn kept_company(&self, social_id: &SocialId) -> Result<Option<Company>> {
@@ -109,17 +105,6 @@ impl CachingStore {
     /// From the kept list of all `parent`'s subsidiaries: no copy of it.
     async fn kept_is_subsidiary(&self, parent: i64, child: i64) -> Result<bool> {
         Ok(self.kept_paged_subsidiaries(parent, None).await?.items.iter().any(|s| s.id == child))
-    }
-
-    /// A portfolio's rows: kept (as of their read) for the TTL, one read at a time.
-    pub async fn kept_portfolio_rows(
-        &self,
-        portfolio: i64,
-        now: OffsetDateTime,
-    ) -> Result<Arc<Vec<store::PortfolioRow>>> {
-        let lock = self.filling[4].of(&portfolio);
-        let load = async || Ok(Arc::new(self.inner.portfolio_rows(portfolio, now).await?));
-        self.portfolio_rows.get_or_load(&portfolio, lock, |_| true, load).await
     }
 
     async fn kept_owns_host(&self, company: i64, host: &Domain) -> Result<bool> {

@@ -196,6 +196,8 @@ struct Inner {
     scores: cache::TtlCache<i64, axum::body::Bytes>,
     /// Every rated company's latest score, sector and size band (peer benchmarks).
     population: cache::TtlCache<(), Arc<Vec<rating::peers::Member>>>,
+    /// Portfolios' views, by portfolio.
+    portfolio_views: cache::TtlCache<i64, Arc<routes::portfolio::PortfolioView>>,
     /// Jobs being queued now, by dedup key: the same job asked for by many requests at
     /// once is one store call.
     enqueuing: cache::Coalesce<String, Result<bool, Arc<store::StoreError>>>,
@@ -214,7 +216,7 @@ struct Inner {
     /// One rebuild of a company's scores at a time (sharded by company).
     /// Held while a kept value is loaded: the others asking for it wait and take it
     /// from the cache instead of loading it again (per cache, striped by the key).
-    filling: [cache::Stripes; 5],
+    filling: [cache::Stripes; 6],
     config: Config,
 }
 
@@ -237,6 +239,7 @@ impl AppState {
             answers: cache::TtlCache::new(ttl, ANSWERS, e.clone()),
             scores: cache::TtlCache::new(ttl, 10_000, e.clone()),
             population: cache::TtlCache::new(ttl, 1, e.clone()),
+            portfolio_views: cache::TtlCache::new(ttl, 64, e.clone()),
             enqueuing: cache::Coalesce::default(),
             recent_jobs: cache::TtlCache::new(ttl.min(RECENT_JOB), 10_000, e.clone()),
             cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS, cve_epoch.clone()),
@@ -261,13 +264,26 @@ impl AppState {
     pub fn store(&self) -> &dyn Store {
         &self.0.store
     }
-    /// A portfolio's rows, kept for the read cache's TTL ([`cached::CachingStore`]).
-    pub(crate) async fn portfolio_rows(
+    /// A portfolio's view (its rows as the list shows them, sort orders and summary made
+    /// once), kept for the read cache's TTL and forgotten with the company data.
+    pub(crate) async fn portfolio_view(
         &self,
         portfolio: i64,
-        now: time::OffsetDateTime,
-    ) -> Result<Arc<Vec<store::PortfolioRow>>, error::ApiError> {
-        Ok(self.0.store.kept_portfolio_rows(portfolio, now).await?)
+    ) -> Result<Arc<routes::portfolio::PortfolioView>, error::ApiError> {
+        let cadence = self.0.config.default_cadence;
+        self.0
+            .portfolio_views
+            .get_or_load(
+                &portfolio,
+                self.fill_lock(Fill::Portfolio, &portfolio),
+                |_| true,
+                async || {
+                    let now = time::OffsetDateTime::now_utc();
+                    let rows = self.store().portfolio_rows(portfolio, now).await?;
+                    Ok::<_, error::ApiError>(Arc::new(routes::portfolio::PortfolioView::new(rows, now, cadence)))
+                },
+            )
+            .await
     }
     /// The backend without the kept reads, for a read that must see the row as it is
     /// now (a company's lookup count, between flushes).
@@ -379,6 +395,7 @@ pub(crate) enum Fill {
     Cve = 2,
     Scores = 3,
     Population = 4,
+    Portfolio = 5,
 }
 
 /// How long a job this process queued is taken as still asked for (the bound on a

@@ -206,7 +206,7 @@ pub struct TierGradesOut {
 }
 
 /// The answer of GET /portfolio-getsummary.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PortfolioSummaryOut {
     pub portfolio_id: i64,
     pub name: String,

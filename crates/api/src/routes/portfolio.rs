@@ -915,7 +915,7 @@ impl ListFilter {
 }
 
 /// A parsed `sort`: the key and whether descending.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Sort {
     key: &'static str,
     descending: bool,
@@ -934,14 +934,16 @@ impl Sort {
         Ok(Sort { key, descending })
     }
 
-    /// Orders the rows: by the key (rows without a value last, whichever the
-    /// direction), then by social_id.
-    pub(crate) fn apply(self, rows: &mut [PortfolioCompanyOut]) {
+    /// The order of `rows` (their indices): by the key (rows without a value last,
+    /// whichever the direction), then by social_id. Each row's key is made once.
+    pub(crate) fn order(self, rows: &[PortfolioCompanyOut]) -> Vec<u32> {
         use std::cmp::Ordering;
         fn num(v: Option<f64>) -> Option<i64> {
             v.map(|x| (x * 100.0).round() as i64)
         }
-        let key = |c: &PortfolioCompanyOut| -> (Option<i64>, Option<String>) {
+        // A row's key: a number or a text (none: no value).
+        type Key = (Option<i64>, Option<String>);
+        let key = |c: &PortfolioCompanyOut| -> Key {
             match self.key {
                 "score" => (num(c.score), None),
                 // A is the best grade: ascending is A first.
@@ -967,46 +969,101 @@ impl Sort {
                 _ => (None, Some(c.added_at.clone())),
             }
         };
-        rows.sort_by(|a, b| {
-            let (ka, kb) = (key(a), key(b));
-            let present = |k: &(Option<i64>, Option<String>)| k.0.is_some() || k.1.is_some();
-            let by_key = match (present(&ka), present(&kb)) {
+        let mut keyed: Vec<(Key, u32)> =
+            rows.iter().enumerate().map(|(i, c)| (key(c), u32::try_from(i).unwrap_or(u32::MAX))).collect();
+        let present = |k: &Key| k.0.is_some() || k.1.is_some();
+        keyed.sort_by(|(ka, a), (kb, b)| {
+            let by_key = match (present(ka), present(kb)) {
                 (true, false) => Ordering::Less,
                 (false, true) => Ordering::Greater,
                 (false, false) => Ordering::Equal,
                 (true, true) => {
-                    let o = ka.cmp(&kb);
+                    let o = ka.cmp(kb);
                     if self.descending { o.reverse() } else { o }
                 }
             };
-            by_key.then_with(|| a.social_id.cmp(&b.social_id))
+            by_key.then_with(|| rows[*a as usize].social_id.cmp(&rows[*b as usize].social_id))
         });
+        keyed.into_iter().map(|(_, i)| i).collect()
+    }
+
+    /// `rows` in [`Sort::order`].
+    #[cfg(test)]
+    pub(crate) fn apply(self, rows: &mut Vec<PortfolioCompanyOut>) {
+        let order = self.order(rows);
+        let mut taken: Vec<Option<PortfolioCompanyOut>> = rows.drain(..).map(Some).collect();
+        rows.extend(order.into_iter().filter_map(|i| taken[i as usize].take()));
     }
 }
 
-/// The rows of a portfolio's list, filtered and sorted as `p` asks.
-async fn listed(app: &AppState, portfolio: &Portfolio, p: &Params) -> Result<Vec<PortfolioCompanyOut>, ApiError> {
+/// A portfolio as its list and summary show it, made once from its rows and kept
+/// ([`crate::AppState::portfolio_view`]): each row as shown, the orders asked for so
+/// far, the summary.
+pub(crate) struct PortfolioView {
+    rows: Vec<PortfolioRow>,
+    outs: Vec<PortfolioCompanyOut>,
+    orders: std::sync::Mutex<std::collections::HashMap<Sort, std::sync::Arc<Vec<u32>>>>,
+    summary: std::sync::OnceLock<PortfolioSummaryOut>,
+}
+
+impl PortfolioView {
+    pub(crate) fn new(rows: Vec<PortfolioRow>, now: time::OffsetDateTime, cadence: std::time::Duration) -> Self {
+        let outs = rows.iter().map(|r| company_out(r, now, cadence)).collect();
+        Self { rows, outs, orders: Default::default(), summary: Default::default() }
+    }
+
+    /// The rows' order by `sort`, made once.
+    fn order(&self, sort: Sort) -> std::sync::Arc<Vec<u32>> {
+        let kept = self.orders.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&sort).cloned();
+        if let Some(order) = kept {
+            return order;
+        }
+        let order = std::sync::Arc::new(sort.order(&self.outs));
+        let mut orders = self.orders.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if orders.len() >= SORT_KEYS.len() * 2 {
+            orders.clear();
+        }
+        orders.insert(sort, order.clone());
+        order
+    }
+
+    /// The summary, made once; `portfolio` names it.
+    fn summary(&self, portfolio: &Portfolio) -> PortfolioSummaryOut {
+        let mut out = self.summary.get_or_init(|| summary_of(&self.rows, &self.outs)).clone();
+        out.portfolio_id = portfolio.id;
+        out.name = portfolio.name.clone();
+        out
+    }
+}
+
+/// The portfolio's view and the indices of its rows that `p`'s filters keep, in the
+/// order `p` asks.
+async fn listed(
+    app: &AppState,
+    portfolio: &Portfolio,
+    p: &Params,
+) -> Result<(std::sync::Arc<PortfolioView>, Vec<u32>), ApiError> {
     let filter = ListFilter::parse(p)?;
     let sort = Sort::parse(p.optional("sort"))?;
-    let now = time::OffsetDateTime::now_utc();
-    let rows = app.portfolio_rows(portfolio.id, now).await?;
+    let view = app.portfolio_view(portfolio.id).await?;
     let since = match filter.changed_since {
         Some(t) => Some(app.store().portfolio_scores_at(portfolio.id, t).await?),
         None => None,
     };
-    let mut out = Vec::with_capacity(rows.len());
-    for row in rows.iter() {
-        let shown = company_out(row, now, app.config().default_cadence);
-        let changed = since.as_ref().map(|then| {
-            let current = row.rating.as_ref().map(|r| r.score);
-            current.is_some() && then.get(&row.company).copied() != current
-        });
-        if filter.keeps(row, &shown, changed) {
-            out.push(shown);
-        }
-    }
-    sort.apply(&mut out);
-    Ok(out)
+    let order = view.order(sort);
+    let kept = order
+        .iter()
+        .copied()
+        .filter(|i| {
+            let (row, shown) = (&view.rows[*i as usize], &view.outs[*i as usize]);
+            let changed = since.as_ref().map(|then| {
+                let current = row.rating.as_ref().map(|r| r.score);
+                current.is_some() && then.get(&row.company).copied() != current
+            });
+            filter.keeps(row, shown, changed)
+        })
+        .collect();
+    Ok((view, kept))
 }
 
 /// A CSV answer (UTF-8, a header row), downloaded as `name`.
@@ -1036,8 +1093,11 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
 }
 
 /// The list as CSV: one header row, then one row per company, every column of the JSON.
-pub(crate) fn companies_csv(rows: &[PortfolioCompanyOut]) -> Result<Vec<u8>, ApiError> {
-    let mut w = csv::Writer::from_writer(Vec::with_capacity(rows.len() * 200 + 400));
+pub(crate) fn companies_csv<'a>(
+    rows: impl Iterator<Item = &'a PortfolioCompanyOut>,
+    n: usize,
+) -> Result<Vec<u8>, ApiError> {
+    let mut w = csv::Writer::from_writer(Vec::with_capacity(n * 200 + 400));
     let fail = |e: csv::Error| ApiError::Internal(format!("csv: {e}"));
     w.write_record([
         "social_id",
@@ -1139,28 +1199,24 @@ pub async fn get_companies(
     let portfolio = portfolio_of(&app, org, portfolio_id(p.optional("portfolio_id"))?).await?;
     let csv = wants_csv(&p)?;
     let page = p.page()?;
-    let rows = listed(&app, &portfolio, &p).await?;
+    let (view, kept) = listed(&app, &portfolio, &p).await?;
     if csv {
-        return Ok(csv_answer(&format!("portfolio-{}.csv", portfolio.id), companies_csv(&rows)?));
+        let rows = kept.iter().map(|i| &view.outs[*i as usize]);
+        return Ok(csv_answer(&format!("portfolio-{}.csv", portfolio.id), companies_csv(rows, kept.len())?));
     }
-    let paged = super::paginate(rows, page);
+    let paged = super::paginate(kept, page);
     Ok(Json(PortfolioCompaniesOut {
         portfolio_id: portfolio.id,
         name: portfolio.name.clone(),
-        companies: paged.items,
+        companies: paged.items.iter().map(|i| view.outs[*i as usize].clone()).collect(),
         pagination: page.pagination(paged.total).into(),
     })
     .into_response())
 }
 
-/// A portfolio's summary from its rows (as of `now`).
-pub(crate) fn summary(
-    portfolio: &Portfolio,
-    rows: &[PortfolioRow],
-    now: time::OffsetDateTime,
-    default_cadence: std::time::Duration,
-) -> PortfolioSummaryOut {
-    let shown: Vec<PortfolioCompanyOut> = rows.iter().map(|r| company_out(r, now, default_cadence)).collect();
+/// A portfolio's summary from its rows and how its list shows them (`shown`, in the
+/// same order); its id and name are the caller's to fill.
+fn summary_of(rows: &[PortfolioRow], shown: &[PortfolioCompanyOut]) -> PortfolioSummaryOut {
     let no_grades = || Grade::ALL.iter().map(|g| (g.as_str().to_owned(), 0u64)).collect::<BTreeMap<_, _>>();
     let mut grades = no_grades();
     let mut tiers: BTreeMap<Option<u8>, TierGradesOut> = BTreeMap::new();
@@ -1168,7 +1224,7 @@ pub(crate) fn summary(
     let mut by_component: BTreeMap<String, SeverityCounts> =
         RiskVector::ALL.iter().map(|v| (v.as_str().to_owned(), SeverityCounts::default())).collect();
     let mut scores = Vec::new();
-    for (row, out) in rows.iter().zip(&shown) {
+    for (row, out) in rows.iter().zip(shown) {
         let tier = row.record.tier.map(model::Tier::get);
         let t = tiers.entry(tier).or_insert_with(|| TierGradesOut { tier, companies: 0, grades: no_grades() });
         t.companies += 1;
@@ -1206,8 +1262,8 @@ pub(crate) fn summary(
     let average_score =
         (!scores.is_empty()).then(|| (scores.iter().sum::<f64>() / scores.len() as f64 * 10.0).round() / 10.0);
     PortfolioSummaryOut {
-        portfolio_id: portfolio.id,
-        name: portfolio.name.clone(),
+        portfolio_id: 0,
+        name: String::new(),
         companies: rows.len() as u64,
         rated: scores.len() as u64,
         average_score,
@@ -1234,9 +1290,7 @@ pub async fn get_summary(
     OrgCaller { org, .. }: OrgCaller,
 ) -> Result<Json<PortfolioSummaryOut>, ApiError> {
     let portfolio = portfolio_of(&app, org, portfolio_id(p.optional("portfolio_id"))?).await?;
-    let now = time::OffsetDateTime::now_utc();
-    let rows = app.portfolio_rows(portfolio.id, now).await?;
-    Ok(Json(summary(&portfolio, &rows, now, app.config().default_cadence)))
+    Ok(Json(app.portfolio_view(portfolio.id).await?.summary(&portfolio)))
 }
 
 // --- Findings searches ----------------------------------------------------------------
