@@ -196,8 +196,8 @@ struct Inner {
     scores: cache::TtlCache<i64, axum::body::Bytes>,
     /// Every rated company's latest score, sector and size band (peer benchmarks).
     population: cache::TtlCache<(), Arc<Vec<rating::peers::Member>>>,
-    /// Portfolios' views, by portfolio.
-    portfolio_views: cache::TtlCache<i64, Arc<routes::portfolio::PortfolioView>>,
+    /// Portfolios' views, by organisation and portfolio.
+    portfolio_views: cache::TtlCache<(i64, i64), Option<Arc<routes::portfolio::PortfolioView>>>,
     /// Jobs being queued now, by dedup key: the same job asked for by many requests at
     /// once is one store call.
     enqueuing: cache::Coalesce<String, Result<bool, Arc<store::StoreError>>>,
@@ -264,25 +264,25 @@ impl AppState {
     pub fn store(&self) -> &dyn Store {
         &self.0.store
     }
-    /// A portfolio's view (its rows as the list shows them, sort orders and summary made
-    /// once), kept for the read cache's TTL and forgotten with the company data.
+    /// `org`'s portfolio `id` with its view (its rows as the list shows them, sort orders
+    /// and summary made once), kept for the read cache's TTL and forgotten with the
+    /// company data; none when the organisation has no such portfolio (not kept).
     pub(crate) async fn portfolio_view(
         &self,
-        portfolio: i64,
-    ) -> Result<Arc<routes::portfolio::PortfolioView>, error::ApiError> {
+        org: i64,
+        id: i64,
+    ) -> Result<Option<Arc<routes::portfolio::PortfolioView>>, error::ApiError> {
         let cadence = self.0.config.default_cadence;
+        let key = (org, id);
         self.0
             .portfolio_views
-            .get_or_load(
-                &portfolio,
-                self.fill_lock(Fill::Portfolio, &portfolio),
-                |_| true,
-                async || {
-                    let now = time::OffsetDateTime::now_utc();
-                    let rows = self.store().portfolio_rows(portfolio, now).await?;
-                    Ok::<_, error::ApiError>(Arc::new(routes::portfolio::PortfolioView::new(rows, now, cadence)))
-                },
-            )
+            .get_or_load(&key, self.fill_lock(Fill::Portfolio, &key), Option::is_some, async || {
+                let Some(portfolio) = self.store().portfolio(org, id).await? else { return Ok(None) };
+                let now = time::OffsetDateTime::now_utc();
+                let rows = self.store().portfolio_rows(id, now).await?;
+                let view = routes::portfolio::PortfolioView::new(portfolio, rows, now, cadence);
+                Ok::<_, error::ApiError>(Some(Arc::new(view)))
+            })
             .await
     }
     /// The backend without the kept reads, for a read that must see the row as it is

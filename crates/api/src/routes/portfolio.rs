@@ -64,6 +64,14 @@ async fn portfolio_of(app: &AppState, org: i64, id: i64) -> Result<Portfolio, Ap
         .ok_or_else(|| ApiError::bad(format!("portfolio_id: there is no portfolio {id} in this organisation")))
 }
 
+/// The organisation's portfolio `id` as its list shows it (kept); another
+/// organisation's is answered as none.
+async fn viewed(app: &AppState, org: i64, id: i64) -> Result<std::sync::Arc<PortfolioView>, ApiError> {
+    app.portfolio_view(org, id)
+        .await?
+        .ok_or_else(|| ApiError::bad(format!("portfolio_id: there is no portfolio {id} in this organisation")))
+}
+
 /// A JSON body's object, or a 400 saying what it must be.
 fn json_object(raw: &[u8]) -> Result<serde_json::Map<String, serde_json::Value>, ApiError> {
     match serde_json::from_slice::<serde_json::Value>(raw) {
@@ -1000,6 +1008,7 @@ impl Sort {
 /// ([`crate::AppState::portfolio_view`]): each row as shown, the orders asked for so
 /// far, the summary.
 pub(crate) struct PortfolioView {
+    portfolio: Portfolio,
     rows: Vec<PortfolioRow>,
     outs: Vec<PortfolioCompanyOut>,
     orders: std::sync::Mutex<std::collections::HashMap<Sort, std::sync::Arc<Vec<u32>>>>,
@@ -1007,9 +1016,14 @@ pub(crate) struct PortfolioView {
 }
 
 impl PortfolioView {
-    pub(crate) fn new(rows: Vec<PortfolioRow>, now: time::OffsetDateTime, cadence: std::time::Duration) -> Self {
+    pub(crate) fn new(
+        portfolio: Portfolio,
+        rows: Vec<PortfolioRow>,
+        now: time::OffsetDateTime,
+        cadence: std::time::Duration,
+    ) -> Self {
         let outs = rows.iter().map(|r| company_out(r, now, cadence)).collect();
-        Self { rows, outs, orders: Default::default(), summary: Default::default() }
+        Self { portfolio, rows, outs, orders: Default::default(), summary: Default::default() }
     }
 
     /// The rows' order by `sort`, made once.
@@ -1027,27 +1041,23 @@ impl PortfolioView {
         order
     }
 
-    /// The summary, made once; `portfolio` names it.
-    fn summary(&self, portfolio: &Portfolio) -> PortfolioSummaryOut {
+    /// The summary, made once.
+    fn summary(&self) -> PortfolioSummaryOut {
         let mut out = self.summary.get_or_init(|| summary_of(&self.rows, &self.outs)).clone();
-        out.portfolio_id = portfolio.id;
-        out.name = portfolio.name.clone();
+        out.portfolio_id = self.portfolio.id;
+        out.name = self.portfolio.name.clone();
         out
     }
 }
 
 /// The portfolio's view and the indices of its rows that `p`'s filters keep, in the
 /// order `p` asks.
-async fn listed(
-    app: &AppState,
-    portfolio: &Portfolio,
-    p: &Params,
-) -> Result<(std::sync::Arc<PortfolioView>, Vec<u32>), ApiError> {
+async fn listed(app: &AppState, org: i64, p: &Params) -> Result<(std::sync::Arc<PortfolioView>, Vec<u32>), ApiError> {
+    let view = viewed(app, org, portfolio_id(p.optional("portfolio_id"))?).await?;
     let filter = ListFilter::parse(p)?;
     let sort = Sort::parse(p.optional("sort"))?;
-    let view = app.portfolio_view(portfolio.id).await?;
     let since = match filter.changed_since {
-        Some(t) => Some(app.store().portfolio_scores_at(portfolio.id, t).await?),
+        Some(t) => Some(app.store().portfolio_scores_at(view.portfolio.id, t).await?),
         None => None,
     };
     let order = view.order(sort);
@@ -1196,10 +1206,10 @@ pub async fn get_companies(
     p: Params,
     OrgCaller { org, .. }: OrgCaller,
 ) -> Result<Response, ApiError> {
-    let portfolio = portfolio_of(&app, org, portfolio_id(p.optional("portfolio_id"))?).await?;
+    let (view, kept) = listed(&app, org, &p).await?;
     let csv = wants_csv(&p)?;
     let page = p.page()?;
-    let (view, kept) = listed(&app, &portfolio, &p).await?;
+    let portfolio = &view.portfolio;
     if csv {
         let rows = kept.iter().map(|i| &view.outs[*i as usize]);
         return Ok(csv_answer(&format!("portfolio-{}.csv", portfolio.id), companies_csv(rows, kept.len())?));
@@ -1289,8 +1299,7 @@ pub async fn get_summary(
     p: Params,
     OrgCaller { org, .. }: OrgCaller,
 ) -> Result<Json<PortfolioSummaryOut>, ApiError> {
-    let portfolio = portfolio_of(&app, org, portfolio_id(p.optional("portfolio_id"))?).await?;
-    Ok(Json(app.portfolio_view(portfolio.id).await?.summary(&portfolio)))
+    Ok(Json(viewed(&app, org, portfolio_id(p.optional("portfolio_id"))?).await?.summary()))
 }
 
 // --- Findings searches ----------------------------------------------------------------
@@ -1455,8 +1464,8 @@ pub async fn get_findings(
     p: Params,
     OrgCaller { org, .. }: OrgCaller,
 ) -> Result<Response, ApiError> {
-    let portfolio = portfolio_of(&app, org, portfolio_id(p.optional("portfolio_id"))?).await?;
-    findings_answer(app, FindingsOf::Portfolio(portfolio.id), p, None).await
+    let portfolio = viewed(&app, org, portfolio_id(p.optional("portfolio_id"))?).await?.portfolio.id;
+    findings_answer(app, FindingsOf::Portfolio(portfolio), p, None).await
 }
 
 #[cfg(test)]
