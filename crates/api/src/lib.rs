@@ -196,6 +196,8 @@ struct Inner {
     scores: cache::TtlCache<i64, axum::body::Bytes>,
     /// Every rated company's latest score, sector and size band (peer benchmarks).
     population: cache::TtlCache<(), Arc<Vec<rating::peers::Member>>>,
+    /// Answers of portfolio lists, by organisation and parameters.
+    portfolio_answers: cache::TtlCache<(i64, String), axum::body::Bytes>,
     /// Portfolios' views, by organisation and portfolio.
     portfolio_views: cache::TtlCache<(i64, i64), Option<Arc<routes::portfolio::PortfolioView>>>,
     /// Jobs being queued now, by dedup key: the same job asked for by many requests at
@@ -216,7 +218,7 @@ struct Inner {
     /// One rebuild of a company's scores at a time (sharded by company).
     /// Held while a kept value is loaded: the others asking for it wait and take it
     /// from the cache instead of loading it again (per cache, striped by the key).
-    filling: [cache::Stripes; 6],
+    filling: [cache::Stripes; 7],
     config: Config,
 }
 
@@ -240,6 +242,7 @@ impl AppState {
             scores: cache::TtlCache::new(ttl, 10_000, e.clone()),
             population: cache::TtlCache::new(ttl, 1, e.clone()),
             portfolio_views: cache::TtlCache::new(ttl, 64, e.clone()),
+            portfolio_answers: cache::TtlCache::new(ttl, ANSWERS, e.clone()),
             enqueuing: cache::Coalesce::default(),
             recent_jobs: cache::TtlCache::new(ttl.min(RECENT_JOB), 10_000, e.clone()),
             cve_answers: cache::TtlCache::new(config.cve_cache_ttl, CVE_ANSWERS, cve_epoch.clone()),
@@ -263,6 +266,20 @@ impl AppState {
     /// The store: the backend with its kept reads ([`cached`]).
     pub fn store(&self) -> &dyn Store {
         &self.0.store
+    }
+    /// A portfolio list's answer for `org` and these parameters, kept like the company
+    /// answers (at most [`ANSWER_MAX`] bytes), or built once for everyone asking at once.
+    pub(crate) async fn portfolio_answer(
+        &self,
+        org: i64,
+        params: String,
+        build: impl AsyncFnOnce() -> Result<axum::body::Bytes, error::ApiError>,
+    ) -> Result<axum::body::Bytes, error::ApiError> {
+        let key = (org, params);
+        self.0
+            .portfolio_answers
+            .get_or_load(&key, self.fill_lock(Fill::PortfolioAnswer, &key), |b| b.len() <= ANSWER_MAX, build)
+            .await
     }
     /// `org`'s portfolio `id` with its view (its rows as the list shows them, sort orders
     /// and summary made once), kept for the read cache's TTL and forgotten with the
@@ -396,6 +413,7 @@ pub(crate) enum Fill {
     Scores = 3,
     Population = 4,
     Portfolio = 5,
+    PortfolioAnswer = 6,
 }
 
 /// How long a job this process queued is taken as still asked for (the bound on a

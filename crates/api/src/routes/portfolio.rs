@@ -1206,22 +1206,27 @@ pub async fn get_companies(
     p: Params,
     OrgCaller { org, .. }: OrgCaller,
 ) -> Result<Response, ApiError> {
-    let (view, kept) = listed(&app, org, &p).await?;
-    let csv = wants_csv(&p)?;
-    let page = p.page()?;
-    let portfolio = &view.portfolio;
-    if csv {
+    if wants_csv(&p)? {
+        let (view, kept) = listed(&app, org, &p).await?;
         let rows = kept.iter().map(|i| &view.outs[*i as usize]);
-        return Ok(csv_answer(&format!("portfolio-{}.csv", portfolio.id), companies_csv(rows, kept.len())?));
+        let name = format!("portfolio-{}.csv", view.portfolio.id);
+        return Ok(csv_answer(&name, companies_csv(rows, kept.len())?));
     }
-    let paged = super::paginate(kept, page);
-    Ok(Json(PortfolioCompaniesOut {
-        portfolio_id: portfolio.id,
-        name: portfolio.name.clone(),
-        companies: paged.items.iter().map(|i| view.outs[*i as usize].clone()).collect(),
-        pagination: page.pagination(paged.total).into(),
-    })
-    .into_response())
+    let body = app
+        .portfolio_answer(org, p.cache_key(), async || {
+            let page = p.page()?;
+            let (view, kept) = listed(&app, org, &p).await?;
+            let paged = super::paginate(kept, page);
+            let out = PortfolioCompaniesOut {
+                portfolio_id: view.portfolio.id,
+                name: view.portfolio.name.clone(),
+                companies: paged.items.iter().map(|i| view.outs[*i as usize].clone()).collect(),
+                pagination: page.pagination(paged.total).into(),
+            };
+            serde_json::to_vec(&out).map(axum::body::Bytes::from).map_err(|e| ApiError::Internal(e.to_string()))
+        })
+        .await?;
+    Ok(super::json_bytes(body))
 }
 
 /// A portfolio's summary from its rows and how its list shows them (`shown`, in the

@@ -457,3 +457,37 @@ async fn findings_are_searched_by_company_and_by_portfolio() {
             .all(|f| f["severity"] == "critical" && f["social_id"] == "acme-robotics")
     );
 }
+
+#[tokio::test]
+async fn a_kept_list_follows_writes_of_other_processes() {
+    let app = TestApp::spawn_with(api::Config {
+        read_cache_ttl: std::time::Duration::from_secs(60),
+        version_poll: std::time::Duration::from_millis(50),
+        lab_addresses: true,
+        ..api::Config::default()
+    })
+    .await;
+    let path = format!("/portfolio-getcompanies?portfolio_id={BOOK}");
+    assert_eq!(app.ok(&path, &app.underwriter).await["pagination"]["total_items"], 2);
+    // Another process (here: the store, behind the server's back) adds a company and
+    // changes a record: the kept list follows within a poll of the data versions.
+    let initech = app.store.company_by_social_id(&model::SocialId::parse("initech").unwrap()).await.unwrap().unwrap();
+    let tiered = model::VendorRecord { tier: Some(model::Tier::new(3).unwrap()), ..Default::default() };
+    app.store.add_to_portfolio(BOOK, &[(initech.id, tiered)]).await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let v = app.ok(&format!("{path}&tier=3"), &app.underwriter).await;
+        if sids(&v) == ["initech"] {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the kept list never followed: {v}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // A write through the server is seen at once.
+    let (s, _) = post(&app, "/portfolio-rename", &format!(r#"{{"portfolio_id":{BOOK},"name":"Renamed"}}"#)).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        app.ok(&format!("/portfolio-getsummary?portfolio_id={BOOK}"), &app.underwriter).await["name"],
+        "Renamed"
+    );
+}
