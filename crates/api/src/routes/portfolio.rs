@@ -593,9 +593,7 @@ async fn onboard(app: &AppState, who: &OrgCaller, row: Result<RowIn, String>) ->
     let attribution = format!("the company's domain: onboarded by {} of organisation {}", by(&who.caller), who.org);
     app.store().claim_domain(created.id, &domain, &attribution, true).await?;
     app.store().enqueue_with(&model::JobSpec::Scan { social_id: sid.clone() }, ONBOARD_PRIORITY, now).await?;
-    out.message = format!(
-        "{sid} was created from {domain}: its first rating (a quick scan at top priority, then the full scan) is queued"
-    );
+    out.message = format!("{sid} was created from {domain}: its first rating is queued at top priority");
     Ok(Onboarded { out, member: Some((created.id, record)) })
 }
 
@@ -633,8 +631,8 @@ pub struct CompanyRow {
 /// Adds companies to a portfolio by their domains — JSON, or `text/csv` with a header
 /// row naming the same columns (`tags` separated by `;`) — at most 1,000 per request.
 /// A company new to Rampart is created from its domain (its social_id the domain, its
-/// name the domain until its site says one) and rated quickly at top priority, then
-/// fully. Each row is answered with its status: `rated`, `queued`, `pending` or
+/// name the domain unless the row gives one) and its scan queued at top priority.
+/// Each row is answered with its status: `rated`, `queued`, `pending` or
 /// `refused` (with why).
 #[utoipa::path(post, path = "/portfolio-add-companies", operation_id = "portfolio-add-companies", tag = "Portfolio",
     params(("portfolio_id" = Option<i64>, Query, minimum = 1, description = "The portfolio, when the body does not name it (a CSV body)")),
