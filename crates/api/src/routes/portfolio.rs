@@ -111,8 +111,7 @@ pub async fn create(
     raw: RawBody,
 ) -> Result<Json<PortfolioOut>, ApiError> {
     let body = json_object(&raw.0)?;
-    let name = text_field(&body, "name")?.ok_or_else(|| ApiError::required("name"))?;
-    let name = model::portfolio::name("name", name).map_err(|e| ApiError::bad(e.to_string()))?;
+    let name = body_name(&body)?;
     match app.store().create_portfolio(org, &name, MAX_PORTFOLIOS).await? {
         Some(p) => Ok(Json(PortfolioOut::from(&p))),
         None if app.store().portfolios(org).await?.iter().any(|p| p.name == name) => {
@@ -153,8 +152,7 @@ pub async fn rename(
 ) -> Result<Json<PortfolioOut>, ApiError> {
     let body = json_object(&raw.0)?;
     let id = body_portfolio_id(&body)?;
-    let name = text_field(&body, "name")?.ok_or_else(|| ApiError::required("name"))?;
-    let name = model::portfolio::name("name", name).map_err(|e| ApiError::bad(e.to_string()))?;
+    let name = body_name(&body)?;
     match app.store().rename_portfolio(org, id, &name).await {
         Ok(Some(p)) => Ok(Json(PortfolioOut::from(&p))),
         Ok(None) => Err(portfolio_of(&app, org, id).await.err().unwrap_or(ApiError::Internal("renamed none".into()))),
@@ -163,6 +161,12 @@ pub async fn rename(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// `name` of a JSON body: a portfolio's name.
+fn body_name(body: &serde_json::Map<String, serde_json::Value>) -> Result<String, ApiError> {
+    let name = text_field(body, "name")?.ok_or_else(|| ApiError::required("name"))?;
+    model::portfolio::name("name", name).map_err(|e| ApiError::bad(e.to_string()))
 }
 
 /// `portfolio_id` of a JSON body: a positive integer (or its text).

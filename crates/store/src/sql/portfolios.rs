@@ -158,6 +158,22 @@ async fn scores_at(conn: &mut DbConnection, portfolio: i64, at: OffsetDateTime) 
     Ok(out)
 }
 
+/// `query` with a vendor record's seven columns bound, in the order of the table:
+/// tier, tags, custom_id, relationship, stage, owner, note.
+fn bind_record<'q>(
+    query: sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments>,
+    r: &'q VendorRecord,
+) -> Result<sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments>> {
+    Ok(query
+        .bind(r.tier.map(|t| i64::from(t.get())))
+        .bind(to_json(&r.tags)?)
+        .bind(r.custom_id.as_deref())
+        .bind(r.relationship.as_str())
+        .bind(r.stage.as_str())
+        .bind(&r.owner)
+        .bind(&r.note))
+}
+
 fn of_id(of: FindingsOf) -> i64 {
     match of {
         FindingsOf::Company(id) | FindingsOf::Portfolio(id) => id,
@@ -298,23 +314,14 @@ impl crate::Portfolios for Backend {
         let now = rfc3339(OffsetDateTime::now_utc());
         let mut added = Vec::with_capacity(members.len());
         for (company, r) in members {
-            let done = sqlx::query(
+            let query = sqlx::query(
                 "INSERT INTO portfolio_companies (portfolio_id, company_id, tier, tags, custom_id, relationship, stage, \
                  owner, note, added_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
                  ON CONFLICT DO NOTHING",
             )
             .bind(portfolio)
-            .bind(company)
-            .bind(r.tier.map(|t| i64::from(t.get())))
-            .bind(to_json(&r.tags)?)
-            .bind(r.custom_id.as_deref())
-            .bind(r.relationship.as_str())
-            .bind(r.stage.as_str())
-            .bind(&r.owner)
-            .bind(&r.note)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?;
+            .bind(company);
+            let done = bind_record(query, r)?.bind(&now).execute(&mut *tx).await?;
             added.push(done.rows_affected() > 0);
         }
         if added.iter().any(|a| *a) {
@@ -338,22 +345,13 @@ impl crate::Portfolios for Backend {
     }
 
     async fn update_member(&self, portfolio: i64, company: i64, r: &VendorRecord) -> Result<bool> {
-        let done = sqlx::query(
+        let query = sqlx::query(
             "UPDATE portfolio_companies SET tier = $3, tags = $4, custom_id = $5, relationship = $6, stage = $7, \
              owner = $8, note = $9, updated_at = $10 WHERE portfolio_id = $1 AND company_id = $2",
         )
         .bind(portfolio)
-        .bind(company)
-        .bind(r.tier.map(|t| i64::from(t.get())))
-        .bind(to_json(&r.tags)?)
-        .bind(r.custom_id.as_deref())
-        .bind(r.relationship.as_str())
-        .bind(r.stage.as_str())
-        .bind(&r.owner)
-        .bind(&r.note)
-        .bind(rfc3339(OffsetDateTime::now_utc()))
-        .execute(self.writer())
-        .await?;
+        .bind(company);
+        let done = bind_record(query, r)?.bind(rfc3339(OffsetDateTime::now_utc())).execute(self.writer()).await?;
         Ok(done.rows_affected() > 0)
     }
 
