@@ -37,12 +37,12 @@ _SUITES_RS = ROOT / "crates/labtls/src/legacy/suites.rs"
 if _SUITES_RS.exists():
     SUITES |= set(re.findall(r'"((?:TLS|SSL_CK)_[A-Za-z0-9_]+)"', _SUITES_RS.read_text(encoding="utf-8")))
 FIELDS = {
-    "top": ({"dns", "port_map", "zones", "hosts", "companies"}, set()),
+    "top": ({"dns", "port_map", "zones", "hosts", "companies", "applicants"}, set()),
     "dns": ({"address", "port"}, {"address"}),
     "zone": ({"origin", "dnssec", "dnssec_bogus", "records", "failures"}, {"origin"}),
     "host": ({"name", "address", "services"}, {"name", "address"}),
     "service": ({"port", "kind", "version", "tls", "http"}, {"port", "kind"}),
-    "tls": ({"cert", "versions", "legacy", "sans"}, set()),
+    "tls": ({"cert", "versions", "legacy", "sans", "organization"}, set()),
     "legacy": ({"versions", "suites", "dh_bits", "heartbleed", "secure_renegotiation", "compression",
                 "server_preference"}, {"versions", "suites"}),
     "http": ({"headers", "pages", "redirect"}, set()),
@@ -252,13 +252,19 @@ def main():
                 if not z or asset not in zone_names(z):
                     err(f"{where}: asset {asset} is neither a host, a company domain nor a record owner")
 
-    companies = lab.get("companies", [])
+    applicants = lab.get("applicants", [])
+    companies = lab.get("companies", []) + applicants
     ids = [c["company"]["social_id"] for c in companies]
     for i in ids:
         if ids.count(i) > 1:
             err(f"social id {i} is used twice")
-        if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", i):
-            err(f"social id {i} is not a lowercase slug")
+    for c in lab.get("companies", []):
+        if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", c["company"]["social_id"]):
+            err(f"social id {c['company']['social_id']} is not a lowercase slug")
+    # An applicant's social id is the one onboarding makes: its domain.
+    for c in applicants:
+        if c["company"]["social_id"] != c["company"]["domain"]:
+            err(f"applicant {c['company']['social_id']}: its social id is not its domain")
     by_rv = Counter()
     by_sev = Counter()
     by_code = Counter()
@@ -344,7 +350,7 @@ def main():
 
     # Summary.
     print(f"lab file: {LAB}")
-    print(f"{len(companies)} companies, {len(zones)} zones, {len(hosts)} hosts, "
+    print(f"{len(companies)} companies ({len(applicants)} of them applicants), {len(zones)} zones, {len(hosts)} hosts, "
           f"{total} expected findings, {total_clean} clean assets\n")
     w = max(len(r[0]) for r in rows)
     print(f"{'company':<{w}}  {'parent':<17} {'domain':<24} {'n':>3}  {'severities':<18} {'clean':>5}  components")

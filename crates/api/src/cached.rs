@@ -303,6 +303,8 @@ roles! {
         write fn update_member(portfolio: i64, company: i64, record: &model::VendorRecord) -> Result<bool>;
         write fn remove_member(portfolio: i64, company: i64) -> Result<bool>;
         write fn mark_name_derived(company: i64) -> Result<()>;
+        write fn name_from_site(company: i64, name: &str) -> Result<bool>;
+        write fn website_from_site(company: i64, website: &model::Website) -> Result<bool>;
         read fn portfolio_rows(portfolio: i64, now: OffsetDateTime) -> Result<Vec<store::PortfolioRow>>;
         read fn portfolio_scores_at(portfolio: i64, at: OffsetDateTime) -> Result<std::collections::HashMap<i64, model::Score>>;
         read fn search_findings(of: store::FindingsOf, query: &store::FindingQuery, page: Page) -> Result<Paged<store::FoundFinding>>;

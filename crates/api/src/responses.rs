@@ -439,6 +439,11 @@ pub struct CompanyScores {
     /// Extension: when the company was last scanned successfully (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_successful_scan: Option<String>,
+    /// Extension: how deep the scan behind the rating looked: `quick` (a new company's
+    /// first rating in seconds: DNS and mail, the web root, TLS on 443, the common
+    /// ports; its full scan follows) or `full` (absent without a rating).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<String>,
 }
 
 /// The company's percentile among its peers (extension; docs/METHODOLOGY.md, "Peer

@@ -82,6 +82,11 @@ pub struct LabFile {
     /// The fictional companies and the findings a scan of each must produce.
     #[serde(default)]
     pub companies: Vec<LabCompany>,
+    /// Companies the lab serves that nobody has imported: the demo leaves them out, so
+    /// that onboarding a company by its domain is shown on a fresh machine (docs/LAB.md,
+    /// "Applicants"). Their ground truth is written like the companies'.
+    #[serde(default)]
+    pub applicants: Vec<LabCompany>,
     /// Standard port → the port the lab listens on, for ports a non-root user cannot
     /// bind. Ports not listed are used as they are, except below 1024, which become
     /// 10000 + port.
@@ -121,9 +126,13 @@ impl Service {
     fn tls_spec(&self) -> Option<TlsSpec> {
         match (self.kind, &self.tls) {
             (_, Some(spec)) => Some(spec.clone()),
-            (ServiceKind::Https | ServiceKind::Tls, None) => {
-                Some(TlsSpec { cert: CertVariant::Valid, versions: Vec::new(), legacy: None, sans: Vec::new() })
-            }
+            (ServiceKind::Https | ServiceKind::Tls, None) => Some(TlsSpec {
+                cert: CertVariant::Valid,
+                versions: Vec::new(),
+                legacy: None,
+                sans: Vec::new(),
+                organization: None,
+            }),
             _ => None,
         }
     }
@@ -273,7 +282,7 @@ impl LabFile {
                 }
             }
         }
-        for c in &file.companies {
+        for c in file.every_company() {
             if c.social_id().is_empty() {
                 return Err(LabError::File("a company has no social_id".to_owned()));
             }
@@ -286,6 +295,11 @@ impl LabFile {
             return Err(LabError::File("zones need a \"dns\" server address".to_owned()));
         }
         Ok(file)
+    }
+
+    /// The companies and the applicants: every company the lab has a ground truth for.
+    pub fn every_company(&self) -> impl Iterator<Item = &LabCompany> {
+        self.companies.iter().chain(&self.applicants)
     }
 
     /// Every port the lab serves (DNS included), standard → lab port: the map a scanner

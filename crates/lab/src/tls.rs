@@ -22,6 +22,10 @@ pub struct TlsSpec {
     /// Names the certificate covers besides the host's own.
     #[serde(default)]
     pub sans: Vec<String>,
+    /// The subject's organisation (`O=`), as an OV certificate names its holder; absent,
+    /// the lab's own name (the issuer's), as on every other lab certificate.
+    #[serde(default)]
+    pub organization: Option<String>,
 }
 
 fn valid() -> CertVariant {
@@ -52,7 +56,9 @@ impl TlsSpec {
     /// The certificate for `host` and the way to serve it.
     pub(crate) fn build(&self, ca: &LabCa, host: &str) -> Result<Tls, String> {
         let names: Vec<String> = std::iter::once(host.to_owned()).chain(self.sans.iter().cloned()).collect();
-        let cert = ca.issue(&names, self.cert).map_err(|e| format!("{host}: certificate: {e}"))?;
+        let cert = ca
+            .issue_to(&names, self.cert, self.organization.as_deref())
+            .map_err(|e| format!("{host}: certificate: {e}"))?;
         match &self.legacy {
             Some(legacy) => Ok(Tls::Legacy(Arc::new(legacy.clone()), Arc::new(cert))),
             None => {

@@ -198,8 +198,12 @@ impl std::fmt::Debug for LabCa {
 }
 
 fn name(cn: &str) -> DistinguishedName {
+    named(cn, "Rampart Lab")
+}
+
+fn named(cn: &str, organization: &str) -> DistinguishedName {
     let mut dn = DistinguishedName::new();
-    dn.push(DnType::OrganizationName, "Rampart Lab");
+    dn.push(DnType::OrganizationName, organization);
     dn.push(DnType::CommonName, cn);
     dn
 }
@@ -269,6 +273,17 @@ impl LabCa {
     /// Issues a leaf for `names` (DNS names or IP addresses; the first is also the CN) in
     /// the shape `variant` asks for.
     pub fn issue(&self, names: &[String], variant: CertVariant) -> Result<IssuedCert, TlsError> {
+        self.issue_to(names, variant, None)
+    }
+
+    /// [`LabCa::issue`] to `organization` (the subject's `O=`, as in an OV certificate;
+    /// `None`: the lab's own name, as on every lab leaf).
+    pub fn issue_to(
+        &self,
+        names: &[String],
+        variant: CertVariant,
+        organization: Option<&str>,
+    ) -> Result<IssuedCert, TlsError> {
         if names.is_empty() {
             return Err(TlsError::NoNames);
         }
@@ -276,7 +291,7 @@ impl LabCa {
             if variant == CertVariant::WrongHost { vec![WRONG_HOST_NAME.to_owned()] } else { names.to_vec() };
         let (not_before, not_after) = variant.validity(OffsetDateTime::now_utc());
         let mut params = CertificateParams::new(names.clone())?;
-        params.distinguished_name = name(&names[0]);
+        params.distinguished_name = named(&names[0], organization.unwrap_or("Rampart Lab"));
         params.not_before = not_before;
         params.not_after = not_after;
         params.serial_number = Some(random_serial(&self.rng)?);

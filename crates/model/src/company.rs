@@ -638,6 +638,10 @@ pub struct NewApiKey {
 pub enum JobSpec {
     /// A full scan of the company's domains, then a rating.
     Scan { social_id: SocialId },
+    /// A new company's first rating in seconds: a quick scan of its domains (DNS and
+    /// mail, the web root, TLS on 443, the common ports), a rating of depth `quick`,
+    /// then its full scan queued. Nothing is done for a company rated already.
+    Quick { social_id: SocialId },
     /// One host and risk vector of the company scanned again (after a fix), then a
     /// re-rating.
     Rescan { social_id: SocialId, subdomain: Domain, risk_vector: RiskVector },
@@ -655,6 +659,7 @@ impl JobSpec {
     pub fn kind(&self) -> &'static str {
         match self {
             JobSpec::Scan { .. } => "scan",
+            JobSpec::Quick { .. } => "quick",
             JobSpec::Rescan { .. } => "rescan",
             JobSpec::Deliver { .. } => "deliver",
             JobSpec::Verify { .. } => "verify",
@@ -665,6 +670,7 @@ impl JobSpec {
     pub fn company(&self) -> &SocialId {
         match self {
             JobSpec::Scan { social_id }
+            | JobSpec::Quick { social_id }
             | JobSpec::Rescan { social_id, .. }
             | JobSpec::Deliver { social_id, .. }
             | JobSpec::Verify { social_id, .. } => social_id,
@@ -676,6 +682,7 @@ impl JobSpec {
     pub fn dedup_key(&self) -> String {
         match self {
             JobSpec::Scan { social_id } => format!("scan:{social_id}"),
+            JobSpec::Quick { social_id } => format!("quick:{social_id}"),
             JobSpec::Rescan { social_id, subdomain, risk_vector } => {
                 format!("rescan:{social_id}:{subdomain}:{risk_vector}")
             }
@@ -687,7 +694,7 @@ impl JobSpec {
     /// Whether the job scans the company (a full scan or a rescan): its failure is an
     /// event of the company.
     pub fn scans(&self) -> bool {
-        matches!(self, JobSpec::Scan { .. } | JobSpec::Rescan { .. })
+        matches!(self, JobSpec::Scan { .. } | JobSpec::Quick { .. } | JobSpec::Rescan { .. })
     }
 
     /// Attempts before the job is given up, when the kind has its own number (a
@@ -696,16 +703,18 @@ impl JobSpec {
         match self {
             JobSpec::Deliver { .. } => Some(10),
             JobSpec::Verify { .. } => Some(3),
-            JobSpec::Scan { .. } | JobSpec::Rescan { .. } => None,
+            JobSpec::Scan { .. } | JobSpec::Quick { .. } | JobSpec::Rescan { .. } => None,
         }
     }
 
     /// How soon a worker should take the job when several are ready: higher first.
-    /// A delivery is one short request someone's system waits for; a rescan is someone waiting on one answer (the API's request-a-rescan); a full
-    /// scan comes next; work that only keeps ratings fresh takes
-    /// [`JobSpec::BACKGROUND`].
+    /// A new company's quick rating is someone waiting to see it; a delivery is one
+    /// short request someone's system waits for; a rescan is someone waiting on one
+    /// answer (the API's request-a-rescan); a full scan comes next; work that only
+    /// keeps ratings fresh takes [`JobSpec::BACKGROUND`].
     pub fn default_priority(&self) -> i16 {
         match self {
+            JobSpec::Quick { .. } => 40,
             JobSpec::Deliver { .. } | JobSpec::Verify { .. } => 30,
             JobSpec::Rescan { .. } => 20,
             JobSpec::Scan { .. } => 10,
@@ -739,6 +748,7 @@ impl fmt::Display for JobSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             JobSpec::Scan { social_id } => write!(f, "scan {social_id}"),
+            JobSpec::Quick { social_id } => write!(f, "quick scan {social_id}"),
             JobSpec::Rescan { social_id, subdomain, risk_vector } => {
                 write!(f, "rescan {social_id} {subdomain} {risk_vector}")
             }

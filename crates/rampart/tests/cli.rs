@@ -1166,3 +1166,124 @@ fn probe_ports_refuses_an_internal_address_in_words() {
         assert!(out.stdout.is_empty(), "{target}: nothing printed as a result");
     }
 }
+
+/// An underwriter onboards the lab's applicants by their domains alone, through the API
+/// of a server whose workers scan the lab (docs/LAB.md, "Applicants"): each is created
+/// with its domain as its social_id, rated by a quick scan within seconds, then by its
+/// full scan, and named by what its site says; the full rating's findings are the
+/// ground truth (but for CVEs and lifecycles: no vulnerability data is imported here).
+#[tokio::test]
+async fn applicants_onboarded_by_domain_are_rated_quick_then_full_and_named_by_their_site() {
+    let file = lab::LabFile::builtin_at(107).unwrap();
+    assert!(file.applicants.len() >= 3, "the lab has applicants");
+    let running = lab::Lab::up(&file).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let lab_dir = dir.path().join("lab");
+    running.write_scanner_files(&file, &lab_dir).unwrap();
+    let db = format!("sqlite://{}", dir.path().join("o.db").display());
+    assert!(run(&["orgs", "create", "--db", &db, "Applicant Desk"]).status.success());
+    let out =
+        run(&["keys", "create", "--db", &db, "--name", "uw", "--scopes", "underwriter", "--org", "Applicant Desk"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let lab_arg = lab_dir.to_str().unwrap();
+    let listen = format!("127.0.0.1:{port}");
+    let _server = Server(
+        rampart()
+            .args(["serve", "--db", &db, "--listen", &listen, "--workers", "2", "--lab", lab_arg])
+            .spawn()
+            .unwrap(),
+    );
+    wait_healthy(&base).await;
+    let http = reqwest::Client::new();
+    let post = async |path: &str, body: Value| -> Value {
+        let r = http.post(format!("{base}{path}")).header("apikey", &key).json(&body).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        r.json().await.unwrap()
+    };
+    let book = post("/portfolio-create", serde_json::json!({"name": "Applicants"})).await["portfolio_id"].clone();
+    let domains: Vec<String> =
+        file.applicants.iter().map(|a| a.company["domain"].as_str().unwrap().to_owned()).collect();
+    let rows: Vec<Value> = domains.iter().map(|d| serde_json::json!({"domain": d, "tier": 2})).collect();
+    let asked = Instant::now();
+    let added = post("/portfolio-add-companies", serde_json::json!({"portfolio_id": book, "companies": rows})).await;
+    for (row, domain) in added["results"].as_array().unwrap().iter().zip(&domains) {
+        assert_eq!(
+            (row["status"].as_str(), row["social_id"].as_str()),
+            (Some("queued"), Some(domain.as_str())),
+            "{row}"
+        );
+    }
+
+    // Each is rated within seconds of the request (the goal for the lab: 60 s).
+    let scores = |sid: &str| format!("{base}/underwriter-getcompanyscores?social_id={sid}");
+    let mut first = Vec::new();
+    for domain in &domains {
+        loop {
+            let (status, v) = get(&scores(domain), Some(&key)).await;
+            if status == 200 {
+                first.push((domain.clone(), asked.elapsed(), v["depth"].as_str().unwrap_or("").to_owned()));
+                break;
+            }
+            assert_eq!(v["error"], "social_id not processed yet, a scan will start soon", "{domain}: {v}");
+            assert!(asked.elapsed() < Duration::from_secs(60), "{domain} was not rated in 60 s");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    println!("request to rated: {first:?}");
+
+    // Then the full scans: every applicant's rating is full, and named by its site.
+    let store = store::open(&db).await.unwrap();
+    for applicant in &file.applicants {
+        let sid = applicant.social_id();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let v = loop {
+            let (_, v) = get(&scores(sid), Some(&key)).await;
+            if v["depth"] == "full" {
+                break v;
+            }
+            assert!(Instant::now() < deadline, "{sid}: no full rating: {v}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(v["company_name"], applicant.company["company_name"], "{sid}: named by its site");
+        let c = store.company_by_social_id(&model::SocialId::parse(sid).unwrap()).await.unwrap().unwrap();
+        let open = store.open_findings(c.id).await.unwrap();
+        let have: std::collections::BTreeSet<(String, String)> =
+            open.iter().map(|f| (f.code.clone(), f.asset.clone())).collect();
+        for e in applicant.expected.iter().filter(|e| !["vulnerabilities", "sbom"].contains(&e.risk_vector.as_str())) {
+            assert!(
+                have.contains(&(e.code.clone(), e.asset.clone())),
+                "{sid}: {} on {} not found: {have:?}",
+                e.code,
+                e.asset
+            );
+        }
+        for clean in &applicant.clean {
+            assert!(!open.iter().any(|f| &f.asset == clean), "{sid}: a finding on the clean {clean}");
+        }
+        // The quick job ran before the full scan it queued.
+        let jobs = store.jobs(None, 100).await.unwrap();
+        let ran =
+            |kind: &str| jobs.iter().find(|j| j.spec.company().as_str() == sid && j.spec.kind() == kind).map(|j| j.id);
+        assert!(ran("quick") < ran("scan") && ran("quick").is_some(), "{sid}: {jobs:?}");
+    }
+    // The full scan saw what the quick one does not look at: Stonebridge's file server
+    // (RDP and SMB open) is not a `www` host.
+    let stone =
+        store.company_by_social_id(&model::SocialId::parse("stonebridgeprint.test").unwrap()).await.unwrap().unwrap();
+    let codes: Vec<String> = store.open_findings(stone.id).await.unwrap().into_iter().map(|f| f.code).collect();
+    assert!(codes.contains(&"open_ports.rdp_exposed".to_owned()), "{codes:?}");
+    let list = get(&format!("{base}/portfolio-getcompanies?portfolio_id={book}&sort=score"), Some(&key)).await.1;
+    let listed: Vec<(&str, &str)> = list["companies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["social_id"].as_str().unwrap(), c["depth"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(listed.len(), 3, "{list}");
+    assert!(listed.iter().all(|(_, d)| *d == "full"), "{listed:?}");
+    assert_eq!(listed[0].0, "stonebridgeprint.test", "the lowest score first: {listed:?}");
+    running.down().await;
+}

@@ -11,6 +11,7 @@ pub mod dnssec;
 pub mod finding;
 pub mod fingerprint;
 pub mod gather;
+pub mod identity;
 pub mod mail;
 pub mod probes;
 pub mod scan;

@@ -39,6 +39,8 @@ pub struct DomainScan {
     pub checks: Vec<Check>,
     /// Names offered by a source that were not taken, with the reason.
     pub skipped: Vec<crate::discovery::Skipped>,
+    /// The front page titles of the hosts visited (host, title).
+    pub titles: Vec<(String, String)>,
     /// Where the scan stopped at its budget ("truncated: 500 hosts, the cap"); empty for a
     /// complete scan.
     pub notes: Vec<String>,
@@ -53,12 +55,29 @@ impl DomainScan {
         !self.notes.is_empty()
     }
 
+    /// What the company's site says it is called ([`crate::identity`]): on the website
+    /// host, then `www`, then the domain itself, the organisation the certificate on
+    /// 443 names, else the front page's title.
+    pub fn site_name(&self, website_host: Option<&str>) -> Option<String> {
+        let www = format!("www.{}", self.domain);
+        let hosts = website_host.into_iter().chain([www.as_str(), self.domain.as_str()]);
+        hosts.into_iter().find_map(|host| {
+            let target = format!("{host}:443");
+            let org =
+                self.tls.iter().find(|t| t.target == target).and_then(|t| t.certificate.as_ref()?.organization.clone());
+            org.or_else(|| {
+                let (_, title) = self.titles.iter().find(|(h, _)| h == host)?;
+                crate::identity::name_from_title(title)
+            })
+        })
+    }
+
     /// The scan of what `obs` saw, `judged`: what the context wants, each finding once.
     fn of(ctx: &Context, obs: Observations, judged: Judged) -> DomainScan {
         let Judged { mut findings, mut checks } = judged;
         findings.retain(|f| ctx.wants(f.risk_vector));
         checks.retain(|c| ctx.wants(c.risk_vector));
-        let Observations { domain, mut assets, mut endpoints, open_ports, tls, software, .. } = obs;
+        let Observations { domain, mut assets, mut endpoints, open_ports, tls, software, titles, .. } = obs;
         assets.sort_by(|a, b| a.name.cmp(&b.name));
         endpoints.sort_by(|a, b| (&a.host, a.port).cmp(&(&b.host, b.port)));
         let mut seen = std::collections::BTreeSet::new();
@@ -72,6 +91,7 @@ impl DomainScan {
             software,
             mail: obs.handles_mail,
             web_origins: obs.web_origins,
+            titles,
             findings,
             checks,
             skipped: obs.skipped,

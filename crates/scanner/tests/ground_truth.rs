@@ -63,7 +63,7 @@ async fn findings_match_the_lab_ground_truth() {
     let mut unexpected = Vec::new();
     let mut matched = 0;
     let mut wanted_total = 0;
-    for company in &file.companies {
+    for company in file.every_company() {
         let website = company.company["website"].as_str().unwrap_or("");
         let website_host = website.trim_start_matches("https://").trim_start_matches("http://").trim_end_matches('/');
         let domains: Vec<String> = company.company["domains"]

@@ -132,6 +132,15 @@ pub trait Portfolios: Send + Sync + 'static {
     /// Marks a company's name as derived (from its site or domain: onboarding).
     async fn mark_name_derived(&self, company: i64) -> Result<()>;
 
+    /// Names a company whose name is derived by what its site says (`name`, already
+    /// cleaned); a name someone gave is never replaced. True when the name changed.
+    async fn name_from_site(&self, company: i64, name: &str) -> Result<bool>;
+
+    /// Sets the website of a company onboarded by its domain (its name derived) to
+    /// where its site was found; a website someone gave is never replaced. True when it
+    /// changed.
+    async fn website_from_site(&self, company: i64, website: &model::Website) -> Result<bool>;
+
     /// Every company of a portfolio with what its list shows, as of `now`.
     async fn portfolio_rows(&self, portfolio: i64, now: time::OffsetDateTime) -> Result<Vec<PortfolioRow>>;
 

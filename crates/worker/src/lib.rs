@@ -268,7 +268,9 @@ fn backoff_in(attempts: i64, unit: Duration) -> Duration {
 pub fn retry_delay(spec: &JobSpec, attempts: i64, unit: Duration) -> Duration {
     match spec {
         JobSpec::Deliver { .. } => webhooks::retry_after(attempts, unit),
-        JobSpec::Scan { .. } | JobSpec::Rescan { .. } | JobSpec::Verify { .. } => backoff_in(attempts, unit),
+        JobSpec::Scan { .. } | JobSpec::Quick { .. } | JobSpec::Rescan { .. } | JobSpec::Verify { .. } => {
+            backoff_in(attempts, unit)
+        }
     }
 }
 
@@ -504,7 +506,8 @@ pub async fn process_leased(
     match spec {
         JobSpec::Deliver { .. } => deliver(&job, spec).await,
         JobSpec::Verify { social_id, domain } => verify(&job, social_id, domain).await,
-        JobSpec::Scan { social_id } => scan(&job, social_id).await,
+        JobSpec::Scan { social_id } => scan(&job, social_id, false).await,
+        JobSpec::Quick { social_id } => quick(&job, social_id).await,
         JobSpec::Rescan { social_id, subdomain, risk_vector } => {
             rescan(&job, social_id, subdomain.as_str(), *risk_vector).await
         }
@@ -639,11 +642,46 @@ struct DomainsScanned {
     /// other domains are scanned and rated.
     failed: Vec<(String, scanner::dns::DnsError)>,
     notes: Vec<String>,
+    /// What the company's site says it is called (the first domain that says).
+    site_name: Option<String>,
+}
+
+/// The note a quick rating carries first.
+pub const QUICK_NOTE: &str =
+    "quick rating: DNS and mail, the web root, TLS on 443 and the common ports; the full scan follows";
+
+/// A `quick` job: a new company's first rating in seconds, from a quick scan of its
+/// domains ([`Context::quick`]), then its full scan queued among the work that keeps
+/// ratings fresh ([`JobSpec::BACKGROUND`], first come first served with the scheduled
+/// rescans, so neither starves the other). A company rated already is left to its full
+/// scans: a quick rating never replaces a full one.
+async fn quick(job: &Job<'_>, social_id: &SocialId) -> Result<ScanOutcome, JobError> {
+    let company = known_company(job.store, social_id).await?;
+    let mut outcome = ScanOutcome::default();
+    if job.store.latest_score(company.id).await?.is_none() {
+        let ctx = job.ctx.quick();
+        // A company onboarded by its domain alone: its website is where its site is
+        // (`www.` or the domain itself), so that the checks of the website look there.
+        if let Some(domain) = &company.domain
+            && company.website == format!("https://{domain}")
+            && let Some(found) = scanner::identity::website(&ctx, domain.as_str()).await
+            && let Ok(site) = model::Website::parse(&found)
+            && job.write().await?.website_from_site(company.id, &site).await?
+        {
+            tracing::info!(company = %social_id, website = site.as_str(), "website found");
+        }
+        outcome = scan(&Job { store: job.store, ctx: &ctx, lease: job.lease }, social_id, true).await?;
+    }
+    let full = JobSpec::Scan { social_id: social_id.clone() };
+    job.write().await?.enqueue_with(&full, JobSpec::BACKGROUND, OffsetDateTime::now_utc()).await?;
+    Ok(outcome)
 }
 
 /// A `scan` job: every domain of the company scanned, what was seen recorded (hosts,
-/// endpoints, software), the findings opened, refreshed and closed, and a rating.
-async fn scan(job: &Job<'_>, social_id: &SocialId) -> Result<ScanOutcome, JobError> {
+/// endpoints, software), the findings opened, refreshed and closed, and a rating. A
+/// quick scan (`quick`, the context [`Context::quick`]) closes nothing: it did not
+/// look at everything a full scan does.
+async fn scan(job: &Job<'_>, social_id: &SocialId, quick: bool) -> Result<ScanOutcome, JobError> {
     let (store, ctx) = (job.store, job.ctx);
     let c = CompanyScan::read(job, social_id).await?;
     let now = c.now;
@@ -699,15 +737,26 @@ async fn scan(job: &Job<'_>, social_id: &SocialId) -> Result<ScanOutcome, JobErr
         risk_vectors: &VECTORS,
         asset: None,
         below: false,
-        close_missing: !s.truncated,
+        close_missing: !s.truncated && !quick,
         keep_open: &unreached.ids,
     };
     let outcome = job.write().await?.record_scan(c.company.id, scope, &to_findings(s.found, now), now).await?;
     let writing = job.write().await?;
-    let basis = s.assessed.basis(&s.notes);
+    if quick {
+        s.notes.insert(0, QUICK_NOTE.to_owned());
+    }
+    let basis = rate::Basis { quick, ..s.assessed.basis(&s.notes) };
     rate::rate(writing, c.company.id, c.website_host.as_deref(), &basis, now).await?;
     writing.set_scan_error(c.company.id, None).await?;
-    events::after(writing, &c.company, c.before, now, s.truncated.then_some(s.notes.as_slice())).await?;
+    // A company onboarded by its domain is named by what its site says (a name someone
+    // gave stays).
+    if let Some(name) = &s.site_name
+        && writing.name_from_site(c.company.id, name).await?
+    {
+        tracing::info!(company = %social_id, name, "named from its site");
+    }
+    let truncated = (s.truncated && !quick).then_some(s.notes.as_slice());
+    events::after(writing, &c.company, c.before, now, truncated).await?;
     Ok(outcome)
 }
 
@@ -743,6 +792,9 @@ async fn scan_domains(job: &Job<'_>, c: &CompanyScan) -> Result<DomainsScanned, 
             s.notes.push(format!("{domain}: claimed by the company, not yet verified: scanned, not rated"));
         } else {
             s.assessed.add_scan(&scan);
+            if s.site_name.is_none() {
+                s.site_name = scan.site_name(c.website_in(domain));
+            }
         }
         s.found.extend(scan.findings.into_iter().filter(|f| !disputes::excluded(&c.footprint, &f.asset)));
         let (h, e) = discovered(&scan.assets, &scan.endpoints, c.now);

@@ -119,6 +119,7 @@ impl Assessed {
                 .collect(),
             notes: notes.to_vec(),
             reason: Some(model::RATED_BY_SCAN.to_owned()),
+            quick: false,
         }
     }
 }
@@ -137,6 +138,8 @@ pub struct Basis {
     pub notes: Vec<String>,
     /// Why the rating is made (`model::RATED_BY_*`).
     pub reason: Option<String>,
+    /// The scans behind it were quick ones (`scanner::probes::Context::quick`).
+    pub quick: bool,
 }
 
 /// The basis of a stored rating (a rescan re-rates over it; the checks stay those of
@@ -148,6 +151,7 @@ pub fn basis_of(snapshot: &ScoreSnapshot) -> Basis {
         checks: snapshot.components.iter().filter_map(|(v, c)| Some((*v, c.checks.clone()?))).collect(),
         notes: snapshot.notes.clone(),
         reason: snapshot.reason.clone(),
+        quick: snapshot.quick,
     }
 }
 
@@ -161,6 +165,7 @@ pub fn snapshot_of(rating: &rating::Rating, basis: &Basis, scanned_at: OffsetDat
         c.checks = basis.checks.get(v).cloned();
     }
     snapshot.notes = basis.notes.clone();
+    snapshot.quick = basis.quick;
     snapshot.reason = basis.reason.clone();
     Some(snapshot)
 }

@@ -55,7 +55,7 @@ async fn sbom_and_vulnerability_findings_match_the_lab_ground_truth() {
     let vectors = ["sbom", "vulnerabilities"];
     let (mut missing, mut unexpected) = (Vec::new(), Vec::new());
     let (mut matched, mut wanted) = (0, 0);
-    for company in &file.companies {
+    for company in file.every_company() {
         let social_id = company.social_id();
         let domains: Vec<DomainAsset> = company.company["domains"]
             .as_array()

@@ -45,7 +45,7 @@ pub struct AddedRowOut {
     /// The company the row is (none when refused).
     pub social_id: Option<String>,
     /// `rated` (a rating is there to read), `queued` (its first rating is on its way:
-    /// its scan is queued at top priority), `pending` (an operator must
+    /// its quick rating is queued at top priority), `pending` (an operator must
     /// decide: the domain is in another company's footprint) or `refused` (with why).
     pub status: &'static str,
     /// Of a rated company: `quick` or `full`, the depth of the scan behind its rating.

@@ -442,6 +442,7 @@ pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, 
     let subsidiaries_number = app.store().subsidiaries(c.id, Some(Page::FIRST)).await?.total;
     let latest = app.store().latest_score(c.id).await?;
     let scan_notes = latest.as_ref().map(|s| s.notes.clone()).unwrap_or_default();
+    let depth = latest.as_ref().map(|s| s.depth().to_owned());
     let (stale, stale_reason, last_successful_scan) = match &latest {
         Some(snap) => {
             let last = c.last_scanned_at.map_or(snap.scanned_at.0, |t| t.max(snap.scanned_at.0));
@@ -501,6 +502,7 @@ pub(crate) async fn scores(app: &AppState, c: Company) -> Result<CompanyScores, 
         stale,
         stale_reason,
         last_successful_scan,
+        depth,
     })
 }
 

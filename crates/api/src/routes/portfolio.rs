@@ -28,8 +28,6 @@ pub const MAX_PORTFOLIOS: u64 = 1000;
 pub const MAX_ROWS: usize = 1000;
 /// Companies one key may create from their domains per UTC day (each queues scans).
 pub const ONBOARD_PER_DAY: u64 = 5000;
-/// The priority of a new company's first rating: above every other job, someone waits.
-pub const ONBOARD_PRIORITY: i16 = 40;
 /// Footprint additions a company may have waiting for an operator at once.
 const MAX_PENDING: u64 = 20;
 /// Rows of a findings CSV, at most.
@@ -482,15 +480,9 @@ async fn existing(app: &AppState, c: &Company, record: VendorRecord, note: Strin
         out.message = format!("{} cannot be rated: {why}", c.social_id);
         return Ok(Onboarded { out, member: None });
     } else {
-        app.store()
-            .enqueue_with(
-                &model::JobSpec::Scan { social_id: c.social_id.clone() },
-                ONBOARD_PRIORITY,
-                time::OffsetDateTime::now_utc(),
-            )
-            .await?;
+        app.enqueue(&model::JobSpec::Quick { social_id: c.social_id.clone() }).await?;
         out.status = "queued";
-        out.message = format!("{} is not rated yet: its scan is queued at top priority{note}", c.social_id);
+        out.message = format!("{} is not rated yet: its quick rating is queued at top priority{note}", c.social_id);
     }
     Ok(Onboarded { out, member: Some((c.id, record)) })
 }
@@ -596,8 +588,9 @@ async fn onboard(app: &AppState, who: &OrgCaller, row: Result<RowIn, String>) ->
     }
     let attribution = format!("the company's domain: onboarded by {} of organisation {}", by(&who.caller), who.org);
     app.store().claim_domain(created.id, &domain, &attribution, true).await?;
-    app.store().enqueue_with(&model::JobSpec::Scan { social_id: sid.clone() }, ONBOARD_PRIORITY, now).await?;
-    out.message = format!("{sid} was created from {domain}: its first rating is queued at top priority");
+    app.enqueue(&model::JobSpec::Quick { social_id: sid.clone() }).await?;
+    out.message =
+        format!("{sid} was created from {domain}: its quick rating is queued at top priority, its full scan after it");
     Ok(Onboarded { out, member: Some((created.id, record)) })
 }
 
@@ -635,7 +628,9 @@ pub struct CompanyRow {
 /// Adds companies to a portfolio by their domains — JSON, or `text/csv` with a header
 /// row naming the same columns (`tags` separated by `;`) — at most 1,000 per request.
 /// A company new to Rampart is created from its domain (its social_id the domain, its
-/// name the domain unless the row gives one) and its scan queued at top priority.
+/// name the domain unless the row gives one) and its quick rating queued at top priority
+/// (DNS and mail, the web root, TLS on 443, the common ports: seconds), its full scan
+/// after it; each rating answers its `depth`.
 /// Each row is answered with its status: `rated`, `queued`, `pending` or
 /// `refused` (with why).
 #[utoipa::path(post, path = "/portfolio-add-companies", operation_id = "portfolio-add-companies", tag = "Portfolio",

@@ -143,10 +143,10 @@ async fn companies_are_onboarded_by_domain_each_row_with_its_status() {
     assert_eq!(v["added"], 4, "globex, initech and the two new ones; globex twice is added once");
     assert_eq!(v["counts"], json!({"rated": 3, "queued": 2, "pending": 0, "refused": 6}));
 
-    // The new company: created from its domain, its first rating queued at top priority.
+    // The new company: created from its domain, its quick rating queued at top priority.
     let jobs = app.store.jobs(None, 100).await.unwrap();
     let job = jobs.iter().find(|j| j.spec.company().as_str() == "harbor-new.test").expect("its scan is queued");
-    assert_eq!(job.priority, 40);
+    assert_eq!((job.spec.kind(), job.priority), ("quick", 40));
     let (s, v) = app.get("/underwriter-getcompanyscores?social_id=harbor-new.test", &app.underwriter).await;
     assert_eq!((s, v["error"].as_str().unwrap()), (B, api::error::NOT_PROCESSED));
     let (_, v) = app.get("/general-getsocialid-by-domain?domain=harbor-new.test", &app.underwriter).await;

@@ -99,7 +99,7 @@ pub(crate) async fn run(action: Action) -> Result<()> {
             );
             for j in &jobs {
                 let target = match &j.spec {
-                    model::JobSpec::Scan { social_id } => social_id.to_string(),
+                    model::JobSpec::Scan { social_id } | model::JobSpec::Quick { social_id } => social_id.to_string(),
                     model::JobSpec::Rescan { social_id, subdomain, risk_vector } => {
                         format!("{social_id} {subdomain} {risk_vector}")
                     }

@@ -16,18 +16,25 @@ pub(crate) struct Args {
     /// The company's website host, for the IPv6, security.txt and HTTPS checks.
     #[arg(long)]
     website: Option<String>,
+    /// A quick scan, as a new company's first rating: DNS and mail, the web root, TLS
+    /// on 443 and the common ports, in seconds.
+    #[arg(long)]
+    quick: bool,
     #[command(flatten)]
     opts: ScanOpts,
 }
 
 pub(crate) async fn run(args: Args) -> Result<()> {
-    scan(&args.domain, args.website.as_deref(), &args.opts).await
+    scan(&args.domain, args.website.as_deref(), args.quick, &args.opts).await
 }
 
 /// `rampart scan DOMAIN`: discovery, then every probe of this stage, with a progress
 /// line on stderr.
-async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()> {
+async fn scan(domain: &str, website: Option<&str>, quick: bool, opts: &ScanOpts) -> Result<()> {
     let mut ctx = opts.context()?;
+    if quick {
+        ctx = ctx.quick();
+    }
     let db = match &opts.cve_db {
         Some(url) => {
             let store = store::open(url).await.with_context(|| format!("opening {}", store::redact_url(url)))?;
@@ -61,10 +68,16 @@ async fn scan(domain: &str, website: Option<&str>, opts: &ScanOpts) -> Result<()
                 #[serde(flatten)]
                 scan: &'a scanner::scan::DomainScan,
                 rating: &'a rating::Rating,
+                /// What the site says the company is called.
+                site_name: Option<String>,
             }
-            say!("{}", serde_json::to_string_pretty(&Report { scan: &scan, rating: &rating })?)
+            let site_name = scan.site_name(website);
+            say!("{}", serde_json::to_string_pretty(&Report { scan: &scan, rating: &rating, site_name })?)
         }
         Format::Table => {
+            if let Some(name) = scan.site_name(website) {
+                say!("the site calls itself: {name}");
+            }
             say!("assets of {domain}: {}", scan.assets.len());
             say!("{:<40} {:<11} EVIDENCE", "HOST", "SOURCE");
             for a in &scan.assets {

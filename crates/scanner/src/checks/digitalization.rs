@@ -130,8 +130,12 @@ pub fn host_findings(visit: &Visit) -> Vec<ScanFinding> {
     let web: Vec<String> =
         visit.endpoints.iter().filter(|e| e.port == 80 || e.port == 443).map(|e| e.port.to_string()).collect();
     if !web.is_empty() && dev_host(&visit.host) {
-        let title =
-            visit.front.as_ref().and_then(|f| page_title(&f.body)).map(|t| format!(" (\"{t}\")")).unwrap_or_default();
+        let title = visit
+            .front
+            .as_ref()
+            .and_then(|f| crate::identity::page_title(&f.body))
+            .map(|t| format!(" (\"{t}\")"))
+            .unwrap_or_default();
         out.push(ScanFinding::new(
             "digitalization.dev_host_exposed",
             &visit.host,
@@ -149,15 +153,6 @@ pub fn host_findings(visit: &Visit) -> Vec<ScanFinding> {
         ));
     }
     out
-}
-
-/// The `<title>` of a page (trimmed, at most 80 characters).
-fn page_title(body: &str) -> Option<String> {
-    let lower = body.to_ascii_lowercase();
-    let start = lower.find("<title>")? + 7;
-    let end = start + lower[start..].find("</title>")?;
-    let title: String = body.get(start..end)?.split_whitespace().collect::<Vec<_>>().join(" ");
-    (!title.is_empty()).then(|| title.chars().take(80).collect())
 }
 
 fn admin_finding(url: &str, what: &str) -> ScanFinding {

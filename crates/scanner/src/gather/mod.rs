@@ -74,6 +74,8 @@ pub struct Observations {
     pub handles_mail: bool,
     /// Web origins with an application to judge (2xx, not a parked or default page).
     pub web_origins: u32,
+    /// The front page titles of the hosts visited (host, title), one per visit.
+    pub titles: Vec<(String, String)>,
     /// Where the scan stopped at its budget; empty for a complete scan.
     pub notes: Vec<String>,
     /// One line per stage: how long it took and what it found.
@@ -203,6 +205,7 @@ pub async fn domain(
     let web = web_rounds(ctx, &mut obs, &mut budget, sink).await;
     obs.endpoints = web.endpoints;
     obs.web_origins = web.web_origins;
+    obs.titles = web.titles;
     // Hosts the guard will not probe: every check on them is not assessable with the
     // reason (never a pass).
     obs.unreached = digital::unreached(&ctx.guard, &obs.assets);
@@ -365,6 +368,10 @@ async fn port_stage(ctx: &Context, obs: &mut Observations, budget: &mut Budget) 
 /// beyond 80 and 443 (8080, 8443, 3000, 9200 …) is looked at like the front page of a
 /// host (headers, page checks, fingerprints into `software`).
 async fn other_web_stage(ctx: &Context, obs: &mut Observations, software: &mut Vec<Software>, budget: &mut Budget) {
+    if ctx.quick {
+        budget.stage("other web ports", "not looked at by a quick scan".to_owned());
+        return;
+    }
     let until = budget.begin(budget.limits.stages.other_web);
     let any_other = obs.open_ports.iter().any(other_web_port);
     if any_other && !budget.expired() {
@@ -396,15 +403,19 @@ async fn tls_stage(ctx: &Context, obs: &mut Observations, budget: &mut Budget) {
     let until = budget.begin(budget.limits.stages.tls);
     if wants_tls(ctx) && !budget.expired() {
         let domain = obs.domain.as_str();
-        let mx: Vec<String> = ctx
-            .guard
-            .dns()
-            .mx(domain)
-            .await
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|h| crate::discovery::inside(h, domain))
-            .collect();
+        // A quick scan probes TLS on 443 only.
+        let mx: Vec<String> = if ctx.quick {
+            Vec::new()
+        } else {
+            ctx.guard
+                .dns()
+                .mx(domain)
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|h| crate::discovery::inside(h, domain))
+                .collect()
+        };
         let mut targets = Vec::new();
         let reached =
             obs.assets.iter().filter(|a| !a.addresses.is_empty() && !obs.unreached.iter().any(|(h, _)| h == &a.name));
@@ -413,7 +424,7 @@ async fn tls_stage(ctx: &Context, obs: &mut Observations, budget: &mut Budget) {
             targets.extend(tls_targets(ctx, &a.name, https, mx.contains(&a.name)).await);
         }
         // Any other port that answered a ClientHello.
-        for p in obs.open_ports.iter().filter(|p| p.service == "tls") {
+        for p in obs.open_ports.iter().filter(|p| p.service == "tls" && !ctx.quick) {
             if !targets.iter().any(|t| t.host == p.host && t.port == p.port) {
                 targets.push(crate::tlsprobe::Target::new(&p.host, p.port));
             }
@@ -466,6 +477,7 @@ struct WebRounds {
     endpoints: Vec<Endpoint>,
     software: Vec<Software>,
     web_origins: u32,
+    titles: Vec<(String, String)>,
 }
 
 /// One host of a web round: the visit, then (for digitalization) its page checks'
@@ -479,7 +491,8 @@ async fn visit_and_pages(ctx: &Context, host: String) -> VisitSeen {
             Visit { host, ..Visit::default() }
         }
     };
-    let pages = match (&visit.front, ctx.wants(RiskVector::Digitalization)) {
+    // A quick scan reads the web root only.
+    let pages = match (&visit.front, ctx.wants(RiskVector::Digitalization) && !ctx.quick) {
         (Some(front), true) => {
             tokio::time::timeout(VISIT_TIME, digital::pages(ctx, front, &visit.host)).await.unwrap_or_default()
         }
@@ -502,7 +515,7 @@ async fn web_rounds(
     let dns = ctx.guard.dns();
     let (domain, wildcard) = (obs.domain.as_str(), obs.wildcard.as_slice());
     let (assets, skipped) = (&mut obs.assets, &mut obs.skipped);
-    let mut out = WebRounds { endpoints: Vec::new(), software: Vec::new(), web_origins: 0 };
+    let mut out = WebRounds { endpoints: Vec::new(), software: Vec::new(), web_origins: 0, titles: Vec::new() };
     let mut visited = std::collections::BTreeSet::new();
     for _ in 0..WEB_ROUNDS {
         let mut hosts: Vec<String> = assets
@@ -512,6 +525,11 @@ async fn web_rounds(
             .collect();
         if hosts.is_empty() {
             break;
+        }
+        if ctx.quick {
+            // The apex and its `www` first: a quick scan visits few hosts.
+            let www = format!("www.{domain}");
+            hosts.sort_by_key(|h| (h.as_str() != domain, h != &www));
         }
         let room = budget.limits.visits.saturating_sub(budget.visits);
         if hosts.len() > room {
@@ -547,6 +565,9 @@ async fn web_rounds(
             let mut v = seen.visit;
             if v.front.as_ref().is_some_and(headers::assessable) {
                 out.web_origins += 1;
+            }
+            if let Some(title) = v.front.as_ref().and_then(|f| crate::identity::page_title(&f.body)) {
+                out.titles.push((v.host.clone(), title));
             }
             if wants_software(ctx) {
                 for s in detect(&ctx.fingerprints, std::slice::from_ref(&v), &[]) {

@@ -42,6 +42,8 @@ pub struct Context {
     pub now: OffsetDateTime,
     /// What one domain's scan may spend.
     pub limits: Limits,
+    /// A quick scan ([`Context::quick`]): the web root and TLS on 443 only.
+    pub quick: bool,
 }
 
 /// The budget of one domain's scan (docs/SECURITY.md §1): a hostile zone (a wildcard
@@ -150,9 +152,47 @@ impl Context {
             eol: None,
             now: OffsetDateTime::now_utc(),
             limits: Limits::default(),
+            quick: false,
         }
     }
+
+    /// The context of a quick scan, a new company's first rating in seconds: the DNS and
+    /// mail checks as in a full scan, discovery by the DNS sources and `www` only (no CT
+    /// search), the web root of at most [`QUICK_VISITS`] hosts (no page checks beyond
+    /// it, no other web ports), TLS on 443, and the [`ports::QUICK_PORTS`], all within
+    /// [`QUICK_TIME`]. A quick scan sees part of what a full one does: it opens and
+    /// refreshes findings and closes none.
+    pub fn quick(&self) -> Context {
+        let secs = std::time::Duration::from_secs;
+        let mut ctx = self.clone();
+        ctx.quick = true;
+        ctx.ct_search = None;
+        ctx.wordlist = vec!["www".to_owned()];
+        ctx.ports = ports::QUICK_PORTS.to_vec();
+        ctx.limits = Limits {
+            names: 100,
+            hosts: 20,
+            endpoints: 200,
+            visits: QUICK_VISITS,
+            page_bytes: self.limits.page_bytes.min(QUICK_VISITS * VISIT_BYTES),
+            time: QUICK_TIME.min(self.limits.time),
+            stages: StageTimes {
+                discovery: secs(5),
+                mail: secs(10),
+                web: secs(8),
+                ports: secs(6),
+                other_web: secs(0),
+                tls: secs(8),
+            },
+        };
+        ctx
+    }
 }
+
+/// Hosts a quick scan visits (the company's website host and apex first).
+pub const QUICK_VISITS: usize = 4;
+/// The whole time of a quick scan of one domain.
+pub const QUICK_TIME: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Context {
     /// Is `vector` probed by this scan?

@@ -21,6 +21,11 @@ pub const DEFAULT_PORTS: &[u16] = &[
     8081, 8443, 8888, 9000, 9042, 9090, 9200, 9300, 10250, 11211, 15672, 27017, 50000,
 ];
 
+/// The ports of a quick scan: remote access, mail, the web, file sharing and the
+/// databases most often left open.
+pub const QUICK_PORTS: &[u16] =
+    &[21, 22, 23, 25, 80, 443, 445, 1433, 3306, 3389, 5432, 5900, 6379, 8080, 8443, 9200, 11211, 27017];
+
 /// Ports scanned at once on one host (the guard's per-host limit also applies).
 const CONCURRENT_PORTS: usize = 16;
 /// How long an open port is given to volunteer a banner.

@@ -20,6 +20,12 @@ use x509_parser::public_key::PublicKey;
 pub struct CertReport {
     pub subject: String,
     pub issuer: String,
+    /// The leaf subject's organisation (`O=`), when it names someone other than its
+    /// issuer's (an OV or EV certificate says whose site it is; a CA naming itself, as
+    /// a private or lab CA does on every leaf, says nothing of the site). At most
+    /// [`crate::identity::MAX_NAME`] characters, control characters dropped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organization: Option<String>,
     pub names: Vec<String>,
     pub not_before: String,
     pub not_after: String,
@@ -98,6 +104,7 @@ pub fn analyse(chain: &[Vec<u8>], host: &str, lab_root: Option<&[u8]>, now: Offs
     let mut report = CertReport {
         subject: String::new(),
         issuer: String::new(),
+        organization: None,
         names: Vec::new(),
         not_before: String::new(),
         not_after: String::new(),
@@ -128,6 +135,10 @@ pub fn analyse(chain: &[Vec<u8>], host: &str, lab_root: Option<&[u8]>, now: Offs
     };
     report.subject = leaf.subject().to_string();
     report.issuer = leaf.issuer().to_string();
+    let org = |n: &x509_parser::x509::X509Name<'_>| {
+        n.iter_organization().next().and_then(|a| a.as_str().ok()).and_then(crate::identity::clean)
+    };
+    report.organization = org(leaf.subject()).filter(|o| org(leaf.issuer()).as_ref() != Some(o));
     let validity = leaf.validity();
     let (nb, na) = (validity.not_before.to_datetime(), validity.not_after.to_datetime());
     report.not_before = model::timefmt::rfc3339(nb);

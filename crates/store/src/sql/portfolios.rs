@@ -372,6 +372,29 @@ impl crate::Portfolios for Backend {
         Ok(())
     }
 
+    async fn name_from_site(&self, company: i64, name: &str) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE companies SET company_name = $2, name_lc = lower($2), name_norm = $3 \
+             WHERE id = $1 AND name_derived = TRUE AND company_name <> $2",
+        )
+        .bind(company)
+        .bind(name)
+        .bind(model::normalise_name(name))
+        .execute(self.writer())
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn website_from_site(&self, company: i64, website: &model::Website) -> Result<bool> {
+        let done =
+            sqlx::query("UPDATE companies SET website = $2 WHERE id = $1 AND name_derived = TRUE AND website <> $2")
+                .bind(company)
+                .bind(website.as_str())
+                .execute(self.writer())
+                .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     async fn portfolio_rows(&self, portfolio: i64, now: OffsetDateTime) -> Result<Vec<PortfolioRow>> {
         let mut conn = self.reader().await?;
         let members = sqlx::query(

@@ -2396,4 +2396,21 @@ pub async fn portfolios(store: &dyn Store) {
     store.add_to_portfolio(theirs.id, &[(b.id, VendorRecord::default())]).await.unwrap();
     let rows = store.portfolio_rows(theirs.id, now).await.unwrap();
     assert_eq!(rows.iter().map(|r| r.name_derived).collect::<Vec<_>>(), [false, true]);
+
+    // A derived name follows the site; a name someone gave is never replaced.
+    assert!(store.name_from_site(b.id, "Beta Holdings Ltd").await.unwrap());
+    assert!(!store.name_from_site(b.id, "Beta Holdings Ltd").await.unwrap(), "unchanged");
+    let renamed = store.company_by_social_id(&b.social_id).await.unwrap().unwrap();
+    assert_eq!(renamed.company_name, "Beta Holdings Ltd");
+    let found = store.search_companies("beta holdings", model::Page::FIRST).await.unwrap();
+    assert_eq!(found.items.iter().map(|c| c.id).collect::<Vec<_>>(), [b.id], "searched by its new name");
+    let norm = model::normalise_name("Beta Holdings Ltd");
+    assert_eq!(store.companies_by_normalised_name(&norm, 5).await.unwrap().len(), 1);
+    assert!(!store.name_from_site(a.id, "Not Alpha").await.unwrap(), "a given name stays");
+    let site = model::Website::parse("https://www.beta.example").unwrap();
+    assert!(store.website_from_site(b.id, &site).await.unwrap());
+    assert!(!store.website_from_site(b.id, &site).await.unwrap(), "unchanged");
+    assert_eq!(store.company_by_social_id(&b.social_id).await.unwrap().unwrap().website, "https://www.beta.example");
+    assert!(!store.website_from_site(a.id, &site).await.unwrap(), "a given website stays");
+    assert_ne!(store.company_by_social_id(&a.social_id).await.unwrap().unwrap().company_name, "Not Alpha");
 }
