@@ -52,7 +52,7 @@ pub use incidents::Incidents;
 pub use keys::Keys;
 pub use model::asset_under;
 pub use portfolios::{
-    CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, PortfolioRow, Portfolios, RowRating,
+    CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, Onboarding, PortfolioRow, Portfolios, RowRating,
 };
 pub use postgres::PgStore;
 pub use queue::{JobCount, Queue};

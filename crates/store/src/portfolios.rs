@@ -8,6 +8,20 @@ use model::{
 use crate::{Paged, Result};
 use async_trait::async_trait;
 
+/// A company created from its domain alone ([`Portfolios::onboard`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Onboarding {
+    /// Its profile; `social_id` is required.
+    pub profile: model::CompanyProfile,
+    /// Its name is derived (from its domain now, from its site after its scans).
+    pub name_derived: bool,
+    /// Its domain claimed as verified, with the attribution; `None` when an operator
+    /// must decide (the domain is another company's on evidence).
+    pub domain: Option<(model::Domain, String)>,
+    /// The job queued for it at its default priority (its first rating).
+    pub job: Option<model::JobSpec>,
+}
+
 /// A company's latest rating, as a portfolio row shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowRating {
@@ -131,6 +145,20 @@ pub trait Portfolios: Send + Sync + 'static {
 
     /// Marks a company's name as derived (from its site or domain: onboarding).
     async fn mark_name_derived(&self, company: i64) -> Result<()>;
+
+    /// Creates the companies of `rows` in one transaction, each counted against the
+    /// key's creations since `since` (at most `cap`; no key, no count): its profile, its
+    /// name marked derived, its domain claimed, its job queued. The id of each company
+    /// created, in order; `None` past the cap (nothing of that row is written). A
+    /// social id already taken is the caller's to have refused.
+    async fn onboard(
+        &self,
+        key: Option<i64>,
+        since: time::OffsetDateTime,
+        at: time::OffsetDateTime,
+        cap: u64,
+        rows: &[Onboarding],
+    ) -> Result<Vec<Option<i64>>>;
 
     /// Names a company whose name is derived by what its site says (`name`, already
     /// cleaned); a name someone gave is never replaced. True when the name changed.

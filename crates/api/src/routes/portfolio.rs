@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::ToSchema;
 
 use model::{Company, CompanyProfile, Domain, Grade, Portfolio, RiskVector, Severity, SocialId, VendorRecord};
-use store::{CompanySnapshot, FindingQuery, FindingStatus, FindingsOf, PortfolioRow};
+use store::{FindingQuery, FindingStatus, FindingsOf, PortfolioRow};
 
 use crate::error::{ApiError, CommonErrors};
 use crate::params::{BulkBody, PageQuery, Params, RawBody};
@@ -26,6 +26,8 @@ use crate::{AppState, Caller};
 pub const MAX_PORTFOLIOS: u64 = 1000;
 /// Rows of one add-companies request.
 pub const MAX_ROWS: usize = 1000;
+/// Rows of an add-companies request looked up at once.
+const ROWS_AT_ONCE: usize = 16;
 /// Companies one key may create from their domains per UTC day (each queues scans).
 pub const ONBOARD_PER_DAY: u64 = 5000;
 /// Footprint additions a company may have waiting for an operator at once.
@@ -436,10 +438,21 @@ pub fn social_id_for(domain: &Domain) -> Option<SocialId> {
     SocialId::parse(domain.as_str()).ok()
 }
 
-/// What one row came to: its answer, and the company to add with its record.
+/// What one row came to: its answer, and the company to add with its record — or the
+/// company to create first, with the request's other new companies in one transaction.
 struct Onboarded {
     out: AddedRowOut,
     member: Option<(i64, VendorRecord)>,
+    create: Option<Creation>,
+}
+
+/// A company new to Rampart that a row creates from its domain.
+struct Creation {
+    onboarding: store::Onboarding,
+    record: VendorRecord,
+    /// Its domain, when it is another company's on evidence: an operator must approve
+    /// it (the company is created without it).
+    held: Option<Domain>,
 }
 
 fn refused(domain: &str, message: String) -> Onboarded {
@@ -453,6 +466,7 @@ fn refused(domain: &str, message: String) -> Onboarded {
             message,
         },
         member: None,
+        create: None,
     }
 }
 
@@ -478,13 +492,13 @@ async fn existing(app: &AppState, c: &Company, record: VendorRecord, note: Strin
     } else if let Some((why, _)) = app.store().scan_error(c.id).await? {
         out.status = "refused";
         out.message = format!("{} cannot be rated: {why}", c.social_id);
-        return Ok(Onboarded { out, member: None });
+        return Ok(Onboarded { out, member: None, create: None });
     } else {
         app.enqueue(&model::JobSpec::Quick { social_id: c.social_id.clone() }).await?;
         out.status = "queued";
         out.message = format!("{} is not rated yet: its quick rating is queued at top priority{note}", c.social_id);
     }
-    Ok(Onboarded { out, member: Some((c.id, record)) })
+    Ok(Onboarded { out, member: Some((c.id, record)), create: None })
 }
 
 /// One row onboarded: the company it names found, or created from its domain.
@@ -533,13 +547,6 @@ async fn onboard(app: &AppState, who: &OrgCaller, row: Result<RowIn, String>) ->
     if app.store().company_by_social_id(&sid).await?.is_some() {
         return Ok(refused(&given, format!("social_id {sid} is another company's: give this one a social_id")));
     }
-    // Creating companies queues scans: a key cannot turn the scanner on the internet at will.
-    let now = time::OffsetDateTime::now_utc();
-    if let Some(key) = who.caller.key_id
-        && !app.store().reserve_creation(key, now.replace_time(time::Time::MIDNIGHT), now, ONBOARD_PER_DAY).await?
-    {
-        return Ok(refused(&given, format!("this key onboarded {ONBOARD_PER_DAY} new companies today: try tomorrow")));
-    }
     // A name another company holds on evidence (a host its scans found) is not taken on
     // a row's word: an operator decides (`rampart footprint pending|approve|reject`).
     let held = !app.store().holders_of(&domain, &[]).await?.is_empty();
@@ -562,36 +569,66 @@ async fn onboard(app: &AppState, who: &OrgCaller, row: Result<RowIn, String>) ->
         employees_number: row.employees.as_deref().map(|e| format!("{e} employees")).unwrap_or_default(),
         ..Default::default()
     };
-    let created = app.store().save_company(&CompanySnapshot { profile, ..Default::default() }).await?;
-    if derived {
-        app.store().mark_name_derived(created.id).await?;
-    }
-    let mut out = AddedRowOut {
+    let out = AddedRowOut {
         domain: domain.to_string(),
         social_id: Some(sid.to_string()),
-        status: "queued",
+        status: if held { "pending" } else { "queued" },
         depth: None,
         created: true,
-        message: String::new(),
+        message: format!(
+            "{sid} was created from {domain}: its quick rating is queued at top priority, its full scan after it"
+        ),
     };
-    if held {
-        let asset = model::FootprintAsset::Name(domain.clone());
-        let why = format!("onboarded by domain into a portfolio of organisation {}", who.org);
-        let request = app.store().request_asset(created.id, &asset, &why, &by(&who.caller), now, MAX_PENDING).await?;
-        out.status = "pending";
-        out.message = format!(
-            "{domain} is in the footprint of another company: {sid} was created and an operator must approve {domain} \
-             as its domain (request {}); it is not scanned until then",
-            request.map_or_else(|| "not recorded: too many pending".to_owned(), |r| r.to_string())
-        );
-        return Ok(Onboarded { out, member: Some((created.id, record)) });
-    }
     let attribution = format!("the company's domain: onboarded by {} of organisation {}", by(&who.caller), who.org);
-    app.store().claim_domain(created.id, &domain, &attribution, true).await?;
-    app.enqueue(&model::JobSpec::Quick { social_id: sid.clone() }).await?;
-    out.message =
-        format!("{sid} was created from {domain}: its quick rating is queued at top priority, its full scan after it");
-    Ok(Onboarded { out, member: Some((created.id, record)) })
+    let onboarding = store::Onboarding {
+        profile,
+        name_derived: derived,
+        domain: (!held).then(|| (domain.clone(), attribution)),
+        job: (!held).then(|| model::JobSpec::Quick { social_id: sid.clone() }),
+    };
+    let held = held.then_some(domain);
+    Ok(Onboarded { out, member: None, create: Some(Creation { onboarding, record, held }) })
+}
+
+/// Creates the companies rows asked for, in one transaction, counted against the key's
+/// day ([`ONBOARD_PER_DAY`]: a key cannot turn the scanner on the internet at will); a
+/// row past it is refused. A company whose domain is another's waits for an operator.
+async fn create_all(
+    app: &AppState,
+    who: &OrgCaller,
+    creating: Vec<(usize, Creation)>,
+    results: &mut [AddedRowOut],
+    members: &mut Vec<(i64, VendorRecord)>,
+) -> Result<(), ApiError> {
+    if creating.is_empty() {
+        return Ok(());
+    }
+    let now = time::OffsetDateTime::now_utc();
+    let rows: Vec<store::Onboarding> = creating.iter().map(|(_, c)| c.onboarding.clone()).collect();
+    let ids = app
+        .store()
+        .onboard(who.caller.key_id, now.replace_time(time::Time::MIDNIGHT), now, ONBOARD_PER_DAY, &rows)
+        .await?;
+    for ((i, c), id) in creating.into_iter().zip(ids) {
+        let Some(id) = id else {
+            let why = format!("this key onboarded {ONBOARD_PER_DAY} new companies today: try tomorrow");
+            results[i] = refused(&results[i].domain, why).out;
+            continue;
+        };
+        if let Some(domain) = &c.held {
+            let sid = results[i].social_id.clone().unwrap_or_default();
+            let asset = model::FootprintAsset::Name(domain.clone());
+            let why = format!("onboarded by domain into a portfolio of organisation {}", who.org);
+            let request = app.store().request_asset(id, &asset, &why, &by(&who.caller), now, MAX_PENDING).await?;
+            results[i].message = format!(
+                "{domain} is in the footprint of another company: {sid} was created and an operator must approve \
+                 {domain} as its domain (request {}); it is not scanned until then",
+                request.map_or_else(|| "not recorded: too many pending".to_owned(), |r| r.to_string())
+            );
+        }
+        members.push((id, c.record));
+    }
+    Ok(())
 }
 
 /// The body of POST /portfolio-add-companies (JSON; or CSV with the same columns).
@@ -652,8 +689,26 @@ pub async fn add_companies(
     let portfolio = portfolio_of(&app, who.org, id).await?;
     let mut results = Vec::with_capacity(rows.len());
     let mut members: Vec<(i64, VendorRecord)> = Vec::new();
-    for row in rows {
-        let done = onboard(&app, &who, row).await?;
+    let mut creating: Vec<(usize, Creation)> = Vec::new();
+    // Rows naming a company this request creates already: (row, the creating row).
+    let mut again: Vec<(usize, usize)> = Vec::new();
+    // Each row read on its own connection, a few at once (answered in order); the
+    // request's new companies are then written in one transaction.
+    use futures_util::StreamExt;
+    let mut onboarded = futures_util::stream::iter(rows).map(|row| onboard(&app, &who, row)).buffered(ROWS_AT_ONCE);
+    while let Some(done) = onboarded.next().await {
+        let mut done = done?;
+        if let Some(create) = done.create.take() {
+            let sid = &create.onboarding.profile.social_id;
+            match creating.iter().find(|(_, c)| &c.onboarding.profile.social_id == sid) {
+                // A new company named twice is created once, with its first row's record.
+                Some((first, _)) => {
+                    again.push((results.len(), *first));
+                    done.out.created = false;
+                }
+                None => creating.push((results.len(), create)),
+            }
+        }
         if let Some((company, record)) = done.member {
             // A company named twice is added once, with its first row's record.
             if !members.iter().any(|(c, _)| *c == company) {
@@ -661,6 +716,12 @@ pub async fn add_companies(
             }
         }
         results.push(done.out);
+    }
+    create_all(&app, &who, creating, &mut results, &mut members).await?;
+    for (row, first) in again {
+        if results[first].status == "refused" {
+            results[row] = AddedRowOut { domain: results[row].domain.clone(), ..results[first].clone() };
+        }
     }
     let added = app.store().add_to_portfolio(portfolio.id, &members).await?;
     let mut counts: BTreeMap<&'static str, u64> =
@@ -1009,7 +1070,8 @@ pub(crate) struct PortfolioView {
     rows: Vec<PortfolioRow>,
     outs: Vec<PortfolioCompanyOut>,
     orders: std::sync::Mutex<std::collections::HashMap<Sort, std::sync::Arc<Vec<u32>>>>,
-    summary: std::sync::OnceLock<PortfolioSummaryOut>,
+    /// The summary's JSON, made once.
+    summary: std::sync::OnceLock<axum::body::Bytes>,
 }
 
 impl PortfolioView {
@@ -1038,12 +1100,16 @@ impl PortfolioView {
         order
     }
 
-    /// The summary, made once.
-    fn summary(&self) -> PortfolioSummaryOut {
-        let mut out = self.summary.get_or_init(|| summary_of(&self.rows, &self.outs)).clone();
+    /// The summary's JSON, made once.
+    fn summary(&self) -> Result<axum::body::Bytes, ApiError> {
+        if let Some(bytes) = self.summary.get() {
+            return Ok(bytes.clone());
+        }
+        let mut out = summary_of(&self.rows, &self.outs);
         out.portfolio_id = self.portfolio.id;
         out.name = self.portfolio.name.clone();
-        out
+        let bytes = axum::body::Bytes::from(serde_json::to_vec(&out).map_err(|e| ApiError::Internal(e.to_string()))?);
+        Ok(self.summary.get_or_init(|| bytes).clone())
     }
 }
 
@@ -1300,8 +1366,8 @@ pub async fn get_summary(
     State(app): State<AppState>,
     p: Params,
     OrgCaller { org, .. }: OrgCaller,
-) -> Result<Json<PortfolioSummaryOut>, ApiError> {
-    Ok(Json(viewed(&app, org, portfolio_id(p.optional("portfolio_id"))?).await?.summary()))
+) -> Result<axum::response::Response, ApiError> {
+    Ok(super::json_bytes(viewed(&app, org, portfolio_id(p.optional("portfolio_id"))?).await?.summary()?))
 }
 
 // --- Findings searches ----------------------------------------------------------------

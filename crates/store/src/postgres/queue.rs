@@ -135,6 +135,14 @@ impl PgStore {
         Ok(done.rows_affected() > 0)
     }
 
+    /// Tells the listening workers that jobs were queued (after a commit that queued
+    /// them outside [`Self::enqueue_job`]); a failed notice leaves them to their poll.
+    pub(super) async fn announce_jobs(&self) {
+        if let Err(e) = sqlx::query("SELECT pg_notify($1, 'jobs')").bind(JOBS_CHANNEL).execute(&self.pool).await {
+            tracing::warn!(error = %e, "NOTIFY {JOBS_CHANNEL} failed; the workers see the jobs at their next poll");
+        }
+    }
+
     pub(super) async fn wait_for_notice(&self, at_most: Duration) {
         let mut listener = self.listener.lock().await;
         if listener.is_none() {

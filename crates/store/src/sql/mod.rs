@@ -12,6 +12,8 @@
 //!   a commit with the units waiting beside it), its own transaction on PostgreSQL;
 //!   `Backend::grouped_one(write)` the same for a single statement (on PostgreSQL no
 //!   transaction around it: a statement is one);
+//! - `Backend::announce_jobs()`: after a commit that queued jobs with plain SQL, wakes
+//!   the workers waiting (SQLite: those of this process; PostgreSQL: `NOTIFY`);
 //! - `in_list(column, n)` and `list(values)`: `column` is one of the values bound at
 //!   `$n` (SQLite reads a JSON array with `json_each`, PostgreSQL an array with `ANY`).
 //!

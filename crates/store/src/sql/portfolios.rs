@@ -372,6 +372,89 @@ impl crate::Portfolios for Backend {
         Ok(())
     }
 
+    async fn onboard(
+        &self,
+        key: Option<i64>,
+        since: OffsetDateTime,
+        at: OffsetDateTime,
+        cap: u64,
+        rows: &[crate::portfolios::Onboarding],
+    ) -> Result<Vec<Option<i64>>> {
+        let now = rfc3339(at);
+        let queued_at = rfc3339_micros(at);
+        let mut tx = self.begin().await?;
+        // The key's row locked: creations from several processes are counted one at a time.
+        let mut room = match key {
+            Some(key) => {
+                sqlx::query("UPDATE api_keys SET id = id WHERE id = $1").bind(key).execute(&mut *tx).await?;
+                let made: i64 =
+                    sqlx::query_scalar("SELECT count(*) FROM key_creations WHERE key_id = $1 AND created_at >= $2")
+                        .bind(key)
+                        .bind(rfc3339(since))
+                        .fetch_one(&mut *tx)
+                        .await?;
+                cap.saturating_sub(u64::try_from(made).unwrap_or(0))
+            }
+            None => u64::MAX,
+        };
+        let mut out = Vec::with_capacity(rows.len());
+        let mut queued = false;
+        for row in rows {
+            if room == 0 {
+                out.push(None);
+                continue;
+            }
+            room -= 1;
+            if let Some(key) = key {
+                sqlx::query("INSERT INTO key_creations (key_id, created_at) VALUES ($1, $2)")
+                    .bind(key)
+                    .bind(&now)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let id = write::upsert_profile(&mut tx, &row.profile, &now).await?;
+            if row.name_derived {
+                sqlx::query("UPDATE companies SET name_derived = TRUE WHERE id = $1")
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if let Some((domain, attribution)) = &row.domain {
+                sqlx::query(
+                    "INSERT INTO domains (company_id, name, attribution, verified) VALUES ($1, $2, $3, TRUE) \
+                     ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution, verified = TRUE",
+                )
+                .bind(id)
+                .bind(domain.as_str())
+                .bind(attribution)
+                .execute(&mut *tx)
+                .await?;
+            }
+            if let Some(job) = &row.job {
+                // A new company has no job yet; one of its key already waiting or
+                // running is left as it is (the partial unique index).
+                sqlx::query(
+                    "INSERT INTO jobs (kind, payload, dedup_key, status, priority, run_after, created_at, updated_at) \
+                     VALUES ($1, $2, $3, 'queued', $4, $5, $5, $5) ON CONFLICT DO NOTHING",
+                )
+                .bind(job.kind())
+                .bind(to_json(&job.payload())?)
+                .bind(job.dedup_key())
+                .bind(i64::from(job.default_priority()))
+                .bind(&queued_at)
+                .execute(&mut *tx)
+                .await?;
+                queued = true;
+            }
+            out.push(Some(id));
+        }
+        tx.commit().await?;
+        if queued {
+            self.announce_jobs().await;
+        }
+        Ok(out)
+    }
+
     async fn name_from_site(&self, company: i64, name: &str) -> Result<bool> {
         let done = sqlx::query(
             "UPDATE companies SET company_name = $2, name_lc = lower($2), name_norm = $3 \

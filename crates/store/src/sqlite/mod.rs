@@ -164,6 +164,9 @@ pub struct SqliteStore {
     served: std::sync::Arc<ServedCache>,
     /// Small writes waiting to share a commit (`group`).
     group: std::sync::Arc<group::Group>,
+    /// Rings when a job is queued through this store: the workers of the process that
+    /// wait on an empty queue take it at once (others poll: `Queue::wait_for_jobs`).
+    jobs_queued: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl SqliteStore {
@@ -228,7 +231,13 @@ impl SqliteStore {
 
     fn new(read: Readers, write: SqlitePool, options: &crate::Options) -> Self {
         let served = std::sync::Arc::new(ServedCache::new(options.served_cache_bytes));
-        Self { read: std::sync::Arc::new(read), write, served, group: Default::default() }
+        Self {
+            read: std::sync::Arc::new(read),
+            write,
+            served,
+            group: Default::default(),
+            jobs_queued: Default::default(),
+        }
     }
 
     async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {

@@ -9,6 +9,8 @@ impl SqliteStore {
         let now = rfc3339_micros(OffsetDateTime::now_utc());
         let run_at = rfc3339_micros(run_at);
         let (kind, payload, key) = (job.kind(), to_json(&job.payload())?, job.dedup_key());
+        // Both are RFC 3339 in UTC with microseconds: they order as text.
+        let due = run_at <= now;
         // Asked again for work that waits already as soon and as high, or runs: nothing
         // to write (found on a reader, so repeated asks do not queue on the writer).
         let waiting: bool = sqlx::query_scalar(
@@ -24,25 +26,26 @@ impl SqliteStore {
         if waiting {
             return Ok(false);
         }
-        self.grouped(move |tx| {
-            Box::pin(async move {
-                // The same work waiting: brought forward and raised, not queued twice.
-                let waiting = sqlx::query(
-                    "UPDATE jobs SET run_after = MIN(run_after, ?2), priority = MAX(priority, ?3), updated_at = ?4 \
+        let queued = self
+            .grouped(move |tx| {
+                Box::pin(async move {
+                    // The same work waiting: brought forward and raised, not queued twice.
+                    let waiting = sqlx::query(
+                        "UPDATE jobs SET run_after = MIN(run_after, ?2), priority = MAX(priority, ?3), updated_at = ?4 \
                      WHERE dedup_key = ?1 AND dedup_key IS NOT NULL AND status IN ('queued', 'running') \
                      AND status = 'queued'",
-                )
-                .bind(&key)
-                .bind(&run_at)
-                .bind(i64::from(priority))
-                .bind(&now)
-                .execute(&mut *tx)
-                .await?;
-                if waiting.rows_affected() > 0 {
-                    return Ok(false);
-                }
-                // A running job of that key makes the insert a no-op (the partial unique index).
-                let done = sqlx::query(
+                    )
+                    .bind(&key)
+                    .bind(&run_at)
+                    .bind(i64::from(priority))
+                    .bind(&now)
+                    .execute(&mut *tx)
+                    .await?;
+                    if waiting.rows_affected() > 0 {
+                        return Ok(false);
+                    }
+                    // A running job of that key makes the insert a no-op (the partial unique index).
+                    let done = sqlx::query(
                     "INSERT INTO jobs (kind, payload, dedup_key, status, priority, run_after, created_at, updated_at) \
                      VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?6) ON CONFLICT DO NOTHING",
                 )
@@ -54,10 +57,14 @@ impl SqliteStore {
                 .bind(&now)
                 .execute(&mut *tx)
                 .await?;
-                Ok(done.rows_affected() > 0)
+                    Ok(done.rows_affected() > 0)
+                })
             })
-        })
-        .await
+            .await?;
+        if queued && due {
+            self.jobs_queued.notify_waiters();
+        }
+        Ok(queued)
     }
 
     pub(super) async fn lease_next(&self, worker: &str, lease: Duration, max_attempts: i64) -> Result<Option<Job>> {
@@ -155,7 +162,16 @@ impl SqliteStore {
     }
 
     /// Waits `at_most`: SQLite hears of no new job (the worker polls).
+    /// Tells the workers waiting on this store that jobs were queued (after a commit that
+    /// queued them outside [`Self::enqueue_job`]).
+    pub(super) async fn announce_jobs(&self) {
+        self.jobs_queued.notify_waiters();
+    }
+
+    /// Waits at most `at_most`, less when a job is queued through this store (the API's
+    /// and the workers' of one process: `serve --workers`); other processes' jobs are
+    /// seen at the next poll.
     pub(super) async fn wait_for_notice(&self, at_most: Duration) {
-        tokio::time::sleep(at_most).await;
+        let _ = tokio::time::timeout(at_most, self.jobs_queued.notified()).await;
     }
 }

@@ -2412,5 +2412,41 @@ pub async fn portfolios(store: &dyn Store) {
     assert!(!store.website_from_site(b.id, &site).await.unwrap(), "unchanged");
     assert_eq!(store.company_by_social_id(&b.social_id).await.unwrap().unwrap().website, "https://www.beta.example");
     assert!(!store.website_from_site(a.id, &site).await.unwrap(), "a given website stays");
+
+    // Onboarding in one transaction, counted against the key's cap: the third row of
+    // three with room for two writes nothing.
+    let day = at("2026-03-01T00:00:00Z").0;
+    let row = |name: &str| {
+        let domain = model::Domain::parse(name).unwrap();
+        store::Onboarding {
+            profile: model::CompanyProfile {
+                social_id: Some(SocialId::parse(name).unwrap()),
+                company_name: name.to_owned(),
+                website: format!("https://{name}"),
+                domain: Some(domain.clone()),
+                ..Default::default()
+            },
+            name_derived: true,
+            domain: Some((domain, "onboarded".to_owned())),
+            job: Some(model::JobSpec::Quick { social_id: SocialId::parse(name).unwrap() }),
+        }
+    };
+    let rows = [row("on1.example"), row("on2.example"), row("on3.example")];
+    let ids = store.onboard(Some(78), day, day, 2, &rows).await.unwrap();
+    assert!(ids[0].is_some() && ids[1].is_some() && ids[2].is_none(), "{ids:?}");
+    assert!(!store.reserve_creation(78, day, day, 2).await.unwrap(), "the key's day is spent");
+    let on1 = store.company_by_domain(&model::Domain::parse("www.on1.example").unwrap()).await.unwrap().unwrap();
+    assert_eq!((Some(on1.id), on1.domain_verified), (ids[0], true));
+    assert!(store.company_by_social_id(&SocialId::parse("on3.example").unwrap()).await.unwrap().is_none());
+    let jobs = store.jobs(None, 100).await.unwrap();
+    let mut quick: Vec<(&str, i16)> =
+        jobs.iter().filter(|j| j.spec.kind() == "quick").map(|j| (j.spec.company().as_str(), j.priority)).collect();
+    quick.sort();
+    assert_eq!(quick, [("on1.example", 40), ("on2.example", 40)], "each created company's quick job, at its priority");
+    assert!(store.name_from_site(on1.id, "On One Ltd").await.unwrap(), "its name is derived");
+    let free = store.onboard(None, day, day, 0, &[row("on4.example")]).await.unwrap();
+    assert!(free[0].is_some(), "no key, no cap");
+    let leased = store.lease_job("w", Duration::from_secs(60), 5).await.unwrap().unwrap();
+    assert_eq!(leased.spec.kind(), "quick", "a quick job is leased first");
     assert_ne!(store.company_by_social_id(&a.social_id).await.unwrap().unwrap().company_name, "Not Alpha");
 }
