@@ -82,7 +82,7 @@ async fn a_rescan_finds_on_its_host_what_the_scan_found_there() {
     }
     let mut compared: BTreeMap<V, usize> = BTreeMap::new();
     let mut differ = Vec::new();
-    let domains = file.companies.iter().flat_map(|c| {
+    let domains = file.every_company().flat_map(|c| {
         let names = c.company["domains"].as_array().into_iter().flatten().filter_map(|d| d["name"].as_str());
         names.map(move |d| (c, d))
     });

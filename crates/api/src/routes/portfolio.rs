@@ -420,7 +420,10 @@ fn onboarding_domain(raw: &str) -> Result<Domain, String> {
     let shown: String = raw.chars().take(100).collect();
     let host = raw.split_once("://").map_or(raw, |(_, rest)| rest);
     let host = host.split(['/', '?', '#']).next().unwrap_or(host);
-    if host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok()
+    // `[::1]:80`: the address between the brackets.
+    let bracketed = host.strip_prefix('[').and_then(|h| h.split(']').next());
+    if bracketed.is_some_and(|h| h.parse::<std::net::Ipv6Addr>().is_ok())
+        || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok()
         || host.rsplit_once(':').is_some_and(|(h, _)| h.parse::<std::net::Ipv4Addr>().is_ok())
     {
         return Err(format!("{shown} is an IP address, not a registrable domain: give the company's domain"));
@@ -705,6 +708,7 @@ pub async fn add_companies(
                 Some((first, _)) => {
                     again.push((results.len(), *first));
                     done.out.created = false;
+                    done.out.message = format!("the company of row {}, created once", first + 1);
                 }
                 None => creating.push((results.len(), create)),
             }
@@ -1549,6 +1553,8 @@ mod tests {
         for (raw, why) in [
             ("10.0.0.1", "IP address"),
             ("http://[::1]/", "IP address"),
+            ("[::1]:80", "IP address"),
+            ("[2001:db8::1]", "IP address"),
             ("192.0.2.1:443", "IP address"),
             ("not a domain", "not a domain name"),
             ("com", "not a domain name"),

@@ -104,7 +104,8 @@ async fn companies_are_onboarded_by_domain_each_row_with_its_status() {
         {"domain": "globex-logistics.example", "social_id": "acme-robotics"},
         {"domain": "x.test", "colour": "red"},
         "just text",
-        {"domain": "globex-logistics.example"}
+        {"domain": "globex-logistics.example"},
+        {"domain": "https://www.Harbor-New.test/"}
     ]});
     let (s, v) = post(&app, "/portfolio-add-companies", &body.to_string()).await;
     assert_eq!(s, StatusCode::OK, "{v}");
@@ -125,9 +126,13 @@ async fn companies_are_onboarded_by_domain_each_row_with_its_status() {
             ("refused", "-"),
             ("refused", "-"),
             ("rated", "globex-logistics"),
+            ("queued", "harbor-new.test"),
         ],
         "{v}"
     );
+    // A new company named twice is created once.
+    assert_eq!((rows[11]["created"].as_bool(), rows[2]["created"].as_bool()), (Some(false), Some(true)));
+    assert!(rows[11]["message"].as_str().unwrap().contains("the company of row 3"), "{}", rows[11]);
     let why = |i: usize| rows[i]["message"].as_str().unwrap().to_owned();
     assert!(why(4).contains("IP address"), "{}", why(4));
     assert!(why(5).contains("not a registrable domain"), "{}", why(5));
@@ -141,7 +146,7 @@ async fn companies_are_onboarded_by_domain_each_row_with_its_status() {
     assert_eq!(rows[0]["depth"], "full");
     assert_eq!((rows[2]["created"].as_bool(), rows[0]["created"].as_bool()), (Some(true), Some(false)));
     assert_eq!(v["added"], 4, "globex, initech and the two new ones; globex twice is added once");
-    assert_eq!(v["counts"], json!({"rated": 3, "queued": 2, "pending": 0, "refused": 6}));
+    assert_eq!(v["counts"], json!({"rated": 3, "queued": 3, "pending": 0, "refused": 6}));
 
     // The new company: created from its domain, its quick rating queued at top priority.
     let jobs = app.store.jobs(None, 100).await.unwrap();

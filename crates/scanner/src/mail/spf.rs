@@ -1009,8 +1009,7 @@ pub(crate) mod lab_records {
                 }
             }
             let expected = file
-                .companies
-                .iter()
+                .every_company()
                 .flat_map(|c| c.expected.iter().map(|e| (e.asset.clone(), e.code.clone())))
                 .collect();
             Lab { txt, expected }
