@@ -302,7 +302,6 @@ roles! {
         read fn member(portfolio: i64, company: i64) -> Result<Option<model::VendorRecord>>;
         write fn update_member(portfolio: i64, company: i64, record: &model::VendorRecord) -> Result<bool>;
         write fn remove_member(portfolio: i64, company: i64) -> Result<bool>;
-        write fn mark_name_derived(company: i64) -> Result<()>;
         write fn onboard(key: Option<i64>, since: OffsetDateTime, at: OffsetDateTime, cap: u64, rows: &[store::Onboarding]) -> Result<Vec<Option<i64>>>;
         write fn name_from_site(company: i64, name: &str) -> Result<bool>;
         write fn website_from_site(company: i64, website: &model::Website) -> Result<bool>;

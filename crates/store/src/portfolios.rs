@@ -143,9 +143,6 @@ pub trait Portfolios: Send + Sync + 'static {
     /// Removes a company from a portfolio; false when it was not in it.
     async fn remove_member(&self, portfolio: i64, company: i64) -> Result<bool>;
 
-    /// Marks a company's name as derived (from its site or domain: onboarding).
-    async fn mark_name_derived(&self, company: i64) -> Result<()>;
-
     /// Creates the companies of `rows` in one transaction, each counted against the
     /// key's creations since `since` (at most `cap`; no key, no count): its profile, its
     /// name marked derived, its domain claimed, its job queued. The id of each company

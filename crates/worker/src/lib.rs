@@ -506,7 +506,7 @@ pub async fn process_leased(
     match spec {
         JobSpec::Deliver { .. } => deliver(&job, spec).await,
         JobSpec::Verify { social_id, domain } => verify(&job, social_id, domain).await,
-        JobSpec::Scan { social_id } => scan(&job, social_id, false).await,
+        JobSpec::Scan { social_id } => scan(&job, social_id).await,
         JobSpec::Quick { social_id } => quick(&job, social_id).await,
         JobSpec::Rescan { social_id, subdomain, risk_vector } => {
             rescan(&job, social_id, subdomain.as_str(), *risk_vector).await
@@ -670,7 +670,7 @@ async fn quick(job: &Job<'_>, social_id: &SocialId) -> Result<ScanOutcome, JobEr
         {
             tracing::info!(company = %social_id, website = site.as_str(), "website found");
         }
-        outcome = scan(&Job { store: job.store, ctx: &ctx, lease: job.lease }, social_id, true).await?;
+        outcome = scan(&Job { store: job.store, ctx: &ctx, lease: job.lease }, social_id).await?;
     }
     let full = JobSpec::Scan { social_id: social_id.clone() };
     job.write().await?.enqueue_with(&full, JobSpec::BACKGROUND, OffsetDateTime::now_utc()).await?;
@@ -679,10 +679,11 @@ async fn quick(job: &Job<'_>, social_id: &SocialId) -> Result<ScanOutcome, JobEr
 
 /// A `scan` job: every domain of the company scanned, what was seen recorded (hosts,
 /// endpoints, software), the findings opened, refreshed and closed, and a rating. A
-/// quick scan (`quick`, the context [`Context::quick`]) closes nothing: it did not
-/// look at everything a full scan does.
-async fn scan(job: &Job<'_>, social_id: &SocialId, quick: bool) -> Result<ScanOutcome, JobError> {
+/// quick scan (its context is [`Context::quick`]) closes nothing: it did not look at
+/// everything a full scan does.
+async fn scan(job: &Job<'_>, social_id: &SocialId) -> Result<ScanOutcome, JobError> {
     let (store, ctx) = (job.store, job.ctx);
+    let quick = ctx.quick;
     let c = CompanyScan::read(job, social_id).await?;
     let now = c.now;
     let mut s = scan_domains(job, &c).await?;

@@ -369,16 +369,7 @@ impl crate::disputes::Disputes for Backend {
 
     async fn claim_domain(&self, company: i64, name: &model::Domain, attribution: &str, verified: bool) -> Result<()> {
         let mut tx = self.begin().await?;
-        sqlx::query(
-            "INSERT INTO domains (company_id, name, attribution, verified) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution, verified = excluded.verified",
-        )
-        .bind(company)
-        .bind(name.as_str())
-        .bind(attribution)
-        .bind(verified)
-        .execute(&mut *tx)
-        .await?;
+        claim(&mut tx, company, name, attribution, verified).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -430,21 +421,11 @@ impl crate::disputes::Disputes for Backend {
         cap: u64,
     ) -> Result<bool> {
         let mut tx = self.begin().await?;
-        sqlx::query("UPDATE api_keys SET id = id WHERE id = $1").bind(key).execute(&mut *tx).await?;
-        let made: i64 = sqlx::query_scalar("SELECT count(*) FROM key_creations WHERE key_id = $1 AND created_at >= $2")
-            .bind(key)
-            .bind(rfc3339(since))
-            .fetch_one(&mut *tx)
-            .await?;
-        if u64::try_from(made).unwrap_or(0) >= cap {
+        if creations_since(&mut tx, key, since).await? >= cap {
             tx.rollback().await?;
             return Ok(false);
         }
-        sqlx::query("INSERT INTO key_creations (key_id, created_at) VALUES ($1, $2)")
-            .bind(key)
-            .bind(rfc3339(at))
-            .execute(&mut *tx)
-            .await?;
+        record_creation(&mut tx, key, &rfc3339(at)).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -743,5 +724,52 @@ async fn remove_asset(
         .execute(&mut **tx)
         .await?;
     }
+    Ok(())
+}
+
+/// Locks the key's row (creations from several processes are counted one at a time) and
+/// counts its creations since `since`.
+pub(super) async fn creations_since(
+    tx: &mut Transaction<'_, Db>,
+    key: i64,
+    since: time::OffsetDateTime,
+) -> Result<u64> {
+    sqlx::query("UPDATE api_keys SET id = id WHERE id = $1").bind(key).execute(&mut **tx).await?;
+    let made: i64 = sqlx::query_scalar("SELECT count(*) FROM key_creations WHERE key_id = $1 AND created_at >= $2")
+        .bind(key)
+        .bind(rfc3339(since))
+        .fetch_one(&mut **tx)
+        .await?;
+    Ok(u64::try_from(made).unwrap_or(0))
+}
+
+/// Counts one creation of the key at `at`.
+pub(super) async fn record_creation(tx: &mut Transaction<'_, Db>, key: i64, at: &str) -> Result<()> {
+    sqlx::query("INSERT INTO key_creations (key_id, created_at) VALUES ($1, $2)")
+        .bind(key)
+        .bind(at)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Attributes `name` to the company (a claim, or verified), or changes how.
+pub(super) async fn claim(
+    tx: &mut Transaction<'_, Db>,
+    company: i64,
+    name: &model::Domain,
+    attribution: &str,
+    verified: bool,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO domains (company_id, name, attribution, verified) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution, verified = excluded.verified",
+    )
+    .bind(company)
+    .bind(name.as_str())
+    .bind(attribution)
+    .bind(verified)
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }

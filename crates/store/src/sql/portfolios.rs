@@ -364,14 +364,6 @@ impl crate::Portfolios for Backend {
         Ok(done.rows_affected() > 0)
     }
 
-    async fn mark_name_derived(&self, company: i64) -> Result<()> {
-        sqlx::query("UPDATE companies SET name_derived = TRUE WHERE id = $1")
-            .bind(company)
-            .execute(self.writer())
-            .await?;
-        Ok(())
-    }
-
     async fn onboard(
         &self,
         key: Option<i64>,
@@ -383,18 +375,8 @@ impl crate::Portfolios for Backend {
         let now = rfc3339(at);
         let queued_at = rfc3339_micros(at);
         let mut tx = self.begin().await?;
-        // The key's row locked: creations from several processes are counted one at a time.
         let mut room = match key {
-            Some(key) => {
-                sqlx::query("UPDATE api_keys SET id = id WHERE id = $1").bind(key).execute(&mut *tx).await?;
-                let made: i64 =
-                    sqlx::query_scalar("SELECT count(*) FROM key_creations WHERE key_id = $1 AND created_at >= $2")
-                        .bind(key)
-                        .bind(rfc3339(since))
-                        .fetch_one(&mut *tx)
-                        .await?;
-                cap.saturating_sub(u64::try_from(made).unwrap_or(0))
-            }
+            Some(key) => cap.saturating_sub(disputes::creations_since(&mut tx, key, since).await?),
             None => u64::MAX,
         };
         let mut out = Vec::with_capacity(rows.len());
@@ -406,11 +388,7 @@ impl crate::Portfolios for Backend {
             }
             room -= 1;
             if let Some(key) = key {
-                sqlx::query("INSERT INTO key_creations (key_id, created_at) VALUES ($1, $2)")
-                    .bind(key)
-                    .bind(&now)
-                    .execute(&mut *tx)
-                    .await?;
+                disputes::record_creation(&mut tx, key, &now).await?;
             }
             let id = write::upsert_profile(&mut tx, &row.profile, &now).await?;
             if row.name_derived {
@@ -420,15 +398,7 @@ impl crate::Portfolios for Backend {
                     .await?;
             }
             if let Some((domain, attribution)) = &row.domain {
-                sqlx::query(
-                    "INSERT INTO domains (company_id, name, attribution, verified) VALUES ($1, $2, $3, TRUE) \
-                     ON CONFLICT (company_id, name) DO UPDATE SET attribution = excluded.attribution, verified = TRUE",
-                )
-                .bind(id)
-                .bind(domain.as_str())
-                .bind(attribution)
-                .execute(&mut *tx)
-                .await?;
+                disputes::claim(&mut tx, id, domain, attribution, true).await?;
             }
             if let Some(job) = &row.job {
                 // A new company has no job yet; one of its key already waiting or

@@ -2392,29 +2392,6 @@ pub async fn portfolios(store: &dyn Store) {
     assert!(store.delete_portfolio(acme.id, book.id).await.unwrap());
     assert!(store.portfolio(acme.id, book.id).await.unwrap().is_none());
     assert_eq!(store.portfolio_rows(theirs.id, now).await.unwrap().len(), 1, "another organisation's is untouched");
-    store.mark_name_derived(b.id).await.unwrap();
-    store.add_to_portfolio(theirs.id, &[(b.id, VendorRecord::default())]).await.unwrap();
-    let rows = store.portfolio_rows(theirs.id, now).await.unwrap();
-    assert_eq!(rows.iter().map(|r| r.name_derived).collect::<Vec<_>>(), [false, true]);
-
-    // A derived name follows the site; a name someone gave is never replaced.
-    assert!(store.name_from_site(b.id, "Beta Holdings Ltd").await.unwrap());
-    assert!(!store.name_from_site(b.id, "Beta Holdings Ltd").await.unwrap(), "unchanged");
-    let renamed = store.company_by_social_id(&b.social_id).await.unwrap().unwrap();
-    assert_eq!(renamed.company_name, "Beta Holdings Ltd");
-    let found = store.search_companies("beta holdings", model::Page::FIRST).await.unwrap();
-    assert_eq!(found.items.iter().map(|c| c.id).collect::<Vec<_>>(), [b.id], "searched by its new name");
-    let norm = model::normalise_name("Beta Holdings Ltd");
-    assert_eq!(store.companies_by_normalised_name(&norm, 5).await.unwrap().len(), 1);
-    assert!(!store.name_from_site(a.id, "Not Alpha").await.unwrap(), "a given name stays");
-    let site = model::Website::parse("https://www.beta.example").unwrap();
-    assert!(store.website_from_site(b.id, &site).await.unwrap());
-    assert!(!store.website_from_site(b.id, &site).await.unwrap(), "unchanged");
-    assert_eq!(store.company_by_social_id(&b.social_id).await.unwrap().unwrap().website, "https://www.beta.example");
-    assert!(!store.website_from_site(a.id, &site).await.unwrap(), "a given website stays");
-
-    // Onboarding in one transaction, counted against the key's cap: the third row of
-    // three with room for two writes nothing.
     let day = at("2026-03-01T00:00:00Z").0;
     let row = |name: &str| {
         let domain = model::Domain::parse(name).unwrap();
@@ -2431,6 +2408,33 @@ pub async fn portfolios(store: &dyn Store) {
             job: Some(model::JobSpec::Quick { social_id: SocialId::parse(name).unwrap() }),
         }
     };
+    // A company onboarded by its domain (no job: the quick jobs are counted below).
+    let derived = store::Onboarding { job: None, ..row("pf-beta.example") };
+    let id = store.onboard(None, day, day, 0, &[derived]).await.unwrap()[0];
+    let d = store.company_by_social_id(&SocialId::parse("pf-beta.example").unwrap()).await.unwrap().unwrap();
+    assert_eq!(id, Some(d.id));
+    store.add_to_portfolio(theirs.id, &[(d.id, VendorRecord::default())]).await.unwrap();
+    let rows = store.portfolio_rows(theirs.id, now).await.unwrap();
+    assert_eq!(rows.iter().map(|r| r.name_derived).collect::<Vec<_>>(), [false, true]);
+
+    // A derived name follows the site; a name someone gave is never replaced.
+    assert!(store.name_from_site(d.id, "Beta Holdings Ltd").await.unwrap());
+    assert!(!store.name_from_site(d.id, "Beta Holdings Ltd").await.unwrap(), "unchanged");
+    let renamed = store.company_by_social_id(&d.social_id).await.unwrap().unwrap();
+    assert_eq!(renamed.company_name, "Beta Holdings Ltd");
+    let found = store.search_companies("beta holdings", model::Page::FIRST).await.unwrap();
+    assert_eq!(found.items.iter().map(|c| c.id).collect::<Vec<_>>(), [d.id], "searched by its new name");
+    let norm = model::normalise_name("Beta Holdings Ltd");
+    assert_eq!(store.companies_by_normalised_name(&norm, 5).await.unwrap().len(), 1);
+    assert!(!store.name_from_site(a.id, "Not Alpha").await.unwrap(), "a given name stays");
+    let site = model::Website::parse("https://www.beta.example").unwrap();
+    assert!(store.website_from_site(d.id, &site).await.unwrap());
+    assert!(!store.website_from_site(d.id, &site).await.unwrap(), "unchanged");
+    assert_eq!(store.company_by_social_id(&d.social_id).await.unwrap().unwrap().website, "https://www.beta.example");
+    assert!(!store.website_from_site(a.id, &site).await.unwrap(), "a given website stays");
+
+    // Onboarding in one transaction, counted against the key's cap: the third row of
+    // three with room for two writes nothing.
     let rows = [row("on1.example"), row("on2.example"), row("on3.example")];
     let ids = store.onboard(Some(78), day, day, 2, &rows).await.unwrap();
     assert!(ids[0].is_some() && ids[1].is_some() && ids[2].is_none(), "{ids:?}");
