@@ -30,6 +30,7 @@ mod routes;
 pub use auth::FAILURES_PER_MINUTE;
 pub use routes::disputes::{MAX_ADDED_PER_DAY, MAX_PENDING_ASSETS};
 pub use routes::monitor::MAX_CREATIONS_PER_DAY;
+pub use routes::portfolio::MAX_NAMED;
 
 pub use auth::{Caller, GeneratedKey, KeyError, generate_key, hash_key};
 pub use limit::{LimitKind, Limited, MemoryLimiter, RateLimiter};

@@ -2,7 +2,10 @@
 //! scorecard.py): a lab, its companies scanned into a SQLite file, the API with the web
 //! app served over it, and a browser that signs in, searches, opens a scorecard, a
 //! finding, an incident and the predictions, downloads the report, and — once the lab's
-//! DMARC record is fixed — rescans the finding and sees it close. Then `rampart report
+//! DMARC record is fixed — rescans the finding and sees it close; then a key of an
+//! organisation makes a portfolio, onboards an applicant by its domain (rated quick while
+//! the page watches), sorts, filters, edits, downloads, searches findings and compares
+//! (scorecard.py's phases say each step). Then `rampart report
 //! --format pdf`, read back with pdftotext. Screenshots: target/web-e2e/.
 //!
 //! Needs Chromium, Python's Playwright (in target/venv, which scripts/test.sh makes) and
@@ -22,6 +25,8 @@ const OCTET: u8 = 102;
 const COMPANY: &str = "kestrel-logistics";
 const COMPANY_NAME: &str = "Kestrel Freight Logistics";
 const SCANNED: [&str; 3] = ["kestrel-logistics", "kestrel-coldchain", "bluefin-bank"];
+/// A lab applicant: Rampart knows nothing of it until the portfolio phase adds it.
+const APPLICANT: &str = "harbourline.test";
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -48,10 +53,15 @@ fn tools() -> Result<(PathBuf, PathBuf), String> {
     Ok((python, chromium))
 }
 
-fn run_script(python: &Path, chromium: &Path, base: &str, keys: &(String, String), phase: &str, shots: &Path) {
+/// The keys the browser signs in with: an underwriter's, the monitor key of COMPANY,
+/// and a key of an organisation with the portfolio scope.
+type Keys = (String, String, String);
+
+fn run_script(python: &Path, chromium: &Path, base: &str, keys: &Keys, phase: &str, shots: &Path) {
     let out = Command::new(python)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/scorecard.py"))
         .args(["--base", base, "--underwriter", &keys.0, "--monitor", &keys.1, "--company", COMPANY_NAME])
+        .args(["--portfolio-key", &keys.2, "--applicant", APPLICANT])
         .args(["--phase", phase, "--shots"])
         .arg(shots)
         .arg("--chromium")
@@ -121,10 +131,16 @@ async fn the_scorecard_in_a_browser() {
     let (monitor, m) = key("e2e monitor", vec![Scope::Monitor], Some(COMPANY));
     store.create_key(&u).await.unwrap();
     store.create_key(&m).await.unwrap();
-    let keys = (underwriter.clone(), monitor);
+    let org = store.create_org("E2E Underwriting").await.unwrap();
+    let (book, mut b) = key("e2e book", vec![Scope::General, Scope::Underwriter, Scope::Portfolio], None);
+    b.org = Some(org.id);
+    store.create_key(&b).await.unwrap();
+    let keys = (underwriter.clone(), monitor, book);
 
     // The API with the web app, as `rampart serve` serves them.
-    let state = api::AppState::with_store(store.clone(), api::Config::default());
+    // Lab mode: the applicant's `.test` domain is onboarded (as `rampart serve --lab` does).
+    let config = api::Config { lab_addresses: true, ..Default::default() };
+    let state = api::AppState::with_store(store.clone(), config);
     let app = api::router(state.clone());
     let app = app.clone().merge(web::router(app));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -152,6 +168,8 @@ async fn the_scorecard_in_a_browser() {
     }));
     let (py, ch, b, k, s) = (python.clone(), chromium.clone(), base.clone(), keys.clone(), shots.clone());
     tokio::task::spawn_blocking(move || run_script(&py, &ch, &b, &k, "rescan", &s)).await.unwrap();
+    let (py, ch, b, k, s) = (python.clone(), chromium.clone(), base.clone(), keys.clone(), shots.clone());
+    tokio::task::spawn_blocking(move || run_script(&py, &ch, &b, &k, "portfolio", &s)).await.unwrap();
     let _ = stop_workers.send(());
     let _ = workers.await;
     running.down().await;

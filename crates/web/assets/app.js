@@ -1,6 +1,7 @@
 // Rampart's scorecard page. The server renders every view; this script only keeps the
 // key (in this tab's session storage), fetches views with it (`apikey` header), posts
-// forms, downloads the report and watches a rescan until it is done. No framework.
+// forms, downloads the report and CSVs, watches a rescan until it is done and follows
+// added companies until they are rated. No framework.
 'use strict';
 (() => {
   const KEY = 'rampart.apikey';
@@ -36,7 +37,8 @@
 
   async function show(url, push) {
     if (!key()) { showSignin(); return; }
-    if (push) history.pushState(null, '', url);
+    // A view the reader goes to clears what the last action said.
+    if (push) { history.pushState(null, '', url); say(''); }
     view.setAttribute('aria-busy', 'true');
     let response;
     try {
@@ -85,6 +87,39 @@
     if (refused) { if (button) button.disabled = false; return; }
     if (form.dataset.then === 'reload') show(location.pathname + location.search, false);
     if (form.dataset.then === 'watch') watch(form.dataset.finding, form.dataset.lastSeen, button);
+    if (form.dataset.then === 'land') { if (button) button.disabled = false; land(); }
+  }
+
+  // After companies are added: ask every 2 s how the queued rows stand (at most 100 at
+  // a time) and put each row's new status in place, until none is queued (up to 3 min);
+  // then show the portfolio again, with them in it.
+  async function land() {
+    const table = status.querySelector('section.landing');
+    if (!table) return;
+    const here = location.pathname + location.search;
+    for (let i = 0; i < 90; i++) {
+      const queued = [...status.querySelectorAll('tr[data-status="queued"]')].map((r) => r.dataset.socialId).filter(Boolean);
+      if (!queued.length) break;
+      await new Promise((r) => setTimeout(r, 2000));
+      if (location.pathname + location.search !== here) return;
+      const q = new URLSearchParams({ portfolio_id: table.dataset.portfolio, social_id: queued.slice(0, 100).join(',') });
+      let html;
+      try {
+        const response = await fetch('/ui/portfolio/landing?' + q, { headers: { apikey: key() } });
+        if (refusal(response)) continue;
+        html = await response.text();
+      } catch (e) { continue; }
+      const next = document.createElement('template');
+      next.innerHTML = html;
+      for (const row of next.content.querySelectorAll('tr[data-social-id]')) {
+        const old = status.querySelector('tr[data-social-id="' + CSS.escape(row.dataset.socialId) + '"]');
+        if (old && row.dataset.status !== 'queued') old.replaceWith(row);
+      }
+    }
+    const note = status.querySelector('.landing-note');
+    const left = status.querySelectorAll('tr[data-status="queued"]').length;
+    if (note) note.textContent = left ? left + ' still queued after 3 minutes; they stay queued.' : 'Every row has landed.';
+    show(here, false);
   }
 
   // After a rescan is queued: read the view again every 2 s until the finding is gone
@@ -124,7 +159,7 @@
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(a.href), 10000);
-    say(text('Report downloaded: ' + filename));
+    say(text('Downloaded: ' + filename));
   }
 
   document.addEventListener('click', (e) => {
@@ -160,6 +195,15 @@
     } else if (form.dataset.action) {
       post(form);
     }
+  });
+
+  // A file chosen for a form is read into the text field it names (a CSV of companies).
+  document.addEventListener('change', async (e) => {
+    const input = e.target.closest('input[type=file][data-into]');
+    if (!input || !input.files.length) return;
+    const file = input.files[0];
+    if (file.size > 512 * 1024) { say(text('The file is over 512 KiB: split it (1,000 rows a request).')); return; }
+    document.getElementById(input.dataset.into).value = await file.text();
   });
 
   window.addEventListener('popstate', () => show(location.pathname + location.search, false));

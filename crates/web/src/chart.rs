@@ -56,16 +56,37 @@ pub fn line(
     x_text: impl Fn(f64) -> String,
     y_text: impl Fn(f64) -> String,
 ) -> Markup {
-    let points: Vec<(f64, f64)> = points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
-    if points.is_empty() {
+    lines(label, &[("", points.to_vec())], y_range, x_text, y_text)
+}
+
+/// Most lines one chart tells apart (each has its own colour, `s0` to `s12`).
+pub const MAX_LINES: usize = 13;
+
+/// One line per named series (name, points), on shared axes, with a legend when there
+/// is more than one; the first [`MAX_LINES`] are drawn.
+pub fn lines(
+    label: &str,
+    series: &[(&str, Vec<(f64, f64)>)],
+    y_range: (f64, f64),
+    x_text: impl Fn(f64) -> String,
+    y_text: impl Fn(f64) -> String,
+) -> Markup {
+    let series: Vec<(&str, Vec<(f64, f64)>)> = series
+        .iter()
+        .take(MAX_LINES)
+        .map(|(name, points)| (*name, points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect()))
+        .filter(|(_, points): &(&str, Vec<(f64, f64)>)| !points.is_empty())
+        .collect();
+    if series.is_empty() {
         return empty(label);
     }
-    let (x0, x1) = points.iter().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| (a.min(*x), b.max(*x)));
+    let all = series.iter().flat_map(|(_, p)| p.iter());
+    let (x0, x1) = all.fold((f64::MAX, f64::MIN), |(a, b), (x, _)| (a.min(*x), b.max(*x)));
     let xs = Scale::new(x0, x1, LEFT, W - RIGHT);
     let ys = Scale::new(y_range.0, y_range.1, H - BOTTOM, TOP);
-    let path: Vec<String> = points.iter().map(|(x, y)| format!("{},{}", px(xs.at(*x)), px(ys.at(*y)))).collect();
     let ticks = y_ticks(y_range);
     let x_ticks: Vec<f64> = if x1 > x0 { vec![x0, (x0 + x1) / 2.0, x1] } else { vec![x0] };
+    let named = series.len() > 1;
     html! {
         svg.chart viewBox={"0 0 " (W) " " (H)} role="img" aria-label=(label) {
             title { (label) }
@@ -73,10 +94,22 @@ pub fn line(
             @for x in &x_ticks {
                 text.tick x=(px(xs.at(*x))) y=(px(H - 10.0)) text-anchor="middle" { (x_text(*x)) }
             }
-            polyline.series points=(path.join(" ")) fill="none" {}
-            @for (x, y) in &points {
-                circle.point cx=(px(xs.at(*x))) cy=(px(ys.at(*y))) r="3.5" {
-                    title { (x_text(*x)) ": " (y_text(*y)) }
+            @for (i, (name, points)) in series.iter().enumerate() {
+                @let path: Vec<String> = points.iter().map(|(x, y)| format!("{},{}", px(xs.at(*x)), px(ys.at(*y)))).collect();
+                g class={"s" (i)} {
+                    polyline.series points=(path.join(" ")) fill="none" {}
+                    @for (x, y) in points {
+                        circle.point cx=(px(xs.at(*x))) cy=(px(ys.at(*y))) r=(if named { "2.5" } else { "3.5" }) {
+                            title { @if named { (name) ", " } (x_text(*x)) ": " (y_text(*y)) }
+                        }
+                    }
+                }
+            }
+        }
+        @if named {
+            ul.legend {
+                @for (i, (name, _)) in series.iter().enumerate() {
+                    li class={"s" (i)} { span.swatch {} (name) }
                 }
             }
         }
@@ -238,6 +271,34 @@ mod tests {
     }
 
     #[test]
+    fn lines_share_their_axes_and_name_themselves_in_a_legend() {
+        let a = vec![(0.0, 0.0), (10.0, 100.0)];
+        let b = vec![(5.0, 50.0)];
+        let svg = lines(
+            "trend",
+            &[("Global", a), ("SPF", b), ("empty", vec![])],
+            (0.0, 100.0),
+            |x| format!("{x}"),
+            |y| format!("{y}"),
+        )
+        .into_string();
+        // Both on the x axis from 0 to 10: b's point is in the middle.
+        assert!(svg.contains(r#"points="56.0,208.0 624.0,12.0""#), "{svg}");
+        assert!(svg.contains(r#"points="340.0,110.0""#), "{svg}");
+        assert!(svg.contains(r#"<li class="s0"><span class="swatch"></span>Global</li>"#), "{svg}");
+        assert!(
+            svg.contains(r#"<li class="s1">"#) && !svg.contains("empty"),
+            "a line without points is left out: {svg}"
+        );
+        // One line: no legend.
+        assert!(
+            !line("h", &[(0.0, 1.0)], (0.0, 100.0), |x| x.to_string(), |y| y.to_string())
+                .into_string()
+                .contains("legend")
+        );
+    }
+
+    #[test]
     fn nothing_to_draw_is_said() {
         assert!(line("h", &[], (0.0, 100.0), |x| x.to_string(), |y| y.to_string()).into_string().contains("nothing"));
         assert!(bars("b", &[], 1.0, |y| y.to_string()).into_string().contains("nothing"));
@@ -273,6 +334,7 @@ mod tests {
             let marks: Vec<(&str, f64)> = markers.iter().map(|m| ("m", *m)).collect();
             for svg in [
                 line("l", &points, (0.0, 100.0), |x| format!("{x:.0}"), |y| format!("{y:.0}")).into_string(),
+                lines("ls", &[("a", points.clone()), ("b", points.iter().rev().copied().collect())], (0.0, 100.0), |x| format!("{x:.0}"), |y| format!("{y:.0}")).into_string(),
                 bars("b", &named, y_max, |y| format!("{y:.2}")).into_string(),
                 exceedance("e", &points, &marks).into_string(),
             ] {

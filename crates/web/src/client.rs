@@ -72,8 +72,39 @@ impl Api {
 
     /// A POST of `body` as JSON.
     pub async fn post<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> Result<T, Failure> {
+        self.json(Method::POST, path, &[], body).await
+    }
+
+    /// An operation with `body` as JSON.
+    pub async fn json<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: &impl Serialize,
+    ) -> Result<T, Failure> {
         let body = serde_json::to_string(body).map_err(Failure::internal)?;
-        read(path, self.send(Method::POST, path, &[], Some(body)).await?)
+        read(path, self.send(method, path, query, Some(("application/json", body))).await?)
+    }
+
+    /// A POST of `body` as `content_type` (CSV rows, say).
+    pub async fn post_text<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        content_type: &'static str,
+        body: String,
+    ) -> Result<T, Failure> {
+        read(path, self.send(Method::POST, path, &[], Some((content_type, body))).await?)
+    }
+
+    /// A GET operation's 2xx answer as the API sent it (a CSV download, streamed
+    /// through: its headers and body unread), or its refusal.
+    pub async fn forward(&self, path: &str, query: &[(&str, &str)]) -> Result<axum::response::Response, Failure> {
+        let response = self.respond(Method::GET, path, query, None).await?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        Err(refusal(response).await)
     }
 
     /// One operation: the body of its 2xx answer, or the status and message of its refusal.
@@ -82,8 +113,23 @@ impl Api {
         method: Method,
         path: &str,
         query: &[(&str, &str)],
-        body: Option<String>,
+        body: Option<(&'static str, String)>,
     ) -> Result<Bytes, Failure> {
+        let response = self.respond(method, path, query, body).await?;
+        if !response.status().is_success() {
+            return Err(refusal(response).await);
+        }
+        axum::body::to_bytes(response.into_body(), MAX_ANSWER).await.map_err(Failure::internal)
+    }
+
+    /// One operation's answer, whatever its status.
+    async fn respond(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<(&'static str, String)>,
+    ) -> Result<axum::response::Response, Failure> {
         let mut uri = path.to_owned();
         if !query.is_empty() {
             let mut q = form_urlencoded::Serializer::new(String::new());
@@ -98,9 +144,9 @@ impl Api {
             request = request.header("apikey", key.clone());
         }
         let body = match body {
-            Some(json) => {
-                request = request.header(header::CONTENT_TYPE, "application/json");
-                Body::from(json)
+            Some((content_type, text)) => {
+                request = request.header(header::CONTENT_TYPE, content_type);
+                Body::from(text)
             }
             None => Body::empty(),
         };
@@ -109,21 +155,23 @@ impl Api {
             request.extensions_mut().insert(peer);
         }
         let Ok(response) = self.router.clone().oneshot(request).await;
-        let status = response.status();
-        let bytes = axum::body::to_bytes(response.into_body(), MAX_ANSWER).await.map_err(Failure::internal)?;
-        if status.is_success() {
-            return Ok(bytes);
-        }
-        // The refusals of the API and of the layers before it name their reason in one
-        // of these members (`api::error`): read as JSON, whichever it is.
-        let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        let message = ["error", "error_msg", "message"]
-            .iter()
-            .find_map(|k| value.get(k).and_then(Value::as_str))
-            .map(str::to_owned)
-            .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_owned());
-        Err(Failure { status, message })
+        Ok(response)
     }
+}
+
+/// The status and message of a refusal. The refusals of the API and of the layers
+/// before it name their reason in one of these members (`api::error`): read as JSON,
+/// whichever it is.
+async fn refusal(response: axum::response::Response) -> Failure {
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), MAX_ANSWER).await.unwrap_or_default();
+    let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let message = ["error", "error_msg", "message"]
+        .iter()
+        .find_map(|k| value.get(k).and_then(Value::as_str))
+        .map(str::to_owned)
+        .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_owned());
+    Failure { status, message }
 }
 
 /// A 2xx answer read as `T`: an answer of another shape than its type is the app's

@@ -253,3 +253,56 @@ pub(crate) fn tail_risk() -> Value {
         "cap_per_event_usd": 1e8, "paths": 10000, "seed": 7, "units": "US dollars",
         "inputs": prediction_inputs(), "methodology": "docs/PREDICTIONS.md"}]})
 }
+
+/// The organisation's portfolios.
+pub(crate) fn portfolios() -> Value {
+    json!({"portfolios": [{"portfolio_id": 7, "name": "Cyber book", "companies": 2,
+        "created_at": "2026-11-01T09:00:00Z", "updated_at": "2026-12-01T09:30:00Z"}]})
+}
+
+/// A portfolio's summary.
+pub(crate) fn portfolio_summary() -> Value {
+    let mover = json!({"social_id": "acme", "name": "Acme", "score": 71.5, "grade": "C", "change_30d": -8.5});
+    let sev = json!({"critical": 1, "high": 2, "medium": 0, "low": 3, "info": 0});
+    json!({"portfolio_id": 7, "name": "Cyber book", "companies": 2, "rated": 1, "average_score": 71.5,
+        "grades": {"A": 0, "B": 0, "C": 1, "D": 0, "E": 0, "F": 0},
+        "tiers": [{"tier": 1, "companies": 1, "grades": {"C": 1}}, {"tier": null, "companies": 1, "grades": {}}],
+        "movers_down": [mover], "movers_up": [], "findings": sev, "findings_by_component": {"spf": sev},
+        "kev_companies": [{"social_id": "acme", "name": "Acme", "kev_findings": 1}], "stale": 0})
+}
+
+/// A page of a portfolio's companies: one rated, one queued.
+pub(crate) fn portfolio_companies() -> Value {
+    let sev = json!({"critical": 1, "high": 2, "medium": 0, "low": 3, "info": 0});
+    let none = json!({"critical": 0, "high": 0, "medium": 0, "low": 0, "info": 0});
+    json!({"portfolio_id": 7, "name": "Cyber book", "pagination": pagination(1, 10, 1, 2), "companies": [
+        {"social_id": "acme", "name": "Acme", "name_derived": false, "domain": "acme.test", "industry": "Retail",
+         "status": "rated", "status_message": null, "score": 71.5, "grade": "C", "change_7d": -1.5,
+         "change_30d": -8.5, "change_90d": 2.0, "findings": sev, "kev_findings": 1,
+         "last_scan": "2026-12-01T08:00:00Z", "depth": "full", "stale": false, "added_at": "2026-11-01T09:00:00Z",
+         "tier": 1, "tags": ["eu", "renewal"], "custom_id": "P-1", "relationship": "insured", "stage": "active",
+         "owner": "", "note": ""},
+        {"social_id": "new.test", "name": "new.test", "name_derived": true, "domain": "new.test", "industry": "",
+         "status": "queued", "status_message": "not processed yet", "score": null, "grade": null,
+         "change_7d": null, "change_30d": null, "change_90d": null, "findings": none, "kev_findings": 0,
+         "last_scan": null, "depth": null, "stale": false, "added_at": "2026-12-01T09:00:00Z",
+         "tier": null, "tags": [], "custom_id": null, "relationship": "applicant", "stage": "prospect",
+         "owner": "", "note": ""}]})
+}
+
+/// A page of a findings search across a portfolio.
+pub(crate) fn found_findings() -> Value {
+    let mut f = finding(41, "dmarc", "high", "DMARC policy is none");
+    f["social_id"] = json!("acme");
+    f["status"] = json!("open");
+    f["closed_at"] = json!(null);
+    json!({"portfolio_id": 7, "findings": [f], "pagination": pagination(1, 10, 3, 21)})
+}
+
+/// An add-companies answer: a rated company, a queued one and a refused row.
+pub(crate) fn added() -> Value {
+    json!({"portfolio_id": 7, "added": 2, "counts": {"rated": 1, "queued": 1, "pending": 0, "refused": 1}, "results": [
+        {"domain": "acme.test", "social_id": "acme", "status": "rated", "depth": "full", "created": false, "message": "rated"},
+        {"domain": "new.test", "social_id": "new.test", "status": "queued", "depth": null, "created": true, "message": "queued"},
+        {"domain": "10.0.0.1", "social_id": null, "status": "refused", "depth": null, "created": false, "message": "an IP address"}]})
+}

@@ -31,6 +31,7 @@ use serde::Serialize;
 pub mod chart;
 mod client;
 pub mod pages;
+mod portfolio;
 pub mod report;
 
 #[cfg(test)]
@@ -49,6 +50,9 @@ const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-
 
 /// Largest form a view posts (a subsidiary's fields are far smaller).
 const FORM_LIMIT: usize = 16 * 1024;
+
+/// Largest add-companies form: 1,000 CSV rows of a few columns.
+const ADD_LIMIT: usize = 512 * 1024;
 
 #[derive(Clone)]
 struct Web {
@@ -78,7 +82,17 @@ pub fn router(api: Router) -> Router {
         .route("/ui/monitor/dispute", post(dispute))
         .route("/ui/monitor/subsidiary", post(add_subsidiary))
         .route("/ui/monitor/subsidiary/remove", post(remove_subsidiary))
+        .route("/ui/portfolio", get(portfolio::portfolio))
+        .route("/ui/portfolio/csv", get(portfolio::download))
+        .route("/ui/portfolio/create", post(portfolio::create))
+        .route("/ui/portfolio/member", post(portfolio::member))
+        .route("/ui/portfolio/landing", get(portfolio::landing))
+        .route("/ui/findings", get(portfolio::findings))
+        .route("/ui/findings/csv", get(portfolio::findings_download))
+        .route("/ui/compare", get(portfolio::compare))
         .layer(DefaultBodyLimit::max(FORM_LIMIT))
+        // The domains of an add-companies request (1,000 rows of a CSV at most).
+        .route("/ui/portfolio/add", post(portfolio::add).layer(DefaultBodyLimit::max(ADD_LIMIT)))
         .layer(axum::middleware::map_response(headers))
         .with_state(Web { api })
 }
@@ -109,7 +123,7 @@ async fn style() -> Response {
 
 /// The API as the browser's key reaches it. A request without a key is answered 401,
 /// which the page takes as "sign in".
-struct Caller(Api);
+pub(crate) struct Caller(Api);
 
 impl FromRequestParts<Web> for Caller {
     type Rejection = Response;
@@ -129,7 +143,7 @@ impl FromRequestParts<Web> for Caller {
 /// API refused is part of the view, and a browser logs every 4xx as a console error.
 pub const REFUSED: &str = "x-rampart-refused";
 
-fn fragment(status: StatusCode, markup: Markup) -> Response {
+pub(crate) fn fragment(status: StatusCode, markup: Markup) -> Response {
     let mut response = Html(markup.into_string()).into_response();
     if !status.is_success()
         && let Ok(v) = HeaderValue::from_str(status.as_str())
@@ -139,20 +153,21 @@ fn fragment(status: StatusCode, markup: Markup) -> Response {
     response
 }
 
-fn refused(what: &str, f: &Failure) -> Response {
+pub(crate) fn refused(what: &str, f: &Failure) -> Response {
     fragment(f.status, pages::failure(what, f))
 }
 
-type Params = Query<HashMap<String, String>>;
+pub(crate) type Params = Query<HashMap<String, String>>;
 
-fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> &'a str {
+pub(crate) fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> &'a str {
     q.get(name).map_or("", |v| v.trim())
 }
 
 async fn home(Caller(api): Caller) -> Response {
-    let (recent, own) = tokio::join!(
+    let (recent, own, portfolios) = tokio::join!(
         api.get::<LastScanned>("/underwriter-getlastcompaniesscanned", &[]),
         api.get::<CompanyInfo>("/monitor-getcompanyinfo", &[]),
+        api.get::<api::responses::portfolio::PortfoliosOut>("/portfolio-list", &[]),
     );
     // A key the API does not accept is asked to sign in again.
     for f in [recent.as_ref().err(), own.as_ref().err()].into_iter().flatten() {
@@ -160,8 +175,11 @@ async fn home(Caller(api): Caller) -> Response {
             return refused("Sign in", f);
         }
     }
-    fragment(StatusCode::OK, pages::home(&pages::Home { recent, own }))
+    fragment(StatusCode::OK, pages::home(&pages::Home { recent, own, portfolios }))
 }
+
+/// Search results shown with their score and grade (a name search answers more).
+const SEARCH_RATED: usize = 25;
 
 /// Name, domain and social_id searches, whichever the text can be.
 async fn search(Caller(api): Caller, Query(q): Params) -> Response {
@@ -224,7 +242,20 @@ async fn search(Caller(api): Caller, Query(q): Params) -> Response {
     if let Some(f) = failures.iter().find(|f| f.status == StatusCode::UNAUTHORIZED) {
         return refused("Sign in", f);
     }
-    fragment(StatusCode::OK, pages::search(&text, &found, &failures))
+    // Each result with its rating (the first SEARCH_RATED of them).
+    let mut rated = Vec::with_capacity(found.len());
+    for (name, sid, how) in found {
+        let scores = match rated.len() < SEARCH_RATED {
+            true => api
+                .get::<api::responses::CompanyScores>("/underwriter-getcompanyscores", &[("social_id", &sid)])
+                .await
+                .ok(),
+            false => None,
+        };
+        let (score, grade) = scores.map_or((None, None), |s| (s.global_score, s.grade));
+        rated.push(pages::Found { name, social_id: sid, how, score, grade });
+    }
+    fragment(StatusCode::OK, pages::search(&text, &rated, &failures))
 }
 
 /// The operations of a scorecard, for an underwriter (any company) or a monitor key
@@ -371,12 +402,12 @@ async fn report_download(Caller(api): Caller, Query(q): Params) -> Response {
 }
 
 /// The fields of a posted form (the page posts `application/x-www-form-urlencoded`).
-fn form(body: &Bytes) -> HashMap<String, String> {
+pub(crate) fn form(body: &Bytes) -> HashMap<String, String> {
     form_urlencoded::parse(body).take(32).map(|(k, v)| (k.into_owned(), v.into_owned())).collect()
 }
 
 /// What an action's answer says (each answers a `message`).
-fn answered(result: Result<String, Failure>) -> Response {
+pub(crate) fn answered(result: Result<String, Failure>) -> Response {
     match result {
         Ok(message) => fragment(StatusCode::OK, pages::message(true, &message)),
         Err(f) => fragment(f.status, pages::message(false, &f.to_string())),

@@ -54,7 +54,7 @@ pub(crate) fn or_empty(s: &Option<String>) -> &str {
 }
 
 /// A figure of an answer, when it is one (a rating not made has none).
-fn finite(v: Option<f64>) -> Option<f64> {
+pub(crate) fn finite(v: Option<f64>) -> Option<f64> {
     v.filter(|f| f.is_finite())
 }
 
@@ -78,7 +78,7 @@ pub(crate) fn query(pairs: &[(&str, &str)]) -> String {
     q.finish()
 }
 
-fn grade_class(grade: &str) -> &'static str {
+pub(crate) fn grade_class(grade: &str) -> &'static str {
     match grade {
         "A" => "grade grade-a",
         "B" => "grade grade-b",
@@ -90,7 +90,7 @@ fn grade_class(grade: &str) -> &'static str {
     }
 }
 
-fn severity_class(severity: &str) -> &'static str {
+pub(crate) fn severity_class(severity: &str) -> &'static str {
     match severity.to_ascii_lowercase().as_str() {
         "critical" => "sev sev-critical",
         "high" => "sev sev-high",
@@ -101,8 +101,20 @@ fn severity_class(severity: &str) -> &'static str {
 }
 
 /// The date part of an RFC 3339 time.
-fn day(t: &str) -> &str {
+pub(crate) fn day(t: &str) -> &str {
     t.get(..10).unwrap_or(t)
+}
+
+/// An RFC 3339 time of an answer as people read it: `2026-12-03 13:20 UTC` (the text as
+/// it came when it is not one).
+pub(crate) fn when(t: &str) -> String {
+    match model::timefmt::parse_datetime(t) {
+        Some(at) => {
+            let at = at.to_offset(time::UtcOffset::UTC);
+            format!("{} {:02}:{:02} UTC", model::timefmt::format_date(at.date()), at.hour(), at.minute())
+        }
+        None => t.to_owned(),
+    }
 }
 
 /// The host name of a finding's asset (`host`, `host:port`, or a URL).
@@ -168,7 +180,7 @@ pub fn failure(what: &str, f: &Failure) -> Markup {
 }
 
 /// A section from an answer that may have been refused.
-fn section<T>(what: &str, answer: &Result<T, Failure>, body: impl FnOnce(&T) -> Markup) -> Markup {
+pub(crate) fn section<T>(what: &str, answer: &Result<T, Failure>, body: impl FnOnce(&T) -> Markup) -> Markup {
     match answer {
         Ok(v) => body(v),
         Err(f) => failure(what, f),
@@ -179,6 +191,8 @@ fn section<T>(what: &str, answer: &Result<T, Failure>, body: impl FnOnce(&T) -> 
 pub struct Home {
     pub recent: Result<LastScanned, Failure>,
     pub own: Result<CompanyInfo, Failure>,
+    /// The organisation's portfolios (refused to a key without the portfolio scope).
+    pub portfolios: Result<api::responses::portfolio::PortfoliosOut, Failure>,
 }
 
 pub fn home(h: &Home) -> Markup {
@@ -186,6 +200,11 @@ pub fn home(h: &Home) -> Markup {
     let monitor = !matches!(&h.own, Err(f) if f.status.as_u16() == 403);
     html! {
         h1 { "Rampart scorecard" }
+        @match &h.portfolios {
+            Ok(list) => (crate::portfolio::portfolios(list)),
+            Err(f) if f.status.as_u16() == 403 => {},
+            Err(f) => (failure("Your portfolios", f)),
+        }
         @if monitor {
             section.card {
                 h2 { "Your company" }
@@ -214,7 +233,7 @@ pub fn home(h: &Home) -> Markup {
     }
 }
 
-fn search_form(q: &str) -> Markup {
+pub(crate) fn search_form(q: &str) -> Markup {
     html! {
         form.search data-nav action="/app/search" role="search" {
             label for="q" { "Company name, domain or social_id" }
@@ -244,7 +263,7 @@ fn companies_table(rows: &[ScannedCompany]) -> Markup {
     }
 }
 
-fn score_badge(score: Option<f64>, grade: Option<&str>) -> Markup {
+pub(crate) fn score_badge(score: Option<f64>, grade: Option<&str>) -> Markup {
     let grade = grade.unwrap_or("");
     html! {
         @match finite(score) {
@@ -254,15 +273,27 @@ fn score_badge(score: Option<f64>, grade: Option<&str>) -> Markup {
     }
 }
 
+/// A company a search found: by what, and its rating when it has one.
+pub struct Found {
+    pub name: String,
+    pub social_id: String,
+    pub how: &'static str,
+    pub score: Option<f64>,
+    pub grade: Option<String>,
+}
+
 /// Search results: every company the name, domain or social_id search found.
-pub fn search(q: &str, found: &[(String, String, &'static str)], refused: &[Failure]) -> Markup {
+pub fn search(q: &str, found: &[Found], refused: &[Failure]) -> Markup {
     html! {
         h1 { "Search: " (q) }
         (search_form(q))
         @if found.is_empty() { p { "No company matches." } }
         ul.results {
-            @for (name, sid, how) in found {
-                li { a href={"/app/company?" (query(&[("social_id", sid)]))} { (name) } " " span.muted { (sid) " · by " (how) } }
+            @for c in found {
+                li data-social-id=(c.social_id) {
+                    (score_badge(c.score, c.grade.as_deref())) " "
+                    a href={"/app/company?" (query(&[("social_id", &c.social_id)]))} { (c.name) } " " span.muted { (c.social_id) " · by " (c.how) }
+                }
             }
         }
         @for f in refused { (failure("Search", f)) }
@@ -330,7 +361,7 @@ pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
             section {
                 h2 { "Components" }
                 @if let Some(score) = &s.score {
-                    ol.components { @for (key, name, member) in COMPONENTS { (component(who, key, name, member(score))) } }
+                    ol.components { @for (key, name, member) in COMPONENTS { (component(who, sid, key, name, member(score))) } }
                 } @else { p { "No rating yet." } }
             }
             section {
@@ -380,7 +411,7 @@ fn peers(p: &PeerBenchmarks) -> Markup {
     }
 }
 
-fn component(who: Audience, key: &str, name: &str, c: &ComponentOut) -> Markup {
+fn component(who: Audience, sid: &str, key: &str, name: &str, c: &ComponentOut) -> Markup {
     let score = finite(c.score);
     let findings = &c.findings;
     let count = u64::from(c.findings_count);
@@ -408,6 +439,7 @@ fn component(who: Audience, key: &str, name: &str, c: &ComponentOut) -> Markup {
                 details.findings {
                     summary { (count) " finding" @if count != 1 { "s" } @if (findings.len() as u64) < count { " (the " (findings.len()) " worst shown)" } }
                     ul { @for f in findings { li { (finding(who, f)) } } }
+                    p { a href=(findings_link(who, sid, key)) { "All " (count) " of " (name) " (open and closed, with filters) →" } }
                 }
             } @else if score.is_some() {
                 p.muted { "No findings (" (c.assets_checked) " assets checked)." }
@@ -416,7 +448,7 @@ fn component(who: Audience, key: &str, name: &str, c: &ComponentOut) -> Markup {
     }
 }
 
-fn finding(who: Audience, f: &FindingOut) -> Markup {
+pub(crate) fn finding(who: Audience, f: &FindingOut) -> Markup {
     let id = f.id;
     let asset = f.asset.as_str();
     let last_seen = f.last_seen.as_str();
@@ -468,6 +500,14 @@ fn finding(who: Audience, f: &FindingOut) -> Markup {
                 }
             }
         }
+    }
+}
+
+/// The findings table of a company's component (an underwriter's names the company).
+fn findings_link(who: Audience, sid: &str, key: &str) -> String {
+    match who {
+        Audience::Underwriter => format!("/app/findings?{}", query(&[("social_id", sid), ("risk_vector", key)])),
+        Audience::Monitor => format!("/app/findings?{}", query(&[("risk_vector", key)])),
     }
 }
 
@@ -699,9 +739,17 @@ pub fn asset_list(who: Audience, social_id: &str, v: &AssetPage) -> Markup {
             AssetPage::Infrastructure(i) => (infrastructure(i, &none)),
             AssetPage::Sbom(s) => (sbom(s, &none)),
         }
+        (pager(p, |n| list_link(who, social_id, kind, n)))
+    }
+}
+
+/// The previous and next pages of a paged answer, each a link made by `link`.
+pub(crate) fn pager(p: &PaginationOut, link: impl Fn(u64) -> String) -> Markup {
+    let (current, pages) = (p.current_page, p.total_pages);
+    html! {
         nav.pager aria-label="Pages" {
-            @if current > 1 { a href=(list_link(who, social_id, kind, current - 1)) rel="prev" { "← Previous" } }
-            @if current < pages { a href=(list_link(who, social_id, kind, current + 1)) rel="next" { "Next →" } }
+            @if current > 1 { a href=(link(current - 1)) rel="prev" { "← Previous" } }
+            @if current < pages { a href=(link(current + 1)) rel="next" { "Next →" } }
         }
     }
 }
@@ -1124,9 +1172,16 @@ mod tests {
             }
             let html = incident(&d.parse(fixtures::incident())).into_string();
             proptest::prop_assert!(!html.contains("<script"), "{html}");
-            let html = home(&Home { recent: Ok(d.parse(fixtures::last_scanned())), own: Ok(d.parse(fixtures::company_info())) })
-                .into_string();
+            let html = home(&Home {
+                recent: Ok(d.parse(fixtures::last_scanned())),
+                own: Ok(d.parse(fixtures::company_info())),
+                portfolios: Ok(d.parse(fixtures::portfolios())),
+            })
+            .into_string();
             proptest::prop_assert!(!html.contains("<script"), "{html}");
+            for html in crate::portfolio::every_view(&mut |mut v| { d.mutate(&mut v); v }) {
+                proptest::prop_assert!(!html.contains("<script"), "{html}");
+            }
             let incident = d.parse(fixtures::month_prediction("probability", "expected_incidents", json!([])));
             let loss = d.parse(fixtures::month_prediction("breach_probability", "expected_records", json!([])));
             let html = predictions(12, None, &Ok(incident), &Ok(loss), &Ok(d.parse(fixtures::tail_risk()))).into_string();

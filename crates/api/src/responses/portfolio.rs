@@ -3,13 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{FindingOut, PaginationOut};
 
 /// A portfolio of the caller's organisation.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct PortfolioOut {
     pub portfolio_id: i64,
     pub name: String,
@@ -32,13 +34,13 @@ impl From<&model::Portfolio> for PortfolioOut {
 }
 
 /// The organisation's portfolios, by name.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct PortfoliosOut {
     pub portfolios: Vec<PortfolioOut>,
 }
 
 /// What became of one row of an add-companies request.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct AddedRowOut {
     /// The domain as given (or the row's text, when it named none).
     pub domain: String,
@@ -47,7 +49,7 @@ pub struct AddedRowOut {
     /// `rated` (a rating is there to read), `queued` (its first rating is on its way:
     /// its quick rating is queued at top priority), `pending` (an operator must
     /// decide: the domain is in another company's footprint) or `refused` (with why).
-    pub status: &'static str,
+    pub status: Cow<'static, str>,
     /// Of a rated company: `quick` or `full`, the depth of the scan behind its rating.
     pub depth: Option<String>,
     /// Whether the company is new to Rampart (created from its domain by this request).
@@ -56,19 +58,19 @@ pub struct AddedRowOut {
 }
 
 /// The answer of POST /portfolio-add-companies.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct AddCompaniesOut {
     pub portfolio_id: i64,
     /// Companies new to the portfolio.
     pub added: u64,
     /// Rows by status.
-    pub counts: BTreeMap<&'static str, u64>,
+    pub counts: BTreeMap<Cow<'static, str>, u64>,
     /// One result per row, in the order given.
     pub results: Vec<AddedRowOut>,
 }
 
 /// An organisation's record of a company in a portfolio.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct VendorRecordOut {
     /// 1 (critical) to 4; none when not tiered.
     pub tier: Option<u8>,
@@ -97,7 +99,7 @@ impl From<&model::VendorRecord> for VendorRecordOut {
 }
 
 /// Open findings by severity.
-#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
 pub struct SeverityCounts {
     pub critical: u32,
     pub high: u32,
@@ -127,7 +129,7 @@ impl SeverityCounts {
 }
 
 /// One company of a portfolio, as its list shows it.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct PortfolioCompanyOut {
     pub social_id: String,
     pub name: String,
@@ -137,7 +139,7 @@ pub struct PortfolioCompanyOut {
     pub industry: String,
     /// `rated`, `queued` (not rated yet), `pending` (an operator must approve its
     /// domain) or `refused` (its scan could not rate it: `status_message` says why).
-    pub status: &'static str,
+    pub status: Cow<'static, str>,
     pub status_message: Option<String>,
     /// The global score (0–100) and grade of its latest rating.
     pub score: Option<f64>,
@@ -161,7 +163,7 @@ pub struct PortfolioCompanyOut {
 }
 
 /// A page of a portfolio's companies.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct PortfolioCompaniesOut {
     pub portfolio_id: i64,
     pub name: String,
@@ -170,7 +172,7 @@ pub struct PortfolioCompaniesOut {
 }
 
 /// The answer of PUT /portfolio-update-company.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct MemberOut {
     pub portfolio_id: i64,
     pub social_id: String,
@@ -179,7 +181,7 @@ pub struct MemberOut {
 }
 
 /// A company that moved, in a portfolio's summary.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct MoverOut {
     pub social_id: String,
     pub name: String,
@@ -189,7 +191,7 @@ pub struct MoverOut {
 }
 
 /// A company with a KEV-listed CVE among its open findings.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct KevCompanyOut {
     pub social_id: String,
     pub name: String,
@@ -197,7 +199,7 @@ pub struct KevCompanyOut {
 }
 
 /// One tier's row of the tier × grade matrix (`tier` none: companies without a tier).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct TierGradesOut {
     pub tier: Option<u8>,
     pub companies: u64,
@@ -206,7 +208,7 @@ pub struct TierGradesOut {
 }
 
 /// The answer of GET /portfolio-getsummary.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct PortfolioSummaryOut {
     pub portfolio_id: i64,
     pub name: String,
@@ -227,11 +229,11 @@ pub struct PortfolioSummaryOut {
 }
 
 /// A finding a search found.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct FoundFindingOut {
     pub social_id: String,
     /// `open` or `closed`.
-    pub status: &'static str,
+    pub status: Cow<'static, str>,
     pub closed_at: Option<String>,
     #[serde(flatten)]
     pub finding: FindingOut,
@@ -241,7 +243,7 @@ impl From<&store::FoundFinding> for FoundFindingOut {
     fn from(f: &store::FoundFinding) -> Self {
         Self {
             social_id: f.social_id.to_string(),
-            status: if f.closed_at.is_some() { "closed" } else { "open" },
+            status: Cow::Borrowed(if f.closed_at.is_some() { "closed" } else { "open" }),
             closed_at: f.closed_at.map(|t| model::timefmt::rfc3339(t.0)),
             finding: FindingOut::from(&f.finding),
         }
@@ -249,7 +251,7 @@ impl From<&store::FoundFinding> for FoundFindingOut {
 }
 
 /// A page of the findings a search found, worst first.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct FindingsOut {
     /// The company searched (absent for a portfolio's search).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -463,7 +463,7 @@ fn refused(domain: &str, message: String) -> Onboarded {
         out: AddedRowOut {
             domain: domain.chars().take(253).collect(),
             social_id: None,
-            status: "refused",
+            status: "refused".into(),
             depth: None,
             created: false,
             message,
@@ -484,7 +484,7 @@ async fn existing(app: &AppState, c: &Company, record: VendorRecord, note: Strin
     let mut out = AddedRowOut {
         domain: c.domain.as_ref().map(Domain::to_string).unwrap_or_default(),
         social_id: Some(c.social_id.to_string()),
-        status: "rated",
+        status: "rated".into(),
         depth: None,
         created: false,
         message: String::new(),
@@ -493,12 +493,12 @@ async fn existing(app: &AppState, c: &Company, record: VendorRecord, note: Strin
         out.depth = Some(latest.depth().to_owned());
         out.message = format!("{} is rated {:.1} ({}){note}", c.company_name, latest.score.as_f64(), latest.grade);
     } else if let Some((why, _)) = app.store().scan_error(c.id).await? {
-        out.status = "refused";
+        out.status = "refused".into();
         out.message = format!("{} cannot be rated: {why}", c.social_id);
         return Ok(Onboarded { out, member: None, create: None });
     } else {
         app.enqueue(&model::JobSpec::Quick { social_id: c.social_id.clone() }).await?;
-        out.status = "queued";
+        out.status = "queued".into();
         out.message = format!("{} is not rated yet: its quick rating is queued at top priority{note}", c.social_id);
     }
     Ok(Onboarded { out, member: Some((c.id, record)), create: None })
@@ -575,7 +575,7 @@ async fn onboard(app: &AppState, who: &OrgCaller, row: Result<RowIn, String>) ->
     let out = AddedRowOut {
         domain: domain.to_string(),
         social_id: Some(sid.to_string()),
-        status: if held { "pending" } else { "queued" },
+        status: (if held { "pending" } else { "queued" }).into(),
         depth: None,
         created: true,
         message: format!(
@@ -728,10 +728,10 @@ pub async fn add_companies(
         }
     }
     let added = app.store().add_to_portfolio(portfolio.id, &members).await?;
-    let mut counts: BTreeMap<&'static str, u64> =
-        ["rated", "queued", "pending", "refused"].into_iter().map(|s| (s, 0)).collect();
+    let mut counts: BTreeMap<std::borrow::Cow<'static, str>, u64> =
+        ["rated", "queued", "pending", "refused"].into_iter().map(|s| (s.into(), 0)).collect();
     for r in &results {
-        *counts.entry(r.status).or_default() += 1;
+        *counts.entry(r.status.clone()).or_default() += 1;
     }
     Ok(Json(AddCompaniesOut {
         portfolio_id: portfolio.id,
@@ -867,7 +867,7 @@ pub(crate) fn company_out(
         name_derived: row.name_derived,
         domain: row.domain.clone(),
         industry: row.industry.clone(),
-        status,
+        status: status.into(),
         status_message,
         score: row.rating.as_ref().map(|r| r.score.as_f64()),
         grade: row.rating.as_ref().map(|r| r.grade.as_str().to_owned()),
@@ -895,7 +895,12 @@ pub(crate) struct ListFilter {
     q: Option<String>,
     status: Option<String>,
     stale: Option<bool>,
+    /// Only these companies (a client following the rows it added).
+    social_ids: Vec<SocialId>,
 }
+
+/// Most companies one `social_id` filter names.
+pub const MAX_NAMED: usize = 100;
 
 /// The keys `sort` takes (`-` before one: descending).
 pub const SORT_KEYS: [&str; 21] = [
@@ -955,6 +960,14 @@ impl ListFilter {
             }
             f.status = Some(s.to_owned());
         }
+        if let Some(ids) = p.optional("social_id") {
+            for part in ids.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                if f.social_ids.len() == MAX_NAMED {
+                    return Err(ApiError::bad(format!("social_id names at most {MAX_NAMED} companies")));
+                }
+                f.social_ids.push(SocialId::parse(part).map_err(|_| ApiError::not_valid("social_id"))?);
+            }
+        }
         if let Some(s) = p.optional("stale") {
             f.stale = Some(match s {
                 "true" => true,
@@ -972,9 +985,10 @@ impl ListFilter {
             && (self.tiers.is_empty() || self.tiers.contains(&row.record.tier.map(model::Tier::get)))
             && self.tag.as_ref().is_none_or(|t| row.record.tags.contains(t))
             && self.industry.as_ref().is_none_or(|i| row.industry.to_lowercase() == *i)
-            && self.status.as_ref().is_none_or(|s| out.status == s)
+            && self.status.as_ref().is_none_or(|s| out.status == s.as_str())
             && self.stale.is_none_or(|s| out.stale == s)
             && changed.is_none_or(|c| c)
+            && (self.social_ids.is_empty() || self.social_ids.contains(&row.social_id))
             && self.q.as_ref().is_none_or(|q| {
                 row.name.to_lowercase().contains(q)
                     || row.social_id.as_str().contains(q.as_str())
@@ -1213,7 +1227,7 @@ pub(crate) fn companies_csv<'a>(
             cell(&c.name),
             opt(&c.domain),
             cell(&c.industry),
-            c.status.to_owned(),
+            c.status.to_string(),
             opt(&c.score.map(|s| format!("{s:.1}"))),
             opt(&c.grade),
             opt(&c.change_7d.map(|s| format!("{s:.1}"))),
@@ -1265,6 +1279,7 @@ fn wants_csv(p: &Params) -> Result<bool, ApiError> {
         ("q" = Option<String>, Query, description = "Text in the name, social_id, domain or custom id"),
         ("status" = Option<String>, Query, description = "rated, queued, pending or refused"),
         ("stale" = Option<bool>, Query, description = "Only stale (true) or fresh (false) ratings"),
+        ("social_id" = Option<String>, Query, description = "Only these companies, comma-separated (at most 100)"),
         ("format" = Option<String>, Query, description = "json (default) or csv")),
     responses((status = 200, description = "The portfolio's companies (extension)",
         content((PortfolioCompaniesOut = "application/json"), (String = "text/csv"))), CommonErrors))]
@@ -1602,7 +1617,7 @@ mod tests {
             name_derived: false,
             domain: None,
             industry: String::new(),
-            status: "rated",
+            status: "rated".into(),
             status_message: None,
             score,
             grade: None,

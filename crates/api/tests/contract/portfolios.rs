@@ -319,6 +319,9 @@ async fn the_list_sorts_filters_pages_and_exports() {
     assert_eq!(sids(&list("&tag=EU").await), ["globex-logistics"]);
     assert_eq!(sids(&list("&q=INIT").await), ["initech"]);
     assert_eq!(sids(&list("&status=queued").await), ["queued-new.test"]);
+    assert_eq!(sids(&list("&social_id=initech,%20queued-new.test,nobody").await), ["initech", "queued-new.test"]);
+    let many: Vec<String> = (0..=100).map(|i| format!("c{i}")).collect();
+    let too_many = format!("&social_id={}", many.join(","));
     assert_eq!(sids(&list("&grade=B").await), ["initech"]);
     let since = (time::OffsetDateTime::now_utc() - time::Duration::days(10)).date();
     assert_eq!(sids(&list(&format!("&changed_since={since}")).await), ["initech"], "moved since 10 days ago");
@@ -329,6 +332,7 @@ async fn the_list_sorts_filters_pages_and_exports() {
         ("&tier=7", "tier must be"),
         ("&changed_since=yesterday", "changed_since must be"),
         ("&status=gone", "status must be one of"),
+        (too_many.as_str(), "social_id names at most 100 companies"),
         ("&format=xml", "format must be json or csv"),
         ("&page=0", "Page value should be greater than 0"),
     ] {

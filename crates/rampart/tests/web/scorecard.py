@@ -5,6 +5,11 @@ Phases:
             download the report; monitor: its scorecard, keyboard, phone width, predictions.
   rescan  - monitor: rescan the DMARC finding of its domain and see it close (the test has
             fixed the lab's DMARC record before this phase).
+  portfolio - a key of an organisation: make a portfolio, add companies by pasting domains
+            and by a CSV file (an applicant new to Rampart lands rated while the page
+            watches), sort, filter by tier and remove the filter's chip, edit a tier and
+            tags in place, download the CSV, the portfolio's and a company's findings
+            tables with filters, compare two companies, search results with grades.
 
 Every page is saved as a screenshot under --shots. Any console error, page error or
 failed request fails the run. Exit status 0 when every step held.
@@ -29,7 +34,9 @@ def main():
     ap.add_argument("--underwriter", required=True)
     ap.add_argument("--monitor", required=True)
     ap.add_argument("--company", required=True, help="the monitor key's company name")
-    ap.add_argument("--phase", choices=["browse", "rescan"], required=True)
+    ap.add_argument("--phase", choices=["browse", "rescan", "portfolio"], required=True)
+    ap.add_argument("--portfolio-key", help="a key of an organisation, with the portfolio scope")
+    ap.add_argument("--applicant", help="the domain of a lab applicant that Rampart does not know yet")
     ap.add_argument("--shots", required=True)
     ap.add_argument("--chromium", default=os.environ.get("RAMPART_CHROMIUM", "/usr/bin/chromium"))
     a = ap.parse_args()
@@ -61,8 +68,10 @@ def main():
 
         if a.phase == "browse":
             browse(page, a, shot, sign_in)
-        else:
+        elif a.phase == "rescan":
             rescan(page, a, shot, sign_in)
+        else:
+            portfolio(page, a, shot, sign_in)
         browser.close()
 
     if problems:
@@ -199,6 +208,118 @@ def rescan(page, a, shot, sign_in):
     expect(page.locator("#status")).to_contain_text("the finding is closed", timeout=150_000)
     assert page.locator(f'[data-finding-id="{finding_id}"]').count() == 0, "the finding is gone from the page"
     shot("after")
+
+
+def portfolio(page, a, shot, sign_in):
+    sign_in(a.portfolio_key)
+    expect(page.get_by_role("heading", name="Your portfolios")).to_be_visible()
+    page.fill("#new-portfolio", "Book 2027")
+    page.click("#portfolios form button")
+    expect(page.locator("#status")).to_contain_text("created")
+    page.get_by_role("link", name="Book 2027").click()
+    expect(page.get_by_role("heading", name="Book 2027", level=1)).to_be_visible()
+    shot("empty")
+
+    # Paste domains: two companies Rampart rates, an applicant it does not know, and an IP
+    # address it refuses. The applicant's row turns rated while the page watches.
+    page.fill("#domains", f"kestrelfreight.test\nbluefinbank.test\n{a.applicant}\n10.0.0.1")
+    page.click("form.add button[type=submit]")
+    landing = page.locator("#status section.landing")
+    expect(landing).to_contain_text("4 rows")
+    expect(landing.locator('tr[data-social-id="kestrel-logistics"]')).to_have_attribute("data-status", "rated")
+    expect(landing.locator("tr", has_text="10.0.0.1")).to_have_attribute("data-status", "refused")
+    shot("added")
+    applicant = landing.locator(f'tr[data-social-id="{a.applicant}"]')
+    expect(applicant).to_have_attribute("data-status", "rated", timeout=60_000)
+    # Named by its site; quick first, and in the lab the full scan may already be done.
+    expect(applicant).to_contain_text(re.compile("Harbourline Freight Ltd.*rated (quick|full)"))
+    expect(page.locator("#status .landing-note")).to_have_text("Every row has landed.")
+    rows = page.locator("table.portfolio-table tbody tr")
+    expect(rows).to_have_count(3)
+    shot("landed")
+
+    # A CSV file: its columns set the tier and the tags.
+    page.locator("#add-companies > summary").click()
+    page.set_input_files("input[type=file][data-into=domains]", files=[{
+        "name": "book.csv", "mimeType": "text/csv",
+        "buffer": b"domain,tier,tags\nkestrelcoldchain.test,1,cold chain\n"}])
+    expect(page.locator("#domains")).to_have_value(re.compile("kestrelcoldchain.test"))
+    page.click("form.add button[type=submit]")
+    expect(page.locator("#status section.landing")).to_contain_text("1 row")
+    expect(rows).to_have_count(4)
+
+    # Sorted by score, best first: the heading says so and the scores fall.
+    page.locator('th a[data-sort="score"]').click()
+    expect(page.locator('th[aria-sort="descending"] a[data-sort="score"]')).to_be_visible()
+    scores = [float(t.split()[0]) for t in page.locator("table.portfolio-table tbody td.num .grade").all_inner_texts()
+              if t.split() and t.split()[0][0].isdigit()]
+    assert len(scores) == 4 and scores == sorted(scores, reverse=True), f"sorted by score: {scores}"
+    shot("sorted")
+
+    # Filtered by tier: the CSV's tier-1 company only; its chip removes the filter.
+    page.select_option("form.filters select[name=tier]", "1")
+    page.click("form.filters button[type=submit]")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-social-id", "kestrel-coldchain")
+    expect(rows.first.locator("a.chip")).to_have_text("cold chain")
+    page.locator("a.chip.active", has_text="tier: 1").click()
+    expect(rows).to_have_count(4)
+
+    # A tier and tags edited in place.
+    row = page.locator('table.portfolio-table tr[data-social-id="bluefin-bank"]')
+    row.locator("select[name=tier]").select_option("2")
+    row.locator("input[name=tags]").fill("core, eu")
+    row.get_by_role("button", name="Save").click()
+    expect(page.locator("#status")).to_contain_text("bluefin-bank: tier 2, core, eu.")
+    expect(row.locator("a.chip", has_text="core")).to_be_visible()
+    expect(row.locator("select[name=tier]")).to_have_value("2")
+    shot("edited")
+
+    # The CSV: every row, with the edited record.
+    with page.expect_download() as d:
+        page.get_by_role("button", name="Download CSV").click()
+    path = os.path.join(a.shots, "portfolio.csv")
+    d.value.save_as(path)
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    assert lines[0].startswith("social_id,"), lines[0]
+    assert len(lines) == 5 and any(l.startswith("bluefin-bank,") and "core" in l for l in lines), lines
+
+    # The portfolio's findings, filtered to one component.
+    page.get_by_role("link", name="Findings", exact=True).click()
+    expect(page.get_by_role("heading", name="Findings: Book 2027")).to_be_visible()
+    page.select_option("form.filters select[name=risk_vector]", "open_ports")
+    page.click("form.filters button[type=submit]")
+    found = page.locator("table.findings-table tbody > tr")
+    expect(found.first).to_be_visible()
+    components = found.locator(":scope > td:nth-child(2)").all_inner_texts()
+    assert components and set(components) == {"open_ports"}, components
+    shot("findings")
+
+    # Compare two companies: components side by side, a line per component.
+    page.get_by_role("link", name="← Book 2027").click()
+    page.check('input[form=compare][value="kestrel-logistics"]')
+    page.check('input[form=compare][value="bluefin-bank"]')
+    page.get_by_role("button", name=re.compile("Compare the ticked")).click()
+    expect(page.get_by_role("heading", name=re.compile("^Compare: "), level=1)).to_be_visible()
+    expect(page.locator("table.compare tbody tr[data-component]")).to_have_count(12)
+    expect(page.locator("ul.legend").first).to_contain_text("Global")
+    shot("compare")
+
+    # A company's findings from its scorecard: every one of a component, not five.
+    page.get_by_role("link", name=re.compile("Kestrel")).first.click()
+    expect(page.locator("li.component")).to_have_count(12)
+    ports = page.locator("#component-open_ports")
+    ports.locator("details.findings > summary").click()
+    ports.get_by_role("link", name=re.compile("^All ")).click()
+    expect(page.get_by_role("heading", name=re.compile("^Findings: Kestrel"))).to_be_visible()
+    expect(page.locator("form.filters select[name=risk_vector]")).to_have_value("open_ports")
+
+    # Search results carry the grade and the score.
+    page.goto(a.base + "/app/search?q=Kestrel")
+    result = page.locator('ul.results li[data-social-id="kestrel-logistics"] .grade')
+    expect(result).to_have_text(re.compile(r"^\d+\.\d [A-F]$"))
+    shot("search")
 
 
 if __name__ == "__main__":
