@@ -143,7 +143,7 @@ macro_rules! resource {
 /// The company resources, one handler each: the Underwriter operation on the company
 /// `social_id` names, and the Monitor operation at the path given, on the calling key's
 /// company, with its summary.
-fn company_resources() -> [(UtoipaMethodRouter<AppState>, UtoipaMethodRouter<AppState>); 13] {
+fn company_resources() -> [(UtoipaMethodRouter<AppState>, UtoipaMethodRouter<AppState>); 14] {
     [
         resource!(get_company_info, "/monitor-getcompanyinfo", "The caller's company information record."),
         resource!(
@@ -197,6 +197,11 @@ fn company_resources() -> [(UtoipaMethodRouter<AppState>, UtoipaMethodRouter<App
             get_company_findings,
             "/monitor-getcompanyfindings",
             "Every finding of the caller's company, filtered and paged (an extension of the spec,\nas /underwriter-getcompanyfindings is)."
+        ),
+        resource!(
+            get_improvement_plan,
+            "/monitor-getimprovementplan",
+            "The smallest set of the caller's open findings whose fix reaches a target grade (an\nextension of the spec, as /underwriter-getimprovementplan is)."
         ),
     ]
 }

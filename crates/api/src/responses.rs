@@ -1607,3 +1607,44 @@ mod event_tests {
         assert_eq!(required, properties);
     }
 }
+
+// --- Improvement plans --------------------------------------------------------------------
+
+/// One fix of an improvement plan.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PlanStepOut {
+    /// What fixing this finding alone would add to the global score.
+    pub gain: f64,
+    /// The global score and grade once it and every step before it are fixed.
+    pub score_after: f64,
+    pub grade_after: String,
+    /// The cap below the target that this finding sets (every such finding must be fixed
+    /// to lift it), if any.
+    pub lifts_cap: Option<String>,
+    pub finding: FindingOut,
+}
+
+/// The answer of GET /underwriter-getimprovementplan (and the Monitor's): the smallest set
+/// of open findings whose fix reaches the target grade, exact under the published method.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ImprovementPlanOut {
+    pub social_id: String,
+    pub company_name: String,
+    /// The rating now.
+    pub score: f64,
+    pub grade: String,
+    pub target_grade: String,
+    /// The least score of the target grade.
+    pub target_score: f64,
+    /// `reached` (the rating is at the target already), `plan` (fix the steps) or
+    /// `unreachable` (`why` says why).
+    pub outcome: String,
+    pub why: Option<String>,
+    /// The score and grade once every step is fixed.
+    pub score_after: Option<f64>,
+    pub grade_after: Option<String>,
+    /// Ordered by what each fix alone gains.
+    pub steps: Vec<PlanStepOut>,
+    /// The method the plan is exact under.
+    pub methodology: String,
+}

@@ -174,6 +174,19 @@ impl Domain {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Website(String, Domain);
 
+/// The host of a company's website as stored (`https://www.acme.test/x` →
+/// `www.acme.test`), in lower case; none when there is none.
+pub fn website_host(website: &str) -> Option<String> {
+    website
+        .trim()
+        .trim_start_matches("https://")
+        .trim_start_matches("http://")
+        .split(['/', ':'])
+        .next()
+        .map(str::to_ascii_lowercase)
+        .filter(|h| !h.is_empty())
+}
+
 impl Website {
     /// Longer than any website a company gives; the API refuses longer text anyway.
     pub const MAX_LEN: usize = 2048;

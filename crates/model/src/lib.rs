@@ -29,7 +29,7 @@ pub use company::*;
 pub use cpe::{Cpe, CpeError};
 pub use dispute::{Dispute, DisputeReason, DisputeState, FootprintAsset, FootprintChange};
 pub use event::{Delivery, Event, EventBody, EventKind, EventLink, NewEvent, NewWebhook, SCORE_MOVE, Webhook};
-pub use ids::{CveId, Domain, IdError, MAX_DKIM_SELECTORS, SocialId, Website, dkim_selectors};
+pub use ids::{CveId, Domain, IdError, MAX_DKIM_SELECTORS, SocialId, Website, dkim_selectors, website_host};
 pub use observatory::observatory_penalty;
 pub use page::{PAGE_SIZE, Page, PageError, Pagination};
 pub use portfolio::{Org, Portfolio, Relationship, Stage, Tier, VendorRecord};

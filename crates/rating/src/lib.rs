@@ -18,6 +18,7 @@
 
 pub mod exposure;
 pub mod peers;
+pub mod plan;
 pub mod predict;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,6 +142,18 @@ pub fn grade_of(score: f64) -> Grade {
     }
 }
 
+/// The least score of a grade ([`grade_of`]'s bounds).
+pub fn grade_floor(g: Grade) -> f64 {
+    match g {
+        Grade::A => 90.0,
+        Grade::B => 80.0,
+        Grade::C => 70.0,
+        Grade::D => 60.0,
+        Grade::E => 50.0,
+        Grade::F => 0.0,
+    }
+}
+
 /// Why a component with nothing assessed has no score.
 fn not_assessable_reason(v: RiskVector) -> &'static str {
     use RiskVector as V;
@@ -191,8 +204,8 @@ fn describe(f: &Finding) -> String {
 /// A cap: its reason, its bound, and which findings set it.
 type CapRule<'a> = (&'static str, f64, &'a dyn Fn(&Finding) -> bool);
 
-/// The caps the findings set, lowest bound first (each reason once).
-fn caps_of(input: &Input<'_>) -> Vec<Cap> {
+/// Each cap rule with the findings (their index in `input.findings`) that set it.
+pub(crate) fn cap_setters(input: &Input<'_>) -> Vec<(&'static str, f64, Vec<usize>)> {
     let website = input.website_host.map(str::to_ascii_lowercase);
     let on_website = |asset: &str| {
         website.as_deref().is_some_and(|w| {
@@ -214,17 +227,39 @@ fn caps_of(input: &Input<'_>) -> Vec<Cap> {
         }),
         ("a critical finding", 79.9, &|f: &Finding| f.severity == Severity::Critical),
     ];
-    let mut caps: Vec<Cap> = rules
+    rules
         .iter()
-        .filter_map(|(reason, max, applies)| {
-            let mut findings: Vec<String> = input.findings.iter().filter(|f| applies(f)).map(describe).collect();
+        .map(|(reason, max, applies)| {
+            let setters = input.findings.iter().enumerate().filter(|(_, f)| applies(f)).map(|(i, _)| i).collect();
+            (*reason, *max, setters)
+        })
+        .collect()
+}
+
+/// The caps the findings set, lowest bound first (each reason once).
+fn caps_of(input: &Input<'_>) -> Vec<Cap> {
+    let mut caps: Vec<Cap> = cap_setters(input)
+        .into_iter()
+        .filter_map(|(reason, max, setters)| {
+            let mut findings: Vec<String> = setters.iter().map(|i| describe(&input.findings[*i])).collect();
             findings.sort();
             findings.dedup();
-            (!findings.is_empty()).then(|| Cap { reason: (*reason).to_owned(), max_score: *max, findings })
+            (!findings.is_empty()).then(|| Cap { reason: reason.to_owned(), max_score: max, findings })
         })
         .collect();
     caps.sort_by(|a, b| a.max_score.total_cmp(&b.max_score).then_with(|| a.reason.cmp(&b.reason)));
     caps
+}
+
+/// The points a finding costs its component (an accepted compensating control: none).
+pub fn finding_points(f: &Finding) -> f64 {
+    if f.no_weight {
+        0.0
+    } else if f.risk_vector == RiskVector::WebHeaders {
+        f64::from(model::observatory_penalty(&f.code))
+    } else {
+        points_of(f.severity)
+    }
 }
 
 /// Rates the input.
@@ -247,7 +282,7 @@ pub fn rate(input: &Input<'_>) -> Rating {
                     asset: f.asset.clone(),
                     severity: f.severity,
                     cve: f.cve.as_ref().map(|c| c.as_str().to_owned()),
-                    points: if web { f64::from(model::observatory_penalty(&f.code)) } else { points_of(f.severity) },
+                    points: finding_points(f),
                 })
                 .filter(|p| p.points > 0.0)
                 .collect();
@@ -547,6 +582,12 @@ mod tests {
         }
         assert_eq!(grade_of(49.9), Grade::F);
         assert_eq!(grade_of(0.0), Grade::F);
+        // Each grade's floor is its own, and a tenth below it the next grade's.
+        for g in [Grade::A, Grade::B, Grade::C, Grade::D, Grade::E] {
+            assert_eq!(grade_of(grade_floor(g)), g);
+            assert_ne!(grade_of(grade_floor(g) - 0.1), g);
+        }
+        assert_eq!(grade_floor(Grade::F), 0.0);
     }
 
     #[test]

@@ -100,3 +100,57 @@ proptest! {
         prop_assert_eq!(&r, &rated(&shuffled, &assets));
     }
 }
+
+/// Every set of findings of `n` (as indices), smallest first.
+fn subsets(n: usize) -> Vec<Vec<usize>> {
+    let mut all: Vec<Vec<usize>> = (0u32..1 << n).map(|m| (0..n).filter(|i| m & (1 << i) != 0).collect()).collect();
+    all.sort_by_key(Vec::len);
+    all
+}
+
+fn without(findings: &[Finding], fixed: &[usize]) -> Vec<Finding> {
+    findings.iter().enumerate().filter(|(i, _)| !fixed.contains(i)).map(|(_, f)| f.clone()).collect()
+}
+
+proptest! {
+    /// The plan reaches the target: its fixes applied and rated again give at least the
+    /// target; its steps' scores never fall and end at the rating of the findings left.
+    #[test]
+    fn a_plan_reaches_its_target(
+        findings in proptest::collection::vec(finding(), 0..40),
+        assets in assets(),
+        target in 40.0f64..100.0,
+    ) {
+        let kev: BTreeSet<String> = ["CVE-2021-41773".to_owned()].into();
+        let input = Input { findings: &findings, assets_checked: &assets, kev: &kev, website_host: Some("www.a.test") };
+        match rating::plan::plan(&input, target) {
+            rating::plan::Plan::Reached { score } => prop_assert!(score >= target),
+            rating::plan::Plan::Unreachable { why } => prop_assert!(rated(&findings, &assets).score.is_none(), "{why}"),
+            rating::plan::Plan::Steps { steps, .. } => {
+                let fixed: Vec<usize> = steps.iter().map(|s| s.finding).collect();
+                let after = rated(&without(&findings, &fixed), &assets).score.unwrap();
+                prop_assert!(after >= target, "{after} < {target}");
+                prop_assert!(steps.windows(2).all(|w| w[0].score_after <= w[1].score_after));
+                prop_assert_eq!(steps.last().unwrap().score_after, after);
+            }
+        }
+    }
+
+    /// And no smaller set of fixes would (every subset tried, on small inputs).
+    #[test]
+    fn no_smaller_set_of_fixes_reaches_the_target(
+        findings in proptest::collection::vec(finding(), 1..10),
+        assets in assets(),
+        target in 40.0f64..100.0,
+    ) {
+        let kev: BTreeSet<String> = ["CVE-2021-41773".to_owned()].into();
+        let input = Input { findings: &findings, assets_checked: &assets, kev: &kev, website_host: Some("www.a.test") };
+        if let rating::plan::Plan::Steps { steps, .. } = rating::plan::plan(&input, target) {
+            let smallest = subsets(findings.len())
+                .into_iter()
+                .find(|s| rated(&without(&findings, s), &assets).score.is_some_and(|x| x >= target))
+                .expect("fixing everything reaches any target");
+            prop_assert_eq!(steps.len(), smallest.len(), "the plan {:?}, a smaller set {:?}", steps, smallest);
+        }
+    }
+}

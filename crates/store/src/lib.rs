@@ -27,6 +27,7 @@ pub mod disputes;
 mod events;
 mod findings;
 mod incidents;
+pub mod judged;
 mod keys;
 mod migrate;
 mod portfolios;

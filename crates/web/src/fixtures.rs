@@ -306,3 +306,15 @@ pub(crate) fn added() -> Value {
         {"domain": "new.test", "social_id": "new.test", "status": "queued", "depth": null, "created": true, "message": "queued"},
         {"domain": "10.0.0.1", "social_id": null, "status": "refused", "depth": null, "created": false, "message": "an IP address"}]})
 }
+
+/// An improvement plan of two fixes, the first lifting a cap.
+pub(crate) fn plan() -> Value {
+    let step = |id: i64, after: f64, grade: &str, cap: Value| {
+        json!({"gain": 4.5, "score_after": after, "grade_after": grade, "lifts_cap": cap,
+               "finding": finding(id, "open_ports", "critical", "Redis answers without a password")})
+    };
+    json!({"social_id": "acme", "company_name": "Acme", "score": 71.5, "grade": "C", "target_grade": "B",
+        "target_score": 80.0, "outcome": "plan", "why": null, "score_after": 81.0, "grade_after": "B",
+        "steps": [step(7, 76.0, "C", json!("a critical finding")), step(8, 81.0, "B", Value::Null)],
+        "methodology": "2026.11"})
+}

@@ -90,6 +90,7 @@ pub fn router(api: Router) -> Router {
         .route("/ui/findings", get(portfolio::findings))
         .route("/ui/findings/csv", get(portfolio::findings_download))
         .route("/ui/compare", get(portfolio::compare))
+        .route("/ui/plan", get(plan))
         .layer(DefaultBodyLimit::max(FORM_LIMIT))
         // The domains of an add-companies request (1,000 rows of a CSV at most).
         .route("/ui/portfolio/add", post(portfolio::add).layer(DefaultBodyLimit::max(ADD_LIMIT)))
@@ -377,6 +378,27 @@ async fn predictions(Caller(api): Caller, Query(q): Params) -> Response {
         return refused("Sign in", f);
     }
     fragment(StatusCode::OK, pages::predictions(period, notice, &incident, &loss, &tail))
+}
+
+/// The plan to reach a grade: an underwriter's `social_id`, or the monitor key's own
+/// company without one.
+async fn plan(Caller(api): Caller, Query(q): Params) -> Response {
+    let social_id = param(&q, "social_id");
+    let target = param(&q, "target_grade");
+    let target = if target.is_empty() { "A" } else { target };
+    let (who, op) = match social_id {
+        "" => (Audience::Monitor, "/monitor-getimprovementplan"),
+        _ => (Audience::Underwriter, "/underwriter-getimprovementplan"),
+    };
+    let mut at = vec![("target_grade", target)];
+    if who == Audience::Underwriter {
+        at.push(("social_id", social_id));
+    }
+    let answer = api.get::<api::responses::ImprovementPlanOut>(op, &at).await;
+    match answer {
+        Ok(p) => fragment(StatusCode::OK, pages::plan_view(who, &p)),
+        Err(f) => refused("Plan", &f),
+    }
 }
 
 /// The report of a company (an underwriter's `social_id`, or the monitor key's own), as

@@ -350,6 +350,13 @@ pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
             nav.actions aria-label="Scorecard actions" {
                 button type="button" data-report=(report) data-filename={"rampart-report-" (sid) ".html"} { "Download report" }
                 @if who == Audience::Monitor { a.button href="/app/predictions" { "Predictions" } }
+                @if let Some(next) = next_grade(grade) {
+                    @let link = match who {
+                        Audience::Underwriter => format!("/app/plan?{}", query(&[("social_id", sid), ("target_grade", next)])),
+                        Audience::Monitor => format!("/app/plan?{}", query(&[("target_grade", next)])),
+                    };
+                    a.button href=(link) { "Plan to reach " (next) }
+                }
             }
             @if let Some(m) = &s.message { p.notice { (m) } }
             @if s.stale == Some(true) {
@@ -508,6 +515,72 @@ fn findings_link(who: Audience, sid: &str, key: &str) -> String {
     match who {
         Audience::Underwriter => format!("/app/findings?{}", query(&[("social_id", sid), ("risk_vector", key)])),
         Audience::Monitor => format!("/app/findings?{}", query(&[("risk_vector", key)])),
+    }
+}
+
+/// The grade above `grade` (none above A): the report's and the scorecard's default target.
+pub fn next_grade(grade: &str) -> Option<&'static str> {
+    match grade {
+        "F" => Some("E"),
+        "E" => Some("D"),
+        "D" => Some("C"),
+        "C" => Some("B"),
+        "B" => Some("A"),
+        _ => None,
+    }
+}
+
+/// The plan view: the target grade to choose, and the plan.
+pub fn plan_view(who: Audience, p: &api::responses::ImprovementPlanOut) -> Markup {
+    let back = match who {
+        Audience::Underwriter => format!("/app/company?{}", query(&[("social_id", &p.social_id)])),
+        Audience::Monitor => "/app/monitor".to_owned(),
+    };
+    html! {
+        h1 { "Plan to reach grade " (p.target_grade) ": " (p.company_name) }
+        nav.actions { a.button href=(back) { "← " (p.company_name) } }
+        form.search data-nav action="/app/plan" {
+            @if who == Audience::Underwriter { input type="hidden" name="social_id" value=(p.social_id); }
+            label for="target-grade" { "Target grade" }
+            select #target-grade name="target_grade" {
+                @for g in ["A", "B", "C", "D", "E"] { option value=(g) selected[p.target_grade == g] { (g) } }
+            }
+            button type="submit" { "Plan" }
+        }
+        (plan(who, p))
+    }
+}
+
+/// An improvement plan: the outcome, then each fix with the score after it, its
+/// evidence and remediation (the web app's plan view and the report show it).
+pub fn plan(who: Audience, p: &api::responses::ImprovementPlanOut) -> Markup {
+    html! {
+        section.plan data-outcome=(p.outcome) {
+            p {
+                "From " (score_badge(Some(p.score), Some(&p.grade))) " to grade " span class=(grade_class(&p.target_grade)) { (p.target_grade) }
+                " (" (format!("{:.0}", p.target_score)) " or more): "
+                @match p.outcome.as_str() {
+                    "reached" => { strong { "reached already" } "; nothing needs fixing." }
+                    "plan" => {
+                        strong { (p.steps.len()) " fix" @if p.steps.len() != 1 { "es" } }
+                        " — the fewest that reach it under methodology " (p.methodology) ", ending at "
+                        (score_badge(p.score_after, p.grade_after.as_deref())) "."
+                    }
+                    _ => { strong { "not reachable by fixes alone" } ": " (or_empty(&p.why)) "." }
+                }
+            }
+            @if !p.steps.is_empty() {
+                ol.plan-steps {
+                    @for s in &p.steps {
+                        li data-finding-id=(s.finding.id) {
+                            span.muted { "+" (format!("{:.1}", s.gain)) " alone · then " } (score_badge(Some(s.score_after), Some(&s.grade_after)))
+                            @if let Some(cap) = &s.lifts_cap { " " span.tag { "lifts the cap of " (cap) } }
+                            (finding(who, &s.finding))
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -1167,7 +1240,10 @@ mod tests {
                         proptest::prop_assert!(!html.contains("<script"), "{html}");
                     }
                 }
-                let html = crate::report::render(&d.parse(scores), &Ok(d.parse(fixtures::history())), "now").into_string();
+                let planned = d.parse(fixtures::plan());
+                let html = crate::report::render(&d.parse(scores), &Ok(d.parse(fixtures::history())), Some(&planned), "now").into_string();
+                proptest::prop_assert!(!html.contains("<script"), "{html}");
+                let html = plan(Audience::Monitor, &planned).into_string();
                 proptest::prop_assert!(!html.contains("<script"), "{html}");
             }
             let html = incident(&d.parse(fixtures::incident())).into_string();

@@ -3,7 +3,7 @@
 //! history and the methodology version — to send to a broker or a board, or to print to
 //! PDF (`rampart report --format pdf` does, through headless Chromium).
 
-use api::responses::{CompanyScores, ComponentOut, FindingOut, ScoreHistory};
+use api::responses::{CompanyScores, ComponentOut, FindingOut, ImprovementPlanOut, ScoreHistory};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
@@ -30,10 +30,23 @@ pub async fn document(api: &Api, who: Audience, social_id: &str) -> Result<Strin
         Audience::Underwriter => ("/underwriter-getcompanyscores", "/underwriter-getcompanyscore-history", &sid),
         Audience::Monitor => ("/monitor-getcompanyscores", "/monitor-getcompanyscore-history", &[]),
     };
-    let scores = api.get(scores_op, id).await?;
+    let scores: CompanyScores = api.get(scores_op, id).await?;
     let history = api.get(history_op, id).await;
+    // The plan to the next grade up, when there is one and the key may ask for it.
+    let plan_op = match who {
+        Audience::Underwriter => "/underwriter-getimprovementplan",
+        Audience::Monitor => "/monitor-getimprovementplan",
+    };
+    let plan = match pages::next_grade(or_empty(&scores.grade)) {
+        Some(next) => {
+            let mut at = id.to_vec();
+            at.push(("target_grade", next));
+            api.get::<ImprovementPlanOut>(plan_op, &at).await.ok()
+        }
+        None => None,
+    };
     let generated = model::timefmt::rfc3339(model::timefmt::now());
-    Ok(render(&scores, &history, &generated).into_string())
+    Ok(render(&scores, &history, plan.as_ref(), &generated).into_string())
 }
 
 fn severity_rank(s: &str) -> u8 {
@@ -102,7 +115,12 @@ fn methodology(scores: &CompanyScores) -> String {
     components(scores).iter().find_map(|(_, c)| c.map(|c| c.methodology.as_str())).unwrap_or("unknown").to_owned()
 }
 
-pub fn render(scores: &CompanyScores, history: &Result<ScoreHistory, Failure>, generated: &str) -> Markup {
+pub fn render(
+    scores: &CompanyScores,
+    history: &Result<ScoreHistory, Failure>,
+    plan: Option<&ImprovementPlanOut>,
+    generated: &str,
+) -> Markup {
     let name = scores.company_name.as_str();
     let top = top_findings(scores);
     html! {
@@ -161,6 +179,27 @@ pub fn render(scores: &CompanyScores, history: &Result<ScoreHistory, Failure>, g
                         }
                     }
                 }
+                @if let Some(p) = plan {
+                    section.plan {
+                        h2 { "Plan to reach grade " (p.target_grade) }
+                        @match p.outcome.as_str() {
+                            "plan" => {
+                                p { "The fewest fixes that take the score from " (format!("{:.1}", p.score)) " to " (format!("{:.0}", p.target_score)) " or more under methodology " (p.methodology) ", each with the score once it and those above it are fixed:" }
+                                ol.findings {
+                                    @for s in &p.steps {
+                                        li {
+                                            p { strong { (s.finding.title) } " — " (s.finding.severity) ", on " (s.finding.asset) " → " (format!("{:.1}", s.score_after)) " (" (s.grade_after) ")"
+                                                @if let Some(cap) = &s.lifts_cap { "; lifts the cap of " (cap) } }
+                                            p { "Remediation: " (s.finding.remediation) }
+                                        }
+                                    }
+                                }
+                            }
+                            "reached" => p { "The rating is at grade " (p.target_grade) " already." },
+                            _ => p { "Not reachable by fixes alone: " (or_empty(&p.why)) "." },
+                        }
+                    }
+                }
                 section {
                     h2 { "Score history" }
                     @match history {
@@ -203,7 +242,7 @@ mod tests {
             {"scanned_at": "2026-11-01T10:00:00Z", "score": 64.2, "grade": "D", "methodology": "2026.11", "components": {}},
             {"scanned_at": "2026-10-01T10:00:00Z", "score": 70.0, "grade": "C", "methodology": "2026.11", "components": {}}
         ], "pagination": fixtures::pagination(1, 100, 1, 2)})));
-        let html = render(&scores, &history, "2026-11-02T00:00:00Z").into_string();
+        let html = render(&scores, &history, None, "2026-11-02T00:00:00Z").into_string();
         assert!(html.contains("<h1>Acme</h1>") && html.contains("64.2"));
         // Worst first, whatever the component order.
         let rdp = html.find("RDP open to the internet").unwrap();
@@ -217,7 +256,7 @@ mod tests {
         stale.stale = Some(true);
         stale.stale_reason = Some("rated 9 d ago, more than twice its rescan cadence of 24 h".to_owned());
         stale.last_successful_scan = Some("2026-11-01T10:00:00Z".to_owned());
-        let html = render(&stale, &history, "2026-11-10T00:00:00Z").into_string();
+        let html = render(&stale, &history, None, "2026-11-10T00:00:00Z").into_string();
         assert!(html.contains("Stale rating") && html.contains("more than twice its rescan cadence of 24 h"), "{html}");
     }
 
@@ -238,6 +277,21 @@ mod tests {
         assert_eq!(ranked, ["RDP open to the internet", "SPF softfail"]);
     }
 
+    /// The plan to the next grade: each fix with the score after it and its remediation.
+    #[test]
+    fn the_report_prints_the_plan_to_the_next_grade() {
+        let html = render(
+            &parse(scores()),
+            &Ok(parse(fixtures::history())),
+            Some(&parse(fixtures::plan())),
+            "2026-11-02T00:00:00Z",
+        )
+        .into_string();
+        assert!(html.contains("<h2>Plan to reach grade B</h2>"), "{html}");
+        assert!(html.contains("→ 76.0 (C); lifts the cap of a critical finding"), "{html}");
+        assert!(html.contains("→ 81.0 (B)</p><p>Remediation: fix it</p>"), "{html}");
+    }
+
     /// A top finding about a CVE shows the CVSS metric its severity is computed from, with
     /// its version and vector.
     #[test]
@@ -245,7 +299,7 @@ mod tests {
         let mut v = scores();
         v["score"]["vulnerabilities"] = json!({"score": 10.0, "grade": "F", "weight": 10.0, "assets_checked": 1,
             "findings_count": 1, "methodology": "2026.11", "findings": [fixtures::cve_finding(3)]});
-        let html = render(&parse(v), &Ok(parse(fixtures::history())), "2026-11-02T00:00:00Z").into_string();
+        let html = render(&parse(v), &Ok(parse(fixtures::history())), None, "2026-11-02T00:00:00Z").into_string();
         assert!(html.contains("CVE-2022-26134: <span class=\"cvss\""), "{html}");
         assert!(
             html.contains(
@@ -253,7 +307,8 @@ mod tests {
             ),
             "{html}"
         );
-        let plain = render(&parse(scores()), &Ok(parse(fixtures::history())), "2026-11-02T00:00:00Z").into_string();
+        let plain =
+            render(&parse(scores()), &Ok(parse(fixtures::history())), None, "2026-11-02T00:00:00Z").into_string();
         assert!(!plain.contains("<code class=\"cvss-vector\">"));
     }
 

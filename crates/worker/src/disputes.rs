@@ -90,7 +90,7 @@ pub async fn rerate_after(
         dispute.note.as_deref().filter(|n| !n.is_empty()).map(|n| format!(": {n}")).unwrap_or_default()
     );
     let basis = rate::Basis { reason: Some(reason), ..rate::basis_of(&last) };
-    let website = rate::website_host(&company.website);
+    let website = model::website_host(&company.website);
     // A rating a second after the last one at least: each decision is its own entry.
     let at = at.max(last.scanned_at.0 + time::Duration::seconds(1));
     let rated = rate::rate(store, company.id, website.as_deref(), &basis, at).await?;

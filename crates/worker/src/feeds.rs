@@ -147,7 +147,7 @@ async fn rematch_company(
         }
         None => {}
     }
-    let website = rate::website_host(&found_company.website);
+    let website = model::website_host(&found_company.website);
     let rated = rate::rate(store, company, website.as_deref(), &basis, now).await?.is_some();
     crate::events::after(store, &found_company, before, now, None).await?;
     tracing::info!(company = %social_id, opened = outcome.opened, closed = outcome.closed, "matched again after a feed update");

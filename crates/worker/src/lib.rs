@@ -578,7 +578,7 @@ impl CompanyScan {
     async fn read(job: &Job<'_>, social_id: &SocialId) -> Result<CompanyScan, JobError> {
         let store = job.store;
         let company = known_company(store, social_id).await?;
-        let website_host = rate::website_host(&company.website);
+        let website_host = model::website_host(&company.website);
         let mut domains: Vec<String> =
             store.domains(company.id).await?.into_iter().map(|d| d.name.to_string()).collect();
         if let Some(d) = &company.domain
@@ -766,7 +766,7 @@ async fn scan(job: &Job<'_>, social_id: &SocialId) -> Result<ScanOutcome, JobErr
 async fn scan_domains(job: &Job<'_>, c: &CompanyScan) -> Result<DomainsScanned, JobError> {
     let social_id = &c.social_id;
     let mut s = DomainsScanned::default();
-    let unproven = rate::unproven_claims(job.store, c.company.id).await?;
+    let unproven = store::judged::unproven_claims(job.store, c.company.id).await?;
     for (i, domain) in c.domains.iter().enumerate() {
         let scan = match c.scan_domain(job.ctx, i).await {
             Ok(scan) => scan,

@@ -3,7 +3,7 @@
 //! rescan re-rates with the assets the last computed rating counted (a rescan looks at
 //! one host, not the whole footprint); an imported rating is not re-rated by a rescan.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use model::{OffsetDateTimeText, RiskVector, ScoreSnapshot};
 use scanner::scan::DomainScan;
@@ -187,35 +187,6 @@ pub fn assets_of(snapshot: &ScoreSnapshot) -> BTreeMap<RiskVector, u32> {
     snapshot.components.iter().map(|(v, c)| (*v, c.assets_checked)).collect()
 }
 
-/// The CVEs of `findings` that CISA KEV lists (exploited in the wild).
-pub async fn kev_among(store: &dyn Store, findings: &[model::Finding]) -> Result<BTreeSet<String>, store::StoreError> {
-    let cves: Vec<model::CveId> =
-        findings.iter().filter_map(|f| f.cve.clone()).collect::<BTreeSet<_>>().into_iter().collect();
-    if cves.is_empty() {
-        return Ok(BTreeSet::new());
-    }
-    Ok(store.served_cves(&cves).await?.into_iter().filter(|c| c.kev.is_some()).map(|c| c.id.to_string()).collect())
-}
-
-/// The company's domains that are a key's unverified claims, when it also holds a
-/// verified one (a company known by claims alone is rated on them, and not shown outside
-/// its tree: docs/API.md, "Domain ownership").
-pub async fn unproven_claims(store: &dyn Store, company: i64) -> Result<Vec<String>, store::StoreError> {
-    Ok(store::disputes::unproven(&store.domain_claims(company).await?))
-}
-
-/// The host of a company's website (`https://www.acme.test/x` → `www.acme.test`).
-pub fn website_host(website: &str) -> Option<String> {
-    website
-        .trim()
-        .trim_start_matches("https://")
-        .trim_start_matches("http://")
-        .split(['/', ':'])
-        .next()
-        .map(str::to_ascii_lowercase)
-        .filter(|h| !h.is_empty())
-}
-
 /// Rates the company from its open findings and records the rating at `now`; returns
 /// the rating (none when nothing at all was assessable).
 pub async fn rate(
@@ -225,13 +196,9 @@ pub async fn rate(
     basis: &Basis,
     now: OffsetDateTime,
 ) -> Result<Option<ScoreSnapshot>, store::StoreError> {
-    let mut findings = store.open_findings(company).await?;
     // A company's unverified claims (names a key added that it has not proved) are
-    // scanned but not rated, unless the company is known by claims alone: hosts a key
-    // claims can neither improve nor worsen a grade underwriters read.
-    let unproven = unproven_claims(store, company).await?;
-    findings.retain(|f| !unproven.iter().any(|d| store::asset_under(&f.asset, d)));
-    let kev = kev_among(store, &findings).await?;
+    // scanned but not rated, unless the company is known by claims alone.
+    let (findings, kev) = store::judged::rated_findings(store, company).await?;
     let rating =
         rating::rate(&rating::Input { findings: &findings, assets_checked: &basis.assets, kev: &kev, website_host });
     let Some(snapshot) = snapshot_of(&rating, basis, OffsetDateTimeText(now)) else { return Ok(None) };

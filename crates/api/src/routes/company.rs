@@ -217,6 +217,76 @@ pub async fn get_company_findings<W: Whose>(
     super::portfolio::findings_answer(app, store::FindingsOf::Company(c.id), p, Some(c.social_id)).await
 }
 
+/// The smallest set of open findings whose fix takes the company to `target_grade`,
+/// each with the score after it and its remediation, ordered by what each alone gains
+/// (exact: the rating is a function of the findings); or why fixes cannot reach it.
+#[utoipa::path(get, path = "/underwriter-getimprovementplan", operation_id = "underwriter-getimprovementplan", tag = "Underwriter",
+    params(CompanyQuery, ("target_grade" = String, Query, description = "A to F")),
+    responses((status = 200, description = "The plan (extension)", body = ImprovementPlanOut), CommonErrors))]
+pub async fn get_improvement_plan<W: Whose>(
+    State(app): State<AppState>,
+    Subject { company: c, params: p, .. }: Subject<W>,
+) -> Result<Json<ImprovementPlanOut>, ApiError> {
+    let target =
+        model::Grade::parse(p.required("target_grade")?).map_err(|e| ApiError::bad(format!("target_grade: {e}")))?;
+    let target_score = rating::grade_floor(target);
+    let Some(latest) = app.store().latest_score(c.id).await? else {
+        return Err(ApiError::bad(crate::error::NOT_PROCESSED));
+    };
+    let mut out = ImprovementPlanOut {
+        social_id: c.social_id.to_string(),
+        company_name: c.company_name.clone(),
+        score: latest.score.as_f64(),
+        grade: latest.grade.as_str().to_owned(),
+        target_grade: target.as_str().to_owned(),
+        target_score,
+        outcome: String::new(),
+        why: None,
+        score_after: None,
+        grade_after: None,
+        steps: Vec::new(),
+        methodology: rating::METHODOLOGY_VERSION.to_owned(),
+    };
+    if latest.methodology.is_none() {
+        out.outcome = "unreachable".into();
+        out.why = Some("the rating was imported with the company, not made from findings: a scan makes one".into());
+        return Ok(Json(out));
+    }
+    let (findings, kev) = store::judged::rated_findings(app.store(), c.id).await?;
+    let assets: std::collections::BTreeMap<model::RiskVector, u32> =
+        latest.components.iter().map(|(v, x)| (*v, x.assets_checked)).collect();
+    let website = model::website_host(&c.website);
+    let input =
+        rating::Input { findings: &findings, assets_checked: &assets, kev: &kev, website_host: website.as_deref() };
+    match rating::plan::plan(&input, target_score) {
+        rating::plan::Plan::Reached { score } => {
+            out.outcome = "reached".into();
+            out.score_after = Some(score);
+            out.grade_after = Some(rating::grade_of(score).as_str().to_owned());
+        }
+        rating::plan::Plan::Unreachable { why } => {
+            out.outcome = "unreachable".into();
+            out.why = Some(why);
+        }
+        rating::plan::Plan::Steps { steps, .. } => {
+            out.outcome = "plan".into();
+            out.score_after = steps.last().map(|s| s.score_after);
+            out.grade_after = steps.last().map(|s| s.grade_after.as_str().to_owned());
+            out.steps = steps
+                .iter()
+                .map(|s| PlanStepOut {
+                    gain: s.gain,
+                    score_after: s.score_after,
+                    grade_after: s.grade_after.as_str().to_owned(),
+                    lifts_cap: s.lifts_cap.map(str::to_owned),
+                    finding: FindingOut::from(&findings[s.finding]),
+                })
+                .collect();
+        }
+    }
+    Ok(Json(out))
+}
+
 // --- what the answers are made of ----------------------------------------------------------
 
 pub(crate) async fn company_info(

@@ -315,6 +315,8 @@ pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
         (Method::POST, "/monitor-verify-domain", true, Some(r#"{"domain":"acme-robotics.example"}"#)),
         (Method::GET, "/underwriter-getcompanyfindings?social_id=acme-robotics", false, None),
         (Method::GET, "/monitor-getcompanyfindings", true, None),
+        (Method::GET, "/underwriter-getimprovementplan?social_id=acme-robotics&target_grade=A", false, None),
+        (Method::GET, "/monitor-getimprovementplan?target_grade=A", true, None),
         (Method::POST, "/portfolio-create", false, Some(r#"{"name":"Second book"}"#)),
         (Method::GET, "/portfolio-list", false, None),
         (Method::POST, "/portfolio-rename", false, Some(r#"{"portfolio_id":1,"name":"Main book"}"#)),

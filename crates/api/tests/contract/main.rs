@@ -7,6 +7,7 @@ mod migrate;
 mod mock;
 mod openapi;
 mod operations;
+mod plans;
 mod portfolios;
 mod shapes;
 mod tenancy;

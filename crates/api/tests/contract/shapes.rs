@@ -633,6 +633,38 @@ pub fn check(path: &str, v: &Value) {
                 fields(f, &[("social_id", T::Str), ("status", T::Str), ("closed_at", T::StrOrNull)]);
             });
         }
+        "/underwriter-getimprovementplan" | "/monitor-getimprovementplan" => {
+            exact(
+                v,
+                &[
+                    ("social_id", T::Str),
+                    ("company_name", T::Str),
+                    ("score", T::Num),
+                    ("grade", T::Str),
+                    ("target_grade", T::Str),
+                    ("target_score", T::Num),
+                    ("outcome", T::Str),
+                    ("why", T::StrOrNull),
+                    ("score_after", T::NumOrNull),
+                    ("grade_after", T::StrOrNull),
+                    ("steps", T::Arr),
+                    ("methodology", T::Str),
+                ],
+            );
+            each(&v["steps"], |s| {
+                fields(
+                    s,
+                    &[
+                        ("gain", T::Num),
+                        ("score_after", T::Num),
+                        ("grade_after", T::Str),
+                        ("lifts_cap", T::StrOrNull),
+                        ("finding", T::Obj),
+                    ],
+                );
+                finding(&s["finding"]);
+            });
+        }
         other => panic!("no shape for {other}"),
     }
 }

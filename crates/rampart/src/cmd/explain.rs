@@ -53,8 +53,8 @@ async fn explain(store: &dyn Store, target: &str, format: ExplainFormat) -> Resu
     };
     let assets: BTreeMap<RiskVector, u32> = last.components.iter().map(|(v, c)| (*v, c.assets_checked)).collect();
     let findings = store.open_findings(company.id).await?;
-    let kev = worker::rate::kev_among(store, &findings).await?;
-    let website = worker::rate::website_host(&company.website);
+    let kev = store::judged::kev_among(store, &findings).await?;
+    let website = model::website_host(&company.website);
     let mut rating = rating::rate(&rating::Input {
         findings: &findings,
         assets_checked: &assets,

@@ -69,14 +69,14 @@ async fn rescore(store: &dyn Store, methodology: &str, company: Option<&str>) ->
         }
         let open = store.open_findings(c.id).await?;
         let closed = store.closed_findings(c.id).await?;
-        let website = worker::rate::website_host(&c.website);
+        let website = model::website_host(&c.website);
         let mut changed = 0;
         for old in &computed {
             let at = old.scanned_at.0;
             let findings = open_at(&open, &closed, at);
             let assets: BTreeMap<RiskVector, u32> =
                 old.components.iter().map(|(v, x)| (*v, x.assets_checked)).collect();
-            let kev = worker::rate::kev_among(store, &findings).await?;
+            let kev = store::judged::kev_among(store, &findings).await?;
             let r = rating::rate(&rating::Input {
                 findings: &findings,
                 assets_checked: &assets,

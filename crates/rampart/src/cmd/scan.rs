@@ -160,7 +160,7 @@ async fn rate(
     }
     let findings = worker::to_findings(scan.findings.clone(), time::OffsetDateTime::now_utc());
     let kev = match db {
-        Some(store) => worker::rate::kev_among(store, &findings).await?,
+        Some(store) => store::judged::kev_among(store, &findings).await?,
         None => std::collections::BTreeSet::new(),
     };
     let website = website.map(str::to_ascii_lowercase);

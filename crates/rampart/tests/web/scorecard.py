@@ -309,6 +309,14 @@ def portfolio(page, a, shot, sign_in):
     # A company's findings from its scorecard: every one of a component, not five.
     page.get_by_role("link", name=re.compile("Kestrel")).first.click()
     expect(page.locator("li.component")).to_have_count(12)
+    # Its plan to the next grade: the fewest fixes, each with the score after it.
+    page.get_by_role("link", name=re.compile("^Plan to reach ")).click()
+    expect(page.get_by_role("heading", name=re.compile("^Plan to reach grade [A-E]: Kestrel"))).to_be_visible()
+    expect(page.locator('section.plan[data-outcome="plan"]')).to_be_visible()
+    assert page.locator("ol.plan-steps > li").count() >= 1, "a step at least"
+    shot("plan")
+    page.go_back()
+    expect(page.locator("li.component")).to_have_count(12)
     ports = page.locator("#component-open_ports")
     ports.locator("details.findings > summary").click()
     ports.get_by_role("link", name=re.compile("^All ")).click()
