@@ -12,7 +12,9 @@ use utoipa_axum::{PathItemExt, routes};
 
 use crate::AppState;
 use crate::error::{ErrorBody, RouteNotFound};
-use crate::routes::{Named, Own, company, disputes, general, monitor, portfolio, underwriter, vulnerability};
+use crate::routes::{
+    Named, Own, company, disputes, general, guidelines, monitor, portfolio, underwriter, vulnerability,
+};
 
 struct KeyAuth;
 
@@ -118,7 +120,10 @@ fn all_operations() -> OpenApiRouter<AppState> {
         .routes(routes!(portfolio::remove_company))
         .routes(routes!(portfolio::get_companies))
         .routes(routes!(portfolio::get_summary))
-        .routes(routes!(portfolio::get_findings));
+        .routes(routes!(portfolio::get_findings))
+        .routes(routes!(guidelines::set))
+        .routes(routes!(guidelines::get))
+        .routes(routes!(guidelines::evaluate));
     company_resources()
         .into_iter()
         .fold(router, |router, (underwriter, monitor)| router.routes(underwriter).routes(monitor))

@@ -11,6 +11,7 @@ pub mod cpe;
 pub mod dispute;
 pub mod dpkg;
 pub mod event;
+pub mod guidelines;
 pub mod ids;
 pub mod naics;
 pub mod net;

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod exposure;
+pub mod guidelines;
 pub mod peers;
 pub mod plan;
 pub mod predict;

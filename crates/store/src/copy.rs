@@ -11,6 +11,7 @@ use crate::{PgStore, Result, SqliteStore, StoreError};
 /// The tables, parents before the rows that point at them.
 const TABLES: &[&str] = &[
     "orgs",
+    "guidelines",
     "companies",
     "domains",
     "subsidiaries",

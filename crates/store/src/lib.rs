@@ -53,7 +53,8 @@ pub use incidents::Incidents;
 pub use keys::Keys;
 pub use model::asset_under;
 pub use portfolios::{
-    CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, Onboarding, PortfolioRow, Portfolios, RowRating,
+    CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, Onboarding, PortfolioRow, Portfolios,
+    RowRating, StoredGuidelines,
 };
 pub use postgres::PgStore;
 pub use queue::{JobCount, Queue};

@@ -103,6 +103,17 @@ pub struct FoundFinding {
     pub closed_at: Option<OffsetDateTimeText>,
 }
 
+/// A version of an organisation's underwriting guidelines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredGuidelines {
+    pub version: i64,
+    /// The document as set (JSON, parsed before it was kept).
+    pub document: String,
+    pub created_at: OffsetDateTimeText,
+    /// The key that set it (its name).
+    pub created_by: String,
+}
+
 /// Organisations, their portfolios and vendor records.
 #[async_trait]
 pub trait Portfolios: Send + Sync + 'static {
@@ -178,6 +189,12 @@ pub trait Portfolios: Send + Sync + 'static {
 
     /// One page of the findings `query` finds, worst first.
     async fn search_findings(&self, of: FindingsOf, query: &FindingQuery, page: Page) -> Result<Paged<FoundFinding>>;
+
+    /// Keeps a new version of `org`'s guidelines (the latest is in force): its number.
+    async fn save_guidelines(&self, org: i64, document: &str, by: &str, at: time::OffsetDateTime) -> Result<i64>;
+
+    /// The guidelines of `org` in force (its latest version), if any.
+    async fn guidelines(&self, org: i64) -> Result<Option<StoredGuidelines>>;
 
     /// Every finding `query` finds, worst first, at most `limit` (a CSV download).
     async fn all_findings(&self, of: FindingsOf, query: &FindingQuery, limit: u64) -> Result<Vec<FoundFinding>>;

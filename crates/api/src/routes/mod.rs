@@ -11,6 +11,7 @@ use crate::{AppState, Caller};
 pub mod company;
 pub mod disputes;
 pub mod general;
+pub mod guidelines;
 pub mod monitor;
 pub mod portfolio;
 pub mod underwriter;

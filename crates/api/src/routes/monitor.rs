@@ -169,7 +169,7 @@ pub async fn get_subdomain_findings(
 }
 
 /// What the model knows of the company (docs/PREDICTIONS.md), for the period asked for.
-async fn profile(
+pub(crate) async fn profile(
     app: &AppState,
     c: Company,
     period: u32,

@@ -73,7 +73,7 @@ async fn viewed(app: &AppState, org: i64, id: i64) -> Result<std::sync::Arc<Port
 }
 
 /// A JSON body's object, or a 400 saying what it must be.
-fn json_object(raw: &[u8]) -> Result<serde_json::Map<String, serde_json::Value>, ApiError> {
+pub(crate) fn json_object(raw: &[u8]) -> Result<serde_json::Map<String, serde_json::Value>, ApiError> {
     match serde_json::from_slice::<serde_json::Value>(raw) {
         Ok(serde_json::Value::Object(map)) => Ok(map),
         _ => Err(ApiError::bad("The request body must be one JSON object")),
@@ -474,7 +474,7 @@ fn refused(domain: &str, message: String) -> Onboarded {
 }
 
 /// The key's name in records.
-fn by(caller: &Caller) -> String {
+pub(crate) fn by(caller: &Caller) -> String {
     caller.key_id.map_or_else(|| "an operator".to_owned(), |k| format!("key {k}"))
 }
 

@@ -296,6 +296,13 @@ impl TestApp {
 
 /// Every operation with a request that succeeds against the sample data, and which
 /// key kind it needs (`true`: monitor).
+/// The issue's example guidelines (docs/API.md, "Underwriting guidelines").
+pub const GUIDELINES: &str = r#"{"rules": [
+    {"id": "min-score", "kind": "min_global_score", "value": 80, "action": "refer"},
+    {"id": "no-rdp", "kind": "forbidden_finding", "code": "open_ports.rdp_exposed", "action": "decline"},
+    {"id": "no-kev", "kind": "no_kev_cve", "action": "decline"},
+    {"id": "dmarc", "kind": "min_component_grade", "component": "dmarc", "value": "B", "action": "refer"}]}"#;
+
 /// Operations beyond the spec (docs/API.md, "Extensions").
 pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
     vec![
@@ -332,6 +339,9 @@ pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
         (Method::GET, "/portfolio-getcompanies?portfolio_id=1", false, None),
         (Method::GET, "/portfolio-getsummary?portfolio_id=1", false, None),
         (Method::GET, "/portfolio-getfindings?portfolio_id=1", false, None),
+        (Method::POST, "/portfolio-set-guidelines", false, Some(GUIDELINES)),
+        (Method::GET, "/portfolio-getguidelines", false, None),
+        (Method::GET, "/underwriter-evaluate-guidelines?social_id=acme-robotics", false, None),
     ]
 }
 

@@ -2,6 +2,7 @@
 
 mod disputes;
 mod errors;
+mod guidelines;
 mod helpers;
 mod migrate;
 mod mock;

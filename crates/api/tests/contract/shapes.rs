@@ -633,6 +633,46 @@ pub fn check(path: &str, v: &Value) {
                 fields(f, &[("social_id", T::Str), ("status", T::Str), ("closed_at", T::StrOrNull)]);
             });
         }
+        "/portfolio-set-guidelines" | "/portfolio-getguidelines" => exact(
+            v,
+            &[
+                ("version", T::IntOrNull),
+                ("created_at", T::StrOrNull),
+                ("created_by", T::StrOrNull),
+                ("rules", T::Int),
+                ("document", T::Obj),
+            ],
+        ),
+        "/underwriter-evaluate-guidelines" => {
+            exact(
+                v,
+                &[
+                    ("social_id", T::Str),
+                    ("company_name", T::Str),
+                    ("outcome", T::Str),
+                    ("guideline_version", T::Int),
+                    ("evaluated_at", T::Str),
+                    ("score", T::Num),
+                    ("grade", T::Str),
+                    ("rules", T::Arr),
+                ],
+            );
+            each(&v["rules"], |r| {
+                fields(
+                    r,
+                    &[
+                        ("id", T::Str),
+                        ("kind", T::Str),
+                        ("action", T::Str),
+                        ("outcome", T::Str),
+                        ("observed", T::Str),
+                        ("note", T::StrOrNull),
+                        ("findings", T::Arr),
+                    ],
+                );
+                each(&r["findings"], finding);
+            });
+        }
         "/underwriter-getimprovementplan" | "/monitor-getimprovementplan" => {
             exact(
                 v,

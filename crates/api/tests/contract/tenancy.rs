@@ -513,6 +513,41 @@ fn portfolio_operations() -> Vec<(Method, String, Option<&'static str>)> {
     ]
 }
 
+/// Guidelines are the organisation's own: another's are never read, set or applied, and
+/// a key without an organisation has none.
+#[tokio::test]
+async fn guidelines_are_the_organisations_own() {
+    let app = TestApp::spawn().await;
+    let other_org = app.store.create_org("Another Insurer").await.unwrap();
+    let other = TestApp::org_key_in(&*app.store, other_org.id).await;
+    let orgless = app.key(vec![model::Scope::Underwriter, model::Scope::Portfolio], None, 0, 0).await;
+    let g = super::helpers::GUIDELINES;
+    let (s, v, _) = app.call(Method::POST, "/portfolio-set-guidelines", Some(&app.underwriter), Some(g)).await;
+    assert_eq!((s, &v["version"]), (StatusCode::OK, &serde_json::json!(1)), "{v}");
+    let (_, theirs) = app.get("/portfolio-getguidelines", &other).await;
+    assert_eq!((&theirs["version"], &theirs["rules"]), (&serde_json::Value::Null, &serde_json::json!(0)));
+    let (s, v) = app.get("/underwriter-evaluate-guidelines?social_id=acme-robotics", &other).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(v["error"].as_str().unwrap().contains("no guidelines yet"), "{v}");
+    let (s, v) = app.get("/underwriter-evaluate-guidelines?social_id=acme-robotics", &app.underwriter).await;
+    assert_eq!((s, &v["guideline_version"]), (StatusCode::OK, &serde_json::json!(1)), "{v}");
+    // Another organisation's version starts at 1 and leaves ours.
+    let (_, v, _) = app.call(Method::POST, "/portfolio-set-guidelines", Some(&other), Some(g)).await;
+    assert_eq!(v["version"], 1);
+    let (_, ours) = app.get("/portfolio-getguidelines", &app.underwriter).await;
+    assert_eq!(ours["version"], 1);
+    for (m, p, b) in [
+        (Method::GET, "/portfolio-getguidelines", None),
+        (Method::POST, "/portfolio-set-guidelines", Some(g)),
+        (Method::GET, "/underwriter-evaluate-guidelines?social_id=acme-robotics", None),
+    ] {
+        for key in [&orgless, &app.monitor] {
+            let (s, v, _) = app.call(m.clone(), p, Some(key), b).await;
+            assert_eq!(s, StatusCode::FORBIDDEN, "{m} {p}: {v}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn every_portfolio_operation_is_the_organisations_own() {
     let app = TestApp::spawn().await;

@@ -92,6 +92,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (10, "cve_basis", include_str!("../../migrations/postgres/0010_cve_basis.sql")),
     (11, "advisories", include_str!("../../migrations/postgres/0011_advisories.sql")),
     (12, "portfolios", include_str!("../../migrations/postgres/0012_portfolios.sql")),
+    (13, "guidelines", include_str!("../../migrations/postgres/0013_guidelines.sql")),
 ]);
 
 /// The channel a queued job is announced on.

@@ -579,4 +579,36 @@ impl crate::Portfolios for Backend {
     async fn all_findings(&self, of: FindingsOf, q: &FindingQuery, limit: u64) -> Result<Vec<FoundFinding>> {
         self.found_findings(of, q, i64::try_from(limit).unwrap_or(i64::MAX), 0).await
     }
+
+    async fn save_guidelines(&self, org: i64, document: &str, by: &str, at: OffsetDateTime) -> Result<i64> {
+        // The next version in the same statement: two saves at once cannot take one number
+        // (the primary key refuses the second, which the writer's order rules out anyway).
+        let row = sqlx::query(
+            "INSERT INTO guidelines (org_id, version, document, created_at, created_by) \
+             SELECT $1, COALESCE(MAX(version), 0) + 1, $2, $3, $4 FROM guidelines WHERE org_id = $1 RETURNING version",
+        )
+        .bind(org)
+        .bind(document)
+        .bind(rfc3339(at))
+        .bind(by)
+        .fetch_one(self.writer())
+        .await?;
+        Ok(row.try_get("version")?)
+    }
+
+    async fn guidelines(&self, org: i64) -> Result<Option<crate::StoredGuidelines>> {
+        let row = sqlx::query("SELECT * FROM guidelines WHERE org_id = $1 ORDER BY version DESC LIMIT 1")
+            .bind(org)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        row.map(|r| -> Result<crate::StoredGuidelines> {
+            Ok(crate::StoredGuidelines {
+                version: r.try_get("version")?,
+                document: r.try_get("document")?,
+                created_at: ts_text(r.try_get("created_at")?)?,
+                created_by: r.try_get("created_by")?,
+            })
+        })
+        .transpose()
+    }
 }

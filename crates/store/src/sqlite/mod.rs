@@ -133,6 +133,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (28, "cve_basis", include_str!("../../migrations/sqlite/0028_cve_basis.sql")),
     (29, "advisories", include_str!("../../migrations/sqlite/0029_advisories.sql")),
     (30, "portfolios", include_str!("../../migrations/sqlite/0030_portfolios.sql")),
+    (31, "guidelines", include_str!("../../migrations/sqlite/0031_guidelines.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).

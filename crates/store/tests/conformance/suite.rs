@@ -2454,3 +2454,20 @@ pub async fn portfolios(store: &dyn Store) {
     assert_eq!(leased.spec.kind(), "quick", "a quick job is leased first");
     assert_ne!(store.company_by_social_id(&a.social_id).await.unwrap().unwrap().company_name, "Not Alpha");
 }
+
+pub async fn guidelines(store: &dyn Store) {
+    let acme = store.create_org("Guided").await.unwrap();
+    let other = store.create_org("Unguided").await.unwrap();
+    assert_eq!(store.guidelines(acme.id).await.unwrap(), None);
+    let at = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_000);
+    assert_eq!(store.save_guidelines(acme.id, r#"{"rules":[]}"#, "uw", at).await.unwrap(), 1);
+    let v2 = r#"{"rules":[{"id":"k","kind":"no_kev_cve","action":"decline"}]}"#;
+    assert_eq!(store.save_guidelines(acme.id, v2, "uw2", at).await.unwrap(), 2);
+    // The latest version is in force, with who set it and when; versions are per
+    // organisation.
+    let kept = store.guidelines(acme.id).await.unwrap().unwrap();
+    assert_eq!((kept.version, kept.document.as_str(), kept.created_by.as_str()), (2, v2, "uw2"));
+    assert_eq!(kept.created_at.0, at);
+    assert_eq!(store.guidelines(other.id).await.unwrap(), None);
+    assert_eq!(store.save_guidelines(other.id, "{}", "x", at).await.unwrap(), 1);
+}
