@@ -1644,7 +1644,7 @@ pub struct ImprovementPlanOut {
     /// The score and grade once every step is fixed.
     pub score_after: Option<f64>,
     pub grade_after: Option<String>,
-    /// Ordered by what each fix alone gains.
+    /// Ordered to raise the score soonest (the fixes that lift one cap together).
     pub steps: Vec<PlanStepOut>,
     /// The method the plan is exact under.
     pub methodology: String,

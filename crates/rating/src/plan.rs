@@ -11,7 +11,8 @@
 //!   over the number of fixes finds, for each count, the largest weighted mean; the plan
 //!   is the smallest count that reaches the target (the largest mean among equals),
 //!   checked by rating the findings without it.
-//! - The steps are ordered by what each fix alone gains, with the score after each.
+//! - The steps are ordered to raise the score soonest: in turn, the fix (or the fixes
+//!   that lift one cap together) adding the most per fix, with the score after each.
 
 use std::collections::BTreeMap;
 
@@ -220,26 +221,64 @@ fn web_options(input: &Input<'_>, open: &[(usize, f64)], origins: u32) -> Option
         .collect()
 }
 
-/// The fixes in the order of what each alone gains (a cap's fixes first among equals),
-/// with the score after each and all before it.
+/// Most units (a fix, or the fixes that lift one cap together) ordered by what they add
+/// in turn; a larger plan is ordered by what each fix alone gains.
+const ORDERED_UNITS: usize = 300;
+
+/// The fixes in the order that raises the score soonest: in turn, the unit that adds the
+/// most per fix to what is fixed already — a single fix, or every fix that lifts one
+/// cap (they gain nothing apart) — each with the score after it and all before it.
 fn ordered(input: &Input<'_>, score: f64, fixed: &[usize], forced: &BTreeMap<usize, &'static str>) -> Vec<Step> {
-    let mut gains: Vec<(usize, f64)> =
+    let alone: BTreeMap<usize, f64> =
         fixed.iter().map(|&i| (i, score_without(input, &[i]).unwrap_or(score) - score)).collect();
-    gains.sort_by(|a, b| {
-        b.1.total_cmp(&a.1)
-            .then_with(|| forced.contains_key(&b.0).cmp(&forced.contains_key(&a.0)))
-            .then_with(|| finding_points(&input.findings[b.0]).total_cmp(&finding_points(&input.findings[a.0])))
-            .then(a.0.cmp(&b.0))
-    });
-    let mut done = Vec::with_capacity(gains.len());
-    gains
+    let points = |i: usize| finding_points(&input.findings[i]);
+    let mut units: Vec<Vec<usize>> = fixed.iter().filter(|i| !forced.contains_key(i)).map(|&i| vec![i]).collect();
+    let mut by_cap: BTreeMap<&'static str, Vec<usize>> = BTreeMap::new();
+    for (&i, &reason) in forced {
+        if fixed.contains(&i) {
+            by_cap.entry(reason).or_default().push(i);
+        }
+    }
+    for mut block in by_cap.into_values() {
+        block.sort_by(|a, b| points(*b).total_cmp(&points(*a)).then(a.cmp(b)));
+        units.push(block);
+    }
+    let mut order: Vec<usize> = Vec::with_capacity(fixed.len());
+    if units.len() > ORDERED_UNITS {
+        order = fixed.to_vec();
+        order.sort_by(|a, b| {
+            alone[b].total_cmp(&alone[a]).then_with(|| points(*b).total_cmp(&points(*a))).then(a.cmp(b))
+        });
+    } else {
+        let mut current = score;
+        while !units.is_empty() {
+            let mut best: Option<(usize, f64, f64)> = None;
+            for (u, unit) in units.iter().enumerate() {
+                let mut with = order.clone();
+                with.extend(unit);
+                let after = score_without(input, &with).unwrap_or(current);
+                let per_fix = (after - current) / unit.len() as f64;
+                let better = best.is_none_or(|(b, bp, _)| {
+                    per_fix > bp + 1e-9 || ((per_fix - bp).abs() <= 1e-9 && unit.len() < units[b].len())
+                });
+                if better {
+                    best = Some((u, per_fix, after));
+                }
+            }
+            let Some((u, _, after)) = best else { break };
+            order.extend(units.remove(u));
+            current = after;
+        }
+    }
+    let mut done = Vec::with_capacity(order.len());
+    order
         .into_iter()
-        .map(|(i, gain)| {
+        .map(|i| {
             done.push(i);
             let after = score_without(input, &done).unwrap_or(score);
             Step {
                 finding: i,
-                gain: (gain * 10.0).round() / 10.0,
+                gain: (alone[&i] * 10.0).round() / 10.0,
                 score_after: after,
                 grade_after: grade_of(after),
                 lifts_cap: forced.get(&i).copied(),
