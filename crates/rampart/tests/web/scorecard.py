@@ -290,8 +290,12 @@ def portfolio(page, a, shot, sign_in):
     expect(page.get_by_role("heading", name="Findings: Book 2027")).to_be_visible()
     page.select_option("form.filters select[name=risk_vector]", "open_ports")
     page.click("form.filters button[type=submit]")
+    expect(page).to_have_url(re.compile(r"risk_vector=open_ports"))
+    expect(page.locator("#view")).not_to_have_attribute("aria-busy", "true")
     found = page.locator("table.findings-table tbody > tr")
     expect(found.first).to_be_visible()
+    # The table is the filtered one once no row of another component is left.
+    expect(found.locator(":scope > td:nth-child(2)").filter(has_not_text="open_ports")).to_have_count(0)
     components = found.locator(":scope > td:nth-child(2)").all_inner_texts()
     assert components and set(components) == {"open_ports"}, components
     shot("findings")
