@@ -13,7 +13,7 @@ use utoipa_axum::{PathItemExt, routes};
 use crate::AppState;
 use crate::error::{ErrorBody, RouteNotFound};
 use crate::routes::{
-    Named, Own, company, disputes, general, guidelines, monitor, portfolio, underwriter, vulnerability,
+    Named, Own, company, disputes, general, guidelines, monitor, portfolio, predictions, underwriter, vulnerability,
 };
 
 struct KeyAuth;
@@ -100,9 +100,6 @@ fn all_operations() -> OpenApiRouter<AppState> {
         .routes(routes!(monitor::get_all_vulnerability_detection))
         .routes(routes!(monitor::get_all_subdomain_findings))
         .routes(routes!(monitor::get_subdomain_findings))
-        .routes(routes!(monitor::get_tail_risk_estimation))
-        .routes(routes!(monitor::get_data_loss_prediction))
-        .routes(routes!(monitor::get_incident_prediction))
         .routes(routes!(monitor::rescan_subdomain_by_vector_id))
         .routes(routes!(monitor::add_subsidiary))
         .routes(routes!(monitor::delete_subsidiary))
@@ -134,10 +131,13 @@ fn all_operations() -> OpenApiRouter<AppState> {
 /// as `$summary`.
 macro_rules! resource {
     ($handler:ident, $monitor:literal, $summary:literal) => {
+        resource!(company::$handler, $monitor, $summary)
+    };
+    ($module:ident :: $handler:ident, $monitor:literal, $summary:literal) => {
         utoipa_axum::paste! {
-            company_operations::<company::[<__path_ $handler>], _, _>(
-                company::$handler::<Named>,
-                company::$handler::<Own>,
+            company_operations::<$module::[<__path_ $handler>], _, _>(
+                $module::$handler::<Named>,
+                $module::$handler::<Own>,
                 $monitor,
                 $summary,
             )
@@ -148,7 +148,7 @@ macro_rules! resource {
 /// The company resources, one handler each: the Underwriter operation on the company
 /// `social_id` names, and the Monitor operation at the path given, on the calling key's
 /// company, with its summary.
-fn company_resources() -> [(UtoipaMethodRouter<AppState>, UtoipaMethodRouter<AppState>); 14] {
+fn company_resources() -> [(UtoipaMethodRouter<AppState>, UtoipaMethodRouter<AppState>); 17] {
     [
         resource!(get_company_info, "/monitor-getcompanyinfo", "The caller's company information record."),
         resource!(
@@ -207,6 +207,21 @@ fn company_resources() -> [(UtoipaMethodRouter<AppState>, UtoipaMethodRouter<App
             get_improvement_plan,
             "/monitor-getimprovementplan",
             "The smallest set of the caller's open findings whose fix reaches a target grade (an\nextension of the spec, as /underwriter-getimprovementplan is)."
+        ),
+        resource!(
+            predictions::get_tail_risk_estimation,
+            "/monitor-get-tail-risk-estimation",
+            "Tail-risk (large-loss) estimation of the caller's company over `period` months."
+        ),
+        resource!(
+            predictions::get_data_loss_prediction,
+            "/monitor-get-data-loss-prediction",
+            "Data-loss prediction of the caller's company over `period` months."
+        ),
+        resource!(
+            predictions::get_incident_prediction,
+            "/monitor-get-incident-prediction",
+            "Incident prediction of the caller's company over `period` months."
         ),
     ]
 }

@@ -1140,6 +1140,12 @@ pub struct WhatIfOut {
     /// The prediction's figure at the end of the period with this finding fixed: the
     /// probability of an incident, of a breach, or the expected loss in US dollars.
     pub at_period: f64,
+    /// `at_period` less the figure with every finding open: negative when the fix lowers
+    /// it. A fix can raise a figure (fewer events, but more of them breaches).
+    pub change: f64,
+    /// Why the figure moves as it does: the exposure factors that stop applying, the
+    /// event rate, the share of events that are breaches when the figure reads it.
+    pub why: String,
 }
 
 /// What a prediction was computed from.

@@ -758,6 +758,82 @@ impl Rng {
     }
 }
 
+/// The figure a "what if" reports: what it depends on decides what its explanation says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    /// P(an incident): the event rate alone.
+    IncidentProbability,
+    /// P(a data breach): the event rate times the share of events that are breaches.
+    BreachProbability,
+    /// The expected loss: the event rate and the mix of breaches and other events.
+    ExpectedLoss,
+}
+
+impl Figure {
+    fn name(self) -> &'static str {
+        match self {
+            Figure::IncidentProbability => "the incident probability",
+            Figure::BreachProbability => "the breach probability",
+            Figure::ExpectedLoss => "the expected loss",
+        }
+    }
+
+    fn reads_breach_share(self) -> bool {
+        self != Figure::IncidentProbability
+    }
+}
+
+/// Why fixing a finding moves a prediction's figure the way it does, from the model's
+/// inputs with the finding open (`before`) and fixed (`after`), and the figure both ways:
+/// the exposure factors that stop applying and the event rate they change, then — for the
+/// figures that read it — the share of events that are breaches, which a fix can raise
+/// (fixing spoofable mail takes away the email fraud that loses money rather than
+/// records, so fewer events but more of them breaches), and the net direction.
+pub fn explain_fix(before: &Frequency, after: &Frequency, figure: Figure, now: f64, fixed: f64) -> String {
+    let gone: Vec<String> = before
+        .exposure
+        .iter()
+        .filter(|a| !after.exposure.iter().any(|b| b.factor.code == a.factor.code))
+        .map(|a| format!("{} ×{}", a.factor.label, a.factor.multiplier))
+        .collect();
+    let mut why = if gone.is_empty() {
+        format!(
+            "The event rate stays {:.3} a year: another open finding still triggers the same exposure factor",
+            before.lambda
+        )
+    } else {
+        format!(
+            "Fixing it lowers the event rate from {:.3} to {:.3} a year ({} no longer applies)",
+            before.lambda,
+            after.lambda,
+            gone.join(", ")
+        )
+    };
+    let share_moves =
+        figure.reads_breach_share() && (before.breach_share.share - after.breach_share.share).abs() > 1e-12;
+    if share_moves {
+        why.push_str(&format!(
+            "; the share of events that are data breaches moves from {:.0} % to {:.0} % ({})",
+            before.breach_share.share * 100.0,
+            after.breach_share.share * 100.0,
+            after.breach_share.basis
+        ));
+    }
+    let relative = if now.abs() > f64::EPSILON { (fixed - now) / now } else { 0.0 };
+    let net = if relative > 1e-9 {
+        if share_moves && after.breach_share.share > before.breach_share.share {
+            format!("{} rises: fewer events, but more of them breaches", figure.name())
+        } else {
+            format!("{} rises", figure.name())
+        }
+    } else if relative < -1e-9 {
+        format!("{} falls", figure.name())
+    } else {
+        format!("{} does not move", figure.name())
+    };
+    format!("{why}. Net: {net} ({:+.1} %).", relative * 100.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -825,6 +901,30 @@ mod tests {
         assert!((both.lambda / f0.lambda - product).abs() < 1e-12);
         // Fixing one of the two RDP hosts leaves the factor in place.
         assert!((frequency(&rdp.without_finding(7)).lambda - both.lambda).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_fix_that_raises_a_figure_says_why() {
+        let mut spoofable = firm(50e6, Some(80.0));
+        spoofable.exposures.push(exposed(4, "dmarc.missing", false));
+        spoofable.exposures.push(exposed(5, "open_ports.rdp_exposed", false));
+        spoofable.exposures.push(exposed(6, "open_ports.rdp_exposed", false));
+        let fixed = spoofable.without_finding(4);
+        let (before, after) = (frequency(&spoofable), frequency(&fixed));
+        let breach = |p: &Profile| data_loss_prediction(p, 12).last().unwrap().breach_probability;
+        let incident = |p: &Profile| incident_prediction(p, 12).last().unwrap().probability;
+        // Fewer events, a larger share of them breaches: the breach probability rises.
+        assert!(after.lambda < before.lambda && breach(&fixed) > breach(&spoofable));
+        let why = explain_fix(&before, &after, Figure::BreachProbability, breach(&spoofable), breach(&fixed));
+        assert!(why.contains("no longer applies") && why.contains("from 35 % to 45 %"), "{why}");
+        assert!(why.contains("Net: the breach probability rises: fewer events, but more of them breaches"), "{why}");
+        // The incident probability reads the rate alone: it falls, and the share is not named.
+        let why = explain_fix(&before, &after, Figure::IncidentProbability, incident(&spoofable), incident(&fixed));
+        assert!(why.contains("Net: the incident probability falls") && !why.contains("share"), "{why}");
+        // One of two RDP hosts fixed: the factor stays, and the answer says so.
+        let one_rdp = spoofable.without_finding(5);
+        let why = explain_fix(&before, &frequency(&one_rdp), Figure::IncidentProbability, 0.2, 0.2);
+        assert!(why.contains("another open finding") && why.contains("does not move"), "{why}");
     }
 
     #[test]

@@ -334,12 +334,10 @@ async fn assets(Caller(api): Caller, Query(q): Params) -> Response {
         );
     };
     let social_id = param(&q, "social_id");
-    let who = if social_id.is_empty() { Audience::Monitor } else { Audience::Underwriter };
+    let who = Audience::of(social_id);
     let page = param(&q, "page");
-    let mut at = vec![("page", if page.is_empty() { "1" } else { page })];
-    if who == Audience::Underwriter {
-        at.push(("social_id", social_id));
-    }
+    let mut at = who.naming(social_id);
+    at.push(("page", if page.is_empty() { "1" } else { page }));
     let op = kind.operation(who);
     let page = match kind {
         pages::AssetKind::Applications => api.get(op, &at).await.map(pages::AssetPage::Applications),
@@ -366,18 +364,24 @@ async fn predictions(Caller(api): Caller, Query(q): Params) -> Response {
     let period = valid.unwrap_or(12);
     let notice = (!asked.is_empty() && valid.is_none()).then_some("The horizon is 1 to 60 months: showing 12.");
     let p = period.to_string();
-    let at = [("period", p.as_str())];
+    let social_id = param(&q, "social_id");
+    let who = Audience::of(social_id);
+    let mut at = who.naming(social_id);
+    at.push(("period", p.as_str()));
+    let ops =
+        ["get-incident-prediction", "get-data-loss-prediction", "get-tail-risk-estimation"].map(|r| who.operation(r));
     let (incident, loss, tail) = tokio::join!(
-        api.get::<IncidentPrediction>("/monitor-get-incident-prediction", &at),
-        api.get::<DataLossPrediction>("/monitor-get-data-loss-prediction", &at),
-        api.get::<TailRiskPrediction>("/monitor-get-tail-risk-estimation", &at),
+        api.get::<IncidentPrediction>(&ops[0], &at),
+        api.get::<DataLossPrediction>(&ops[1], &at),
+        api.get::<TailRiskPrediction>(&ops[2], &at),
     );
     if let Err(f) = &incident
         && f.status == StatusCode::UNAUTHORIZED
     {
         return refused("Sign in", f);
     }
-    fragment(StatusCode::OK, pages::predictions(period, notice, &incident, &loss, &tail))
+    let of = incident.as_ref().ok().map(|v| v.social_id.as_str()).unwrap_or(social_id);
+    fragment(StatusCode::OK, pages::predictions(who, of, period, notice, &incident, &loss, &tail))
 }
 
 /// The plan to reach a grade: an underwriter's `social_id`, or the monitor key's own
@@ -386,15 +390,10 @@ async fn plan(Caller(api): Caller, Query(q): Params) -> Response {
     let social_id = param(&q, "social_id");
     let target = param(&q, "target_grade");
     let target = if target.is_empty() { "A" } else { target };
-    let (who, op) = match social_id {
-        "" => (Audience::Monitor, "/monitor-getimprovementplan"),
-        _ => (Audience::Underwriter, "/underwriter-getimprovementplan"),
-    };
-    let mut at = vec![("target_grade", target)];
-    if who == Audience::Underwriter {
-        at.push(("social_id", social_id));
-    }
-    let answer = api.get::<api::responses::ImprovementPlanOut>(op, &at).await;
+    let who = Audience::of(social_id);
+    let mut at = who.naming(social_id);
+    at.push(("target_grade", target));
+    let answer = api.get::<api::responses::ImprovementPlanOut>(&who.operation("getimprovementplan"), &at).await;
     match answer {
         Ok(p) => fragment(StatusCode::OK, pages::plan_view(who, &p)),
         Err(f) => refused("Plan", &f),
@@ -405,7 +404,7 @@ async fn plan(Caller(api): Caller, Query(q): Params) -> Response {
 /// a file to keep.
 async fn report_download(Caller(api): Caller, Query(q): Params) -> Response {
     let social_id = param(&q, "social_id");
-    let who = if social_id.is_empty() { Audience::Monitor } else { Audience::Underwriter };
+    let who = Audience::of(social_id);
     match report::document(&api, who, social_id).await {
         Ok(html) => {
             let name = format!("attachment; filename=\"rampart-report-{}.html\"", report::file_stem(social_id));

@@ -28,6 +28,32 @@ pub enum Audience {
     Monitor,
 }
 
+impl Audience {
+    /// Whose view a request asks for: the company its `social_id` names, or the key's own
+    /// company when it names none.
+    pub fn of(social_id: &str) -> Audience {
+        if social_id.is_empty() { Audience::Monitor } else { Audience::Underwriter }
+    }
+
+    /// The parameter that names the company to the API: `social_id` for an underwriter,
+    /// none for a monitor (its company is the key's).
+    pub fn naming(self, social_id: &str) -> Vec<(&'static str, &str)> {
+        match self {
+            Audience::Underwriter => vec![("social_id", social_id)],
+            Audience::Monitor => Vec::new(),
+        }
+    }
+
+    /// The path of a company resource's operation for this audience
+    /// (`/underwriter-getimprovementplan`, `/monitor-getimprovementplan`).
+    pub fn operation(self, resource: &str) -> String {
+        match self {
+            Audience::Underwriter => format!("/underwriter-{resource}"),
+            Audience::Monitor => format!("/monitor-{resource}"),
+        }
+    }
+}
+
 /// The member of the score object that holds one component.
 pub type Member = fn(&ScoreComponents) -> &ComponentOut;
 
@@ -349,7 +375,10 @@ pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
             }
             nav.actions aria-label="Scorecard actions" {
                 button type="button" data-report=(report) data-filename={"rampart-report-" (sid) ".html"} { "Download report" }
-                @if who == Audience::Monitor { a.button href="/app/predictions" { "Predictions" } }
+                @match who {
+                    Audience::Underwriter => a.button href={"/app/predictions?" (query(&[("social_id", sid)]))} { "Predictions" },
+                    Audience::Monitor => a.button href="/app/predictions" { "Predictions" },
+                }
                 @if let Some(next) = next_grade(grade) {
                     @let link = match who {
                         Audience::Underwriter => format!("/app/plan?{}", query(&[("social_id", sid), ("target_grade", next)])),
@@ -961,8 +990,11 @@ fn value(v: &Value, depth: u8) -> Markup {
     }
 }
 
-/// The three predictions of the key's company, with their inputs.
+/// The three predictions of a company (the one an underwriter names, or the key's own),
+/// with their inputs.
 pub fn predictions(
+    who: Audience,
+    social_id: &str,
     period: u32,
     notice: Option<&str>,
     incident: &Result<IncidentPrediction, Failure>,
@@ -971,9 +1003,16 @@ pub fn predictions(
 ) -> Markup {
     html! {
         article.predictions {
-        h1 { "Predictions" }
+        @match who {
+            Audience::Underwriter => {
+                h1 { "Predictions: " (social_id) }
+                nav.actions { a.button href={"/app/company?" (query(&[("social_id", social_id)]))} { "← Scorecard" } }
+            }
+            Audience::Monitor => { h1 { "Predictions" } }
+        }
         @if let Some(n) = notice { p.notice { (n) } }
         form.inline data-nav action="/app/predictions" {
+            @if who == Audience::Underwriter { input type="hidden" name="social_id" value=(social_id); }
             label for="period" { "Horizon in months" }
             input #period name="period" type="number" min="1" max="60" value=(period);
             button type="submit" { "Show" }
@@ -1085,11 +1124,12 @@ fn what_if(rows: &[WhatIfOut], now: f64, label: &str, fmt: impl Fn(f64) -> Strin
         @if !rows.is_empty() {
             table.what-if {
                 caption { "What fixing each finding would do (" (label) " now: " (fmt(now)) ")" }
-                thead { tr { th { "Finding" } th { "Asset" } th.num { "With it fixed" } } }
+                thead { tr { th { "Finding" } th { "Asset" } th.num { "With it fixed" } th { "Why" } } }
                 tbody { @for w in rows { tr {
                     td { code { (w.code) } }
                     td { (w.asset) }
-                    td.num { (fmt(w.at_period)) }
+                    td class={"num" @if w.change > 0.0 { " rises" }} { (fmt(w.at_period)) }
+                    td.why { (w.why) }
                 } } }
             }
         }
@@ -1260,7 +1300,7 @@ mod tests {
             }
             let incident = d.parse(fixtures::month_prediction("probability", "expected_incidents", json!([])));
             let loss = d.parse(fixtures::month_prediction("breach_probability", "expected_records", json!([])));
-            let html = predictions(12, None, &Ok(incident), &Ok(loss), &Ok(d.parse(fixtures::tail_risk()))).into_string();
+            let html = predictions(Audience::Monitor, "", 12, None, &Ok(incident), &Ok(loss), &Ok(d.parse(fixtures::tail_risk()))).into_string();
             proptest::prop_assert!(!html.contains("<script"), "{html}");
             let _ = crate::report::top_findings(&w);
         }
@@ -1460,6 +1500,8 @@ mod tests {
     fn predictions_draw_three_charts_with_their_inputs() {
         let incident = |what_if| parse(fixtures::month_prediction("probability", "expected_incidents", what_if));
         let html = predictions(
+            Audience::Monitor,
+            "",
             12,
             None,
             &Ok(incident(json!([]))),
@@ -1472,8 +1514,11 @@ mod tests {
         assert!(html.contains("$300k") && html.contains("RDP open to the internet"), "{html}");
         assert!(!html.contains("What fixing"), "no what-if without triggering findings");
         let with = json!([{"finding_id": 9, "code": "open_ports.rdp_exposed", "asset": "remote.acme.test:3389",
-            "annual_event_rate": 0.06, "at_period": 0.05}]);
+            "annual_event_rate": 0.06, "at_period": 0.05, "change": 0.01,
+            "why": "Fixing it lowers the event rate. Net: the incident probability rises (+25.0 %)."}]);
         let html = predictions(
+            Audience::Underwriter,
+            "acme",
             12,
             Some("The horizon is 1 to 60 months: showing 12."),
             &Ok(incident(with)),
@@ -1487,5 +1532,11 @@ mod tests {
                 && html.contains("open_ports.rdp_exposed")
                 && html.contains("5.0 %")
         );
+        // Why the figure moves, and a rise marked; an underwriter's form keeps the company.
+        assert!(
+            html.contains("Net: the incident probability rises") && html.contains(r#"class="num rises""#),
+            "{html}"
+        );
+        assert!(html.contains("Predictions: acme") && html.contains(r#"name="social_id" value="acme""#), "{html}");
     }
 }

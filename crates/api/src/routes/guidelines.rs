@@ -108,7 +108,7 @@ pub async fn evaluate(
     let wants = |k: fn(&Check) -> bool| guidelines.rules.iter().any(|r| k(&r.check));
     let (mut incident_probability, mut loss_1_in_100) = (None, None);
     if wants(|c| matches!(c, Check::MaxIncidentProbability(_) | Check::MaxLoss1In100(_))) {
-        let (_, profile, _) = super::monitor::profile(&app, c.clone(), 12).await?;
+        let (_, profile, _) = super::predictions::profile(&app, c.clone(), 12).await?;
         incident_probability = rating::predict::incident_prediction(&profile, 12).last().map(|m| m.probability);
         if wants(|c| matches!(c, Check::MaxLoss1In100(_))) {
             let seed = u64::try_from(c.id).unwrap_or(0);

@@ -14,6 +14,7 @@ pub mod general;
 pub mod guidelines;
 pub mod monitor;
 pub mod portfolio;
+pub mod predictions;
 pub mod underwriter;
 pub mod vulnerability;
 

@@ -421,6 +421,15 @@ async fn an_exposed_rdp_port_moves_the_predictions_by_its_factor() {
     let p12 = |v: &Value| v["data"][11]["probability"].as_f64().unwrap();
     assert!((fixed["at_period"].as_f64().unwrap() - p12(&before)).abs() < 1e-12);
     assert!(p12(&with) > p12(&before));
+    assert!((fixed["change"].as_f64().unwrap() - (p12(&before) - p12(&with))).abs() < 1e-12, "{fixed}");
+    let why = fixed["why"].as_str().unwrap();
+    assert!(why.contains("Remote Desktop") && why.contains("Net: the incident probability falls"), "{why}");
+    // An underwriter reads the same prediction of the company it names.
+    let named =
+        app.ok("/underwriter-get-incident-prediction?social_id=acme-robotics&period=12", &app.underwriter).await;
+    assert_eq!(named, with);
+    let (s, v) = app.get("/underwriter-get-incident-prediction?period=12", &app.underwriter).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
     // The tail risk's what-if is the exact expected loss without the finding: the answer
     // from before it was found, to the cent (no simulation, no sampling error).
     let tail_with = app.ok("/monitor-get-tail-risk-estimation?period=12", k).await;

@@ -393,6 +393,22 @@ fn history(v: &Value, key: &str) {
 fn prediction(v: &Value) {
     fields(v, &[("social_id", T::Str), ("period", T::Int), ("data", T::Arr)]);
     each(&v["data"], |d| assert!(d.is_object()));
+    if let Some(w) = v.get("what_if") {
+        each(w, |w| {
+            exact(
+                w,
+                &[
+                    ("finding_id", T::Int),
+                    ("code", T::Str),
+                    ("asset", T::Str),
+                    ("annual_event_rate", T::Num),
+                    ("at_period", T::Num),
+                    ("change", T::Num),
+                    ("why", T::Str),
+                ],
+            )
+        });
+    }
 }
 
 fn subdomain_findings(v: &Value) {
@@ -581,7 +597,10 @@ pub fn check(path: &str, v: &Value) {
         "/monitor-getall-subdomain-findings" | "/monitor-get-subdomain-findings" => subdomain_findings(v),
         "/monitor-get-tail-risk-estimation"
         | "/monitor-get-data-loss-prediction"
-        | "/monitor-get-incident-prediction" => prediction(v),
+        | "/monitor-get-incident-prediction"
+        | "/underwriter-get-tail-risk-estimation"
+        | "/underwriter-get-data-loss-prediction"
+        | "/underwriter-get-incident-prediction" => prediction(v),
         "/monitor-rescan-subdomain-by-vectorid" | "/monitor-add-subsidiary" | "/monitor-delete-subsidiary" => {
             exact(v, &[("message", T::Str)])
         }

@@ -80,6 +80,10 @@ fn underwriter_paths(company: &str) -> Vec<String> {
     .map(|op| format!("/{op}?social_id={company}"))
     .collect();
     paths.push(format!("/underwriter-getcompanysbomdomain?social_id={company}&domain={d}"));
+    paths.push(format!("/underwriter-getimprovementplan?social_id={company}&target_grade=A"));
+    for op in ["get-incident-prediction", "get-data-loss-prediction", "get-tail-risk-estimation"] {
+        paths.push(format!("/underwriter-{op}?social_id={company}&period=6"));
+    }
     paths.push(format!("/underwriter-getcompany-history-domain?domain={d}"));
     paths.push(format!("/general-getsocialid-by-domain?domain={d}"));
     paths.push(format!("/underwriter-getincidentdetail-by-id?incident_id={}", incident_of(company)));

@@ -133,6 +133,17 @@ def browse(page, a, shot, sign_in):
     page.go_back()
     expect(page.locator("li.component")).to_have_count(12)
 
+    # The underwriter prices on the company's loss figures: its predictions, named.
+    page.locator("nav.actions").get_by_role("link", name="Predictions").click()
+    expect(page.get_by_role("heading", name=re.compile(r"^Predictions: "), level=1)).to_be_visible()
+    expect(page.locator("svg.chart")).to_have_count(3)
+    whys = page.locator("table.what-if td.why")
+    if whys.count():
+        assert all("Net: " in t for t in whys.all_inner_texts()), "every what-if says why"
+    shot("underwriter-predictions")
+    page.get_by_role("link", name="← Scorecard").click()
+    expect(page.locator("li.component")).to_have_count(12)
+
     # Monitor: its own scorecard with rescans and subsidiary forms; keyboard; phone width.
     page.click("#signout")
     expect(page.locator("#signin")).to_be_visible()
