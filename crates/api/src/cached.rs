@@ -309,6 +309,7 @@ roles! {
         read fn portfolio_scores_at(portfolio: i64, at: OffsetDateTime) -> Result<std::collections::HashMap<i64, model::Score>>;
         read fn search_findings(of: store::FindingsOf, query: &store::FindingQuery, page: Page) -> Result<Paged<store::FoundFinding>>;
         read fn all_findings(of: store::FindingsOf, query: &store::FindingQuery, limit: u64) -> Result<Vec<store::FoundFinding>>;
+        read fn rating_changes(of: store::FindingsOf, since: OffsetDateTime, max_findings: u32) -> Result<store::RatingChanges>;
         write fn save_guidelines(org: i64, document: &str, by: &str, at: OffsetDateTime) -> Result<i64>;
         read fn guidelines(org: i64) -> Result<Option<store::StoredGuidelines>>;
     }

@@ -13,7 +13,8 @@ use utoipa_axum::{PathItemExt, routes};
 use crate::AppState;
 use crate::error::{ErrorBody, RouteNotFound};
 use crate::routes::{
-    Named, Own, company, disputes, general, guidelines, monitor, portfolio, predictions, underwriter, vulnerability,
+    Named, Own, changes, company, disputes, general, guidelines, monitor, portfolio, predictions, underwriter,
+    vulnerability,
 };
 
 struct KeyAuth;
@@ -120,7 +121,8 @@ fn all_operations() -> OpenApiRouter<AppState> {
         .routes(routes!(portfolio::get_findings))
         .routes(routes!(guidelines::set))
         .routes(routes!(guidelines::get))
-        .routes(routes!(guidelines::evaluate));
+        .routes(routes!(guidelines::evaluate))
+        .routes(routes!(changes::get_changes));
     company_resources()
         .into_iter()
         .fold(router, |router, (underwriter, monitor)| router.routes(underwriter).routes(monitor))

@@ -54,7 +54,7 @@ pub use keys::Keys;
 pub use model::asset_under;
 pub use portfolios::{
     CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, Onboarding, PortfolioRow, Portfolios,
-    RowRating, StoredGuidelines,
+    RatingChange, RatingChanges, RowRating, StoredGuidelines,
 };
 pub use postgres::PgStore;
 pub use queue::{JobCount, Queue};

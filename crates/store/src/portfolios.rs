@@ -103,6 +103,32 @@ pub struct FoundFinding {
     pub closed_at: Option<OffsetDateTimeText>,
 }
 
+/// A company's rating made after a time, with the rating before it and the findings
+/// that opened and closed between the two (what explains the change).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatingChange {
+    pub company: i64,
+    /// The rating before (none: the company's first).
+    pub before: Option<RowRating>,
+    pub after: RowRating,
+    /// Why the rating was made (`model::RATED_BY_SCAN` …; none for an imported one).
+    pub reason: Option<String>,
+    /// Findings that opened (new, or back after closing) after `before` and by `after`,
+    /// worst first.
+    pub opened: Vec<Finding>,
+    /// Findings that closed in the same interval, worst first.
+    pub closed: Vec<Finding>,
+}
+
+/// The rating changes since a time, oldest first per company, companies in id order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RatingChanges {
+    pub changes: Vec<RatingChange>,
+    /// More findings opened or closed than the read's bound: the lists are cut (the
+    /// ratings are all there).
+    pub truncated: bool,
+}
+
 /// A version of an organisation's underwriting guidelines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredGuidelines {
@@ -198,4 +224,14 @@ pub trait Portfolios: Send + Sync + 'static {
 
     /// Every finding `query` finds, worst first, at most `limit` (a CSV download).
     async fn all_findings(&self, of: FindingsOf, query: &FindingQuery, limit: u64) -> Result<Vec<FoundFinding>>;
+
+    /// The ratings of `of` (a company, or a portfolio's members) made after `since`, each
+    /// with the rating before it and the findings opened and closed between the two; at
+    /// most `max_findings` findings are read in all.
+    async fn rating_changes(
+        &self,
+        of: FindingsOf,
+        since: time::OffsetDateTime,
+        max_findings: u32,
+    ) -> Result<RatingChanges>;
 }

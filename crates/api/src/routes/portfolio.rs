@@ -51,7 +51,7 @@ impl axum::extract::FromRequestParts<AppState> for OrgCaller {
     }
 }
 
-fn portfolio_id(raw: Option<&str>) -> Result<i64, ApiError> {
+pub(super) fn portfolio_id(raw: Option<&str>) -> Result<i64, ApiError> {
     let raw = raw.ok_or_else(|| ApiError::required("portfolio_id"))?;
     raw.trim().parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| ApiError::not_valid("portfolio_id"))
 }
@@ -66,7 +66,7 @@ async fn portfolio_of(app: &AppState, org: i64, id: i64) -> Result<Portfolio, Ap
 
 /// The organisation's portfolio `id` as its list shows it (kept); another
 /// organisation's is answered as none.
-async fn viewed(app: &AppState, org: i64, id: i64) -> Result<std::sync::Arc<PortfolioView>, ApiError> {
+pub(super) async fn viewed(app: &AppState, org: i64, id: i64) -> Result<std::sync::Arc<PortfolioView>, ApiError> {
     app.portfolio_view(org, id)
         .await?
         .ok_or_else(|| ApiError::bad(format!("portfolio_id: there is no portfolio {id} in this organisation")))
@@ -1084,8 +1084,8 @@ impl Sort {
 /// ([`crate::AppState::portfolio_view`]): each row as shown, the orders asked for so
 /// far, the summary.
 pub(crate) struct PortfolioView {
-    portfolio: Portfolio,
-    rows: Vec<PortfolioRow>,
+    pub(super) portfolio: Portfolio,
+    pub(super) rows: Vec<PortfolioRow>,
     outs: Vec<PortfolioCompanyOut>,
     orders: std::sync::Mutex<std::collections::HashMap<Sort, std::sync::Arc<Vec<u32>>>>,
     /// The summary's JSON, made once.
@@ -1158,7 +1158,7 @@ async fn listed(app: &AppState, org: i64, p: &Params) -> Result<(std::sync::Arc<
 }
 
 /// A CSV answer (UTF-8, a header row), downloaded as `name`.
-fn csv_answer(name: &str, body: Vec<u8>) -> Response {
+pub(super) fn csv_answer(name: &str, body: Vec<u8>) -> Response {
     use axum::http::{HeaderValue, header};
     let disposition = HeaderValue::from_str(&format!("attachment; filename=\"{name}\""))
         .unwrap_or(HeaderValue::from_static("attachment"));
@@ -1175,7 +1175,7 @@ fn csv_answer(name: &str, body: Vec<u8>) -> Response {
 /// A cell of a CSV answer: text a spreadsheet would run as a formula (`=`, `+`, `-`,
 /// `@`, a tab or a carriage return first) is prefixed with `'` — a company's name may
 /// come from its own web page.
-fn cell(s: &str) -> String {
+pub(super) fn cell(s: &str) -> String {
     if s.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{s}") } else { s.to_owned() }
 }
 
@@ -1256,7 +1256,7 @@ pub(crate) fn companies_csv<'a>(
     w.into_inner().map_err(|e| ApiError::Internal(format!("csv: {e}")))
 }
 
-fn wants_csv(p: &Params) -> Result<bool, ApiError> {
+pub(super) fn wants_csv(p: &Params) -> Result<bool, ApiError> {
     match p.optional("format") {
         None | Some("json") => Ok(false),
         Some("csv") => Ok(true),

@@ -344,6 +344,7 @@ pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
         (Method::GET, "/portfolio-getfindings?portfolio_id=1", false, None),
         (Method::POST, "/portfolio-set-guidelines", false, Some(GUIDELINES)),
         (Method::GET, "/portfolio-getguidelines", false, None),
+        (Method::GET, "/portfolio-getchanges?portfolio_id=1", false, None),
         (Method::GET, "/underwriter-evaluate-guidelines?social_id=acme-robotics", false, None),
     ]
 }

@@ -652,6 +652,45 @@ pub fn check(path: &str, v: &Value) {
                 fields(f, &[("social_id", T::Str), ("status", T::Str), ("closed_at", T::StrOrNull)]);
             });
         }
+        "/portfolio-getchanges" => {
+            exact(
+                v,
+                &[
+                    ("portfolio_id", T::Int),
+                    ("name", T::Str),
+                    ("since", T::Str),
+                    ("until", T::Str),
+                    ("companies", T::Arr),
+                    ("truncated", T::Bool),
+                ],
+            );
+            each(&v["companies"], |c| {
+                exact(
+                    c,
+                    &[("social_id", T::Str), ("company_name", T::Str), ("tier", T::IntOrNull), ("ratings", T::Arr)],
+                );
+                each(&c["ratings"], |r| {
+                    exact(
+                        r,
+                        &[
+                            ("scanned_at", T::Str),
+                            ("reason", T::StrOrNull),
+                            ("depth", T::Str),
+                            ("score_before", T::NumOrNull),
+                            ("grade_before", T::StrOrNull),
+                            ("score_after", T::Num),
+                            ("grade_after", T::Str),
+                            ("change", T::NumOrNull),
+                            ("explanation", T::Str),
+                            ("opened", T::Arr),
+                            ("closed", T::Arr),
+                        ],
+                    );
+                    each(&r["opened"], finding);
+                    each(&r["closed"], finding);
+                });
+            });
+        }
         "/portfolio-set-guidelines" | "/portfolio-getguidelines" => exact(
             v,
             &[

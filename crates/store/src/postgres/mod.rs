@@ -93,6 +93,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (11, "advisories", include_str!("../../migrations/postgres/0011_advisories.sql")),
     (12, "portfolios", include_str!("../../migrations/postgres/0012_portfolios.sql")),
     (13, "guidelines", include_str!("../../migrations/postgres/0013_guidelines.sql")),
+    (14, "finding opened", include_str!("../../migrations/postgres/0014_finding_opened.sql")),
 ]);
 
 /// The channel a queued job is announced on.

@@ -6,7 +6,10 @@ use std::collections::HashMap;
 use model::{Org, Portfolio, Relationship, Score, Stage, Tier, VendorRecord};
 
 use super::*;
-use crate::portfolios::{CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, PortfolioRow, RowRating};
+use crate::portfolios::{
+    CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, PortfolioRow, RatingChange, RatingChanges,
+    RowRating,
+};
 
 fn org_from_row(row: &DbRow) -> Result<Org> {
     Ok(Org { id: row.try_get("id")?, name: row.try_get("name")?, created_at: ts_text(row.try_get("created_at")?)? })
@@ -578,6 +581,90 @@ impl crate::Portfolios for Backend {
 
     async fn all_findings(&self, of: FindingsOf, q: &FindingQuery, limit: u64) -> Result<Vec<FoundFinding>> {
         self.found_findings(of, q, i64::try_from(limit).unwrap_or(i64::MAX), 0).await
+    }
+
+    async fn rating_changes(&self, of: FindingsOf, since: OffsetDateTime, max_findings: u32) -> Result<RatingChanges> {
+        let whose = |alias: &str| match of {
+            FindingsOf::Company(_) => format!("{alias}.company_id = $1"),
+            FindingsOf::Portfolio(_) => {
+                format!("{alias}.company_id IN (SELECT company_id FROM portfolio_companies WHERE portfolio_id = $1)")
+            }
+        };
+        let mut conn = self.reader().await?;
+        // Each company's ratings after `since`, and the last one at or before it (the
+        // "before" of the first change).
+        let sql = format!(
+            "SELECT s.company_id, s.scanned_at, s.score, s.grade, s.depth, s.reason FROM scores s WHERE {} \
+             AND (s.scanned_at > $2 OR s.scanned_at = (SELECT max(s2.scanned_at) FROM scores s2 \
+             WHERE s2.company_id = s.company_id AND s2.scanned_at <= $2)) ORDER BY s.company_id, s.scanned_at, s.id",
+            whose("s")
+        );
+        let at = rfc3339(since);
+        let ratings = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(of_id(of)).bind(&at).fetch_all(&mut *conn).await?;
+        let mut changes = Vec::new();
+        let mut previous: Option<(i64, RowRating)> = None;
+        for r in &ratings {
+            let company: i64 = r.try_get("company_id")?;
+            let grade: String = r.try_get("grade")?;
+            let rating = RowRating {
+                score: score(r.try_get("score")?)?,
+                grade: Grade::parse(&grade).map_err(|_| corrupt("grade", &grade))?,
+                scanned_at: ts_text(r.try_get("scanned_at")?)?,
+                depth: r.try_get("depth")?,
+            };
+            let before = previous.take().filter(|(c, _)| *c == company).map(|(_, b)| b);
+            if rating.scanned_at.0 > since {
+                changes.push(RatingChange {
+                    company,
+                    before,
+                    after: rating.clone(),
+                    reason: r.try_get("reason")?,
+                    opened: Vec::new(),
+                    closed: Vec::new(),
+                });
+            }
+            previous = Some((company, rating));
+        }
+        // The findings that opened or closed since, each in the change whose interval
+        // holds the moment (worst first: the read's order).
+        let sql = format!(
+            "SELECT f.* FROM findings f WHERE {} AND (f.opened_at > $2 OR f.closed_at > $2) \
+             ORDER BY f.company_id, f.severity_rank DESC, f.risk_vector, f.asset, f.code, f.id LIMIT CAST($3 AS BIGINT)",
+            whose("f")
+        );
+        let limit = i64::from(max_findings) + 1;
+        let rows =
+            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(of_id(of)).bind(&at).bind(limit).fetch_all(&mut *conn).await?;
+        let truncated = rows.len() > max_findings as usize;
+        let holding = |company: i64, t: OffsetDateTime| {
+            changes.iter().position(|c| {
+                c.company == company
+                    && c.before.as_ref().is_none_or(|b| t > b.scanned_at.0)
+                    && t <= c.after.scanned_at.0
+            })
+        };
+        let mut placed: Vec<(usize, bool, Finding)> = Vec::new();
+        for row in rows.iter().take(max_findings as usize) {
+            let company: i64 = row.try_get("company_id")?;
+            let finding = finding_from_row(row)?;
+            let opened: String = row.try_get("opened_at")?;
+            let closed: Option<String> = row.try_get("closed_at")?;
+            if let Some(t) = model::timefmt::parse_datetime(&opened).filter(|t| *t > since)
+                && let Some(i) = holding(company, t)
+            {
+                placed.push((i, true, finding.clone()));
+            }
+            if let Some(t) = closed.as_deref().map(ts).transpose()?.filter(|t| *t > since)
+                && let Some(i) = holding(company, t)
+            {
+                placed.push((i, false, finding));
+            }
+        }
+        for (i, opened, finding) in placed {
+            let change = &mut changes[i];
+            if opened { change.opened.push(finding) } else { change.closed.push(finding) }
+        }
+        Ok(RatingChanges { changes, truncated })
     }
 
     async fn save_guidelines(&self, org: i64, document: &str, by: &str, at: OffsetDateTime) -> Result<i64> {

@@ -50,15 +50,17 @@ pub(crate) async fn insert_score(tx: &mut Transaction<'_, Db>, id: i64, snap: &S
 }
 
 /// Inserts a finding or refreshes the stored one (same company, risk vector, asset and
-/// code): first_seen is kept, last_seen moves on, a closed finding reopens.
+/// code): first_seen is kept, last_seen moves on, a closed finding reopens (opened_at is
+/// then the scan that saw it again).
 pub(crate) async fn upsert_finding(tx: &mut Transaction<'_, Db>, company: i64, f: &Finding) -> Result<i64> {
     Ok(sqlx::query_scalar(
-        "INSERT INTO findings (company_id, risk_vector, asset, severity, severity_rank, code, title, evidence, remediation, refs, first_seen, last_seen, cve, component, subject) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+        "INSERT INTO findings (company_id, risk_vector, asset, severity, severity_rank, code, title, evidence, remediation, refs, first_seen, last_seen, cve, component, subject, opened_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $12) \
          ON CONFLICT (company_id, risk_vector, asset, code, subject) DO UPDATE SET severity = excluded.severity, \
          severity_rank = excluded.severity_rank, title = excluded.title, evidence = excluded.evidence, \
          remediation = excluded.remediation, refs = excluded.refs, cve = excluded.cve, component = excluded.component, \
          first_seen = CASE WHEN findings.first_seen <= excluded.first_seen THEN findings.first_seen ELSE excluded.first_seen END, last_seen = excluded.last_seen, \
+         opened_at = CASE WHEN findings.closed_at IS NOT NULL AND NOT findings.false_positive THEN excluded.last_seen ELSE findings.opened_at END, \
          closed_at = CASE WHEN findings.false_positive THEN findings.closed_at ELSE NULL END RETURNING id",
     )
     .bind(company)

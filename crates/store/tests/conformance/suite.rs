@@ -2471,3 +2471,73 @@ pub async fn guidelines(store: &dyn Store) {
     assert_eq!(store.guidelines(other.id).await.unwrap(), None);
     assert_eq!(store.save_guidelines(other.id, "{}", "x", at).await.unwrap(), 1);
 }
+
+/// The ratings since a time, each with the one before it and the findings that opened
+/// (new, or back after closing) and closed between the two; a company's or a
+/// portfolio's; the findings bounded.
+pub async fn rating_changes(store: &dyn Store) {
+    use store::{FindingsOf, ScanScope};
+    let org = store.create_org("Changes Mutual").await.unwrap();
+    let book = store.create_portfolio(org.id, "Watched", 3).await.unwrap().unwrap();
+    let c = store
+        .save_company(&CompanySnapshot {
+            profile: profile("ch-a", "Change Co", "change.example"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let quiet = store
+        .save_company(&CompanySnapshot { profile: profile("ch-b", "Quiet Co", "quiet.example"), ..Default::default() })
+        .await
+        .unwrap();
+    store
+        .add_to_portfolio(book.id, &[(c.id, model::VendorRecord::default()), (quiet.id, Default::default())])
+        .await
+        .unwrap();
+    let vectors = RiskVector::ALL.to_vec();
+    let scope = ScanScope { risk_vectors: &vectors, asset: None, below: false, close_missing: true, keep_open: &[] };
+    let seen = |f: &Finding, when: &str| Finding { first_seen: at(when), last_seen: at(when), ..f.clone() };
+    let x = finding(RiskVector::Spf, "change.example", Severity::Medium, "spf.softfail_all");
+    let y = finding(RiskVector::OpenPorts, "vpn.change.example:3389", Severity::High, "open_ports.rdp_exposed");
+    let z = finding(RiskVector::Dmarc, "change.example", Severity::Low, "dmarc.policy_none");
+    let w = finding(RiskVector::WebHeaders, "https://change.example/", Severity::Low, "web_headers.hsts_missing");
+    let times = ["2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z", "2026-03-03T00:00:00Z"];
+    // y closes and stays closed; z opens, then closes; w closes, then comes back.
+    let scans = [vec![&x, &y, &w], vec![&x, &z], vec![&x, &w]];
+    for ((when, seen_then), score) in times.iter().zip(&scans).zip([60.0, 75.0, 65.0]) {
+        let found: Vec<Finding> = seen_then.iter().map(|f| seen(f, when)).collect();
+        store.record_scan(c.id, scope, &found, at(when).0).await.unwrap();
+        store.replace_rating(c.id, &snapshot(score, when)).await.unwrap();
+    }
+    store.replace_rating(quiet.id, &snapshot(50.0, "2026-02-01T00:00:00Z")).await.unwrap();
+    let since = at("2026-03-01T12:00:00Z").0;
+    let codes = |fs: &[Finding]| fs.iter().map(|f| f.code.clone()).collect::<Vec<_>>();
+
+    let got = store.rating_changes(FindingsOf::Portfolio(book.id), since, 100).await.unwrap();
+    assert!(!got.truncated);
+    assert_eq!(got.changes.len(), 2, "two ratings since; the quiet company has none: {got:?}");
+    let (first, second) = (&got.changes[0], &got.changes[1]);
+    assert_eq!(first.company, c.id);
+    assert_eq!(first.before.as_ref().map(|b| b.score.hundredths()), Some(6000), "the rating before `since`");
+    assert_eq!((first.after.score.hundredths(), first.reason.as_deref()), (7500, Some(model::RATED_BY_SCAN)));
+    // (w's closing is not kept once it opened again: a finding keeps its last opening and
+    // closing only, docs/API.md "What changed".)
+    assert_eq!((codes(&first.opened), codes(&first.closed)), (vec![z.code.clone()], vec![y.code.clone()]));
+    assert_eq!(second.before.as_ref().map(|b| b.score.hundredths()), Some(7500));
+    assert_eq!(second.after.score.hundredths(), 6500);
+    assert_eq!(codes(&second.opened), [w.code.clone()], "a finding back after closing opened again");
+    assert_eq!(codes(&second.closed), [z.code.clone()]);
+
+    // One company's: the same; nothing since the last rating; the findings bounded.
+    assert_eq!(store.rating_changes(FindingsOf::Company(c.id), since, 100).await.unwrap(), got);
+    let later = at("2026-03-03T00:00:00Z").0;
+    assert!(store.rating_changes(FindingsOf::Portfolio(book.id), later, 100).await.unwrap().changes.is_empty());
+    let cut = store.rating_changes(FindingsOf::Portfolio(book.id), since, 1).await.unwrap();
+    assert!(cut.truncated && cut.changes.len() == 2);
+    assert_eq!(cut.changes.iter().map(|c| c.opened.len() + c.closed.len()).sum::<usize>(), 1);
+    // The first rating ever has no rating before it.
+    let all = store.rating_changes(FindingsOf::Company(c.id), at("2026-01-01T00:00:00Z").0, 100).await.unwrap();
+    assert_eq!(all.changes.len(), 3);
+    assert!(all.changes[0].before.is_none() && all.changes[0].opened.len() == 2, "{:?}", all.changes[0]);
+    assert_eq!(codes(&all.changes[0].opened), [y.code.clone(), x.code.clone()], "worst first");
+}
