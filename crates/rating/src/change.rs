@@ -103,7 +103,8 @@ mod tests {
     #[test]
     fn a_change_says_how_far_why_and_which_findings() {
         let rdp = finding("open_ports.rdp_exposed", Severity::High);
-        let text = explain(Some(side(75.0, Grade::C)), side(65.0, Grade::D), Some("rescan"), &[rdp.clone()], &[]);
+        let text =
+            explain(Some(side(75.0, Grade::C)), side(65.0, Grade::D), Some("rescan"), std::slice::from_ref(&rdp), &[]);
         assert_eq!(
             text,
             "Score 75.0 → 65.0 (−10.0), grade C → D, by a rescan: 1 finding opened (high open_ports.rdp_exposed on vpn.acme.example:3389)."
