@@ -310,6 +310,12 @@ roles! {
         read fn search_findings(of: store::FindingsOf, query: &store::FindingQuery, page: Page) -> Result<Paged<store::FoundFinding>>;
         read fn all_findings(of: store::FindingsOf, query: &store::FindingQuery, limit: u64) -> Result<Vec<store::FoundFinding>>;
         read fn rating_changes(of: store::FindingsOf, since: OffsetDateTime, max_findings: u32) -> Result<store::RatingChanges>;
+        write fn set_alert_rules(portfolio: i64, document: &str, by: &str, at: OffsetDateTime) -> Result<()>;
+        read fn alert_rules(portfolio: i64) -> Result<Option<store::StoredAlertRules>>;
+        read fn alert_watches(company: i64) -> Result<Vec<store::AlertWatch>>;
+        write fn record_alerts(alerts: &[store::NewAlert]) -> Result<u64>;
+        read fn alerts(org: i64, query: &store::AlertQuery, page: Page) -> Result<Paged<store::Alert>>;
+        write fn ack_alert(org: i64, id: i64, by: &str, at: OffsetDateTime) -> Result<Option<store::Alert>>;
         write fn save_guidelines(org: i64, document: &str, by: &str, at: OffsetDateTime) -> Result<i64>;
         read fn guidelines(org: i64) -> Result<Option<store::StoredGuidelines>>;
     }

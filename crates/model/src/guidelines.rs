@@ -166,7 +166,7 @@ pub const KINDS: [&str; 12] = [
     "max_age_days",
 ];
 
-fn text<'a>(rule: &'a Value, field: &str) -> Result<&'a str, String> {
+pub(crate) fn text<'a>(rule: &'a Value, field: &str) -> Result<&'a str, String> {
     match rule.get(field) {
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.trim()),
         Some(_) => Err(format!("{field} must be a non-empty string")),
@@ -174,7 +174,7 @@ fn text<'a>(rule: &'a Value, field: &str) -> Result<&'a str, String> {
     }
 }
 
-fn number(rule: &Value, field: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, String> {
+pub(crate) fn number(rule: &Value, field: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, String> {
     match rule.get(field).and_then(Value::as_f64) {
         Some(v) if range.contains(&v) => Ok(v),
         Some(_) | None if rule.get(field).is_some() => {
@@ -200,7 +200,7 @@ fn grade(rule: &Value, field: &str) -> Result<Grade, String> {
 }
 
 /// A rule id: 1–64 letters, digits, `-`, `_` and `.`.
-fn rule_id(raw: &str) -> bool {
+pub(crate) fn rule_id(raw: &str) -> bool {
     (1..=64).contains(&raw.len()) && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
 }
 

@@ -4,6 +4,7 @@
 //! argument) is parsed into one of these types at the edge; code inside trusts them.
 //! This crate does no I/O and knows nothing of HTTP, SQL or the network.
 
+pub mod alerts;
 pub mod basis;
 pub mod check;
 pub mod company;

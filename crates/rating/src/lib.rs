@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod alerts;
 pub mod change;
 pub mod exposure;
 pub mod guidelines;

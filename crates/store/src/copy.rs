@@ -54,6 +54,8 @@ const TABLES: &[&str] = &[
     "key_creations",
     "portfolios",
     "portfolio_companies",
+    "alert_rules",
+    "alerts",
 ];
 
 /// Rows written per statement (PostgreSQL takes at most 65 535 parameters).

@@ -53,8 +53,8 @@ pub use incidents::Incidents;
 pub use keys::Keys;
 pub use model::asset_under;
 pub use portfolios::{
-    CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, Onboarding, PortfolioRow, Portfolios,
-    RatingChange, RatingChanges, RowRating, StoredGuidelines,
+    Alert, AlertQuery, AlertWatch, CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, NewAlert,
+    Onboarding, PortfolioRow, Portfolios, RatingChange, RatingChanges, RowRating, StoredAlertRules, StoredGuidelines,
 };
 pub use postgres::PgStore;
 pub use queue::{JobCount, Queue};

@@ -129,6 +129,68 @@ pub struct RatingChanges {
     pub truncated: bool,
 }
 
+/// A portfolio's alert rules as set (JSON, parsed before it was kept).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAlertRules {
+    pub document: String,
+    pub updated_at: OffsetDateTimeText,
+    pub updated_by: String,
+}
+
+/// A portfolio that holds a company and has alert rules: whose, the company's tier in
+/// it, and the rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertWatch {
+    pub org: i64,
+    pub portfolio: i64,
+    pub tier: Option<u8>,
+    pub document: String,
+}
+
+/// An alert to keep: a rule of a portfolio raised about one of its companies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewAlert {
+    pub org: i64,
+    pub portfolio: i64,
+    pub company: i64,
+    pub rule_id: String,
+    pub kind: String,
+    /// What tells it from another alert of the rule at the same moment (a finding id, a
+    /// CVE); kept once per portfolio, company, rule, subject and moment.
+    pub subject: String,
+    pub summary: String,
+    /// The rating change that raised it, in words.
+    pub explanation: String,
+    pub created_at: time::OffsetDateTime,
+}
+
+/// A kept alert, with the names its reader needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alert {
+    pub id: i64,
+    pub portfolio: i64,
+    pub portfolio_name: String,
+    pub company: i64,
+    pub social_id: SocialId,
+    pub company_name: String,
+    pub rule_id: String,
+    pub kind: String,
+    pub subject: String,
+    pub summary: String,
+    pub explanation: String,
+    pub created_at: OffsetDateTimeText,
+    pub acknowledged_at: Option<OffsetDateTimeText>,
+    pub acknowledged_by: Option<String>,
+}
+
+/// Which alerts of an organisation to list, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AlertQuery {
+    pub portfolio: Option<i64>,
+    pub acknowledged: Option<bool>,
+    pub kind: Option<String>,
+}
+
 /// A version of an organisation's underwriting guidelines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredGuidelines {
@@ -224,6 +286,24 @@ pub trait Portfolios: Send + Sync + 'static {
 
     /// Every finding `query` finds, worst first, at most `limit` (a CSV download).
     async fn all_findings(&self, of: FindingsOf, query: &FindingQuery, limit: u64) -> Result<Vec<FoundFinding>>;
+
+    /// Sets a portfolio's alert rules (replacing those it had).
+    async fn set_alert_rules(&self, portfolio: i64, document: &str, by: &str, at: time::OffsetDateTime) -> Result<()>;
+
+    async fn alert_rules(&self, portfolio: i64) -> Result<Option<StoredAlertRules>>;
+
+    /// The portfolios that hold `company` and have alert rules.
+    async fn alert_watches(&self, company: i64) -> Result<Vec<AlertWatch>>;
+
+    /// Keeps the alerts not kept already; how many were new.
+    async fn record_alerts(&self, alerts: &[NewAlert]) -> Result<u64>;
+
+    /// One page of an organisation's alerts, newest first, with how many match.
+    async fn alerts(&self, org: i64, query: &AlertQuery, page: Page) -> Result<Paged<Alert>>;
+
+    /// Acknowledges an alert of the organisation (the first acknowledgement is kept); the
+    /// alert, or none when the organisation has no such alert.
+    async fn ack_alert(&self, org: i64, id: i64, by: &str, at: time::OffsetDateTime) -> Result<Option<Alert>>;
 
     /// The ratings of `of` (a company, or a portfolio's members) made after `since`, each
     /// with the rating before it and the findings opened and closed between the two; at

@@ -94,6 +94,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (12, "portfolios", include_str!("../../migrations/postgres/0012_portfolios.sql")),
     (13, "guidelines", include_str!("../../migrations/postgres/0013_guidelines.sql")),
     (14, "finding opened", include_str!("../../migrations/postgres/0014_finding_opened.sql")),
+    (15, "alerts", include_str!("../../migrations/postgres/0015_alerts.sql")),
 ]);
 
 /// The channel a queued job is announced on.

@@ -7,8 +7,8 @@ use model::{Org, Portfolio, Relationship, Score, Stage, Tier, VendorRecord};
 
 use super::*;
 use crate::portfolios::{
-    CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, PortfolioRow, RatingChange, RatingChanges,
-    RowRating,
+    Alert, AlertQuery, AlertWatch, CHANGE_DAYS, FindingQuery, FindingStatus, FindingsOf, FoundFinding, NewAlert,
+    PortfolioRow, RatingChange, RatingChanges, RowRating, StoredAlertRules,
 };
 
 fn org_from_row(row: &DbRow) -> Result<Org> {
@@ -139,6 +139,30 @@ impl Backend {
         }
         query.bind(limit).bind(offset).fetch_all(&mut *self.reader().await?).await?.iter().map(found_from_row).collect()
     }
+}
+
+const ALERT_SELECT: &str = "SELECT a.*, p.name AS portfolio_name, c.social_id, c.company_name FROM alerts a \
+     JOIN portfolios p ON p.id = a.portfolio_id JOIN companies c ON c.id = a.company_id";
+
+fn alert_from_row(r: &DbRow) -> Result<Alert> {
+    let sid: String = r.try_get("social_id")?;
+    let acked: Option<String> = r.try_get("acknowledged_at")?;
+    Ok(Alert {
+        id: r.try_get("id")?,
+        portfolio: r.try_get("portfolio_id")?,
+        portfolio_name: r.try_get("portfolio_name")?,
+        company: r.try_get("company_id")?,
+        social_id: SocialId::parse(&sid).map_err(|_| corrupt("social_id", &sid))?,
+        company_name: r.try_get("company_name")?,
+        rule_id: r.try_get("rule_id")?,
+        kind: r.try_get("kind")?,
+        subject: r.try_get("subject")?,
+        summary: r.try_get("summary")?,
+        explanation: r.try_get("explanation")?,
+        created_at: ts_text(r.try_get("created_at")?)?,
+        acknowledged_at: acked.as_deref().map(ts_text).transpose()?,
+        acknowledged_by: r.try_get("acknowledged_by")?,
+    })
 }
 
 /// The score of each member's latest rating at or before `at`.
@@ -665,6 +689,137 @@ impl crate::Portfolios for Backend {
             if opened { change.opened.push(finding) } else { change.closed.push(finding) }
         }
         Ok(RatingChanges { changes, truncated })
+    }
+
+    async fn set_alert_rules(&self, portfolio: i64, document: &str, by: &str, at: OffsetDateTime) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO alert_rules (portfolio_id, document, updated_at, updated_by) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (portfolio_id) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at, \
+             updated_by = excluded.updated_by",
+        )
+        .bind(portfolio)
+        .bind(document)
+        .bind(rfc3339(at))
+        .bind(by)
+        .execute(self.writer())
+        .await?;
+        Ok(())
+    }
+
+    async fn alert_rules(&self, portfolio: i64) -> Result<Option<StoredAlertRules>> {
+        let row = sqlx::query("SELECT * FROM alert_rules WHERE portfolio_id = $1")
+            .bind(portfolio)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        row.map(|r| -> Result<StoredAlertRules> {
+            Ok(StoredAlertRules {
+                document: r.try_get("document")?,
+                updated_at: ts_text(r.try_get("updated_at")?)?,
+                updated_by: r.try_get("updated_by")?,
+            })
+        })
+        .transpose()
+    }
+
+    async fn alert_watches(&self, company: i64) -> Result<Vec<AlertWatch>> {
+        let rows = sqlx::query(
+            "SELECT p.org_id, p.id AS portfolio_id, pc.tier, r.document FROM portfolio_companies pc \
+             JOIN portfolios p ON p.id = pc.portfolio_id JOIN alert_rules r ON r.portfolio_id = p.id \
+             WHERE pc.company_id = $1 ORDER BY p.id",
+        )
+        .bind(company)
+        .fetch_all(&mut *self.reader().await?)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let tier: Option<i64> = r.try_get("tier")?;
+                Ok(AlertWatch {
+                    org: r.try_get("org_id")?,
+                    portfolio: r.try_get("portfolio_id")?,
+                    tier: tier.map(|t| u8::try_from(t).map_err(|_| corrupt("tier", t))).transpose()?,
+                    document: r.try_get("document")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn record_alerts(&self, alerts: &[NewAlert]) -> Result<u64> {
+        let mut tx = self.begin().await?;
+        let mut new = 0;
+        for a in alerts {
+            let done = sqlx::query(
+                "INSERT INTO alerts (org_id, portfolio_id, company_id, rule_id, kind, subject, summary, explanation, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                 ON CONFLICT (portfolio_id, company_id, rule_id, subject, created_at) DO NOTHING",
+            )
+            .bind(a.org)
+            .bind(a.portfolio)
+            .bind(a.company)
+            .bind(&a.rule_id)
+            .bind(&a.kind)
+            .bind(&a.subject)
+            .bind(&a.summary)
+            .bind(&a.explanation)
+            .bind(rfc3339(a.created_at))
+            .execute(&mut *tx)
+            .await?;
+            new += done.rows_affected();
+        }
+        tx.commit().await?;
+        Ok(new)
+    }
+
+    async fn alerts(&self, org: i64, q: &AlertQuery, page: Page) -> Result<Paged<Alert>> {
+        let mut clauses = vec!["a.org_id = $1".to_owned()];
+        let mut binds: Vec<String> = Vec::new();
+        if let Some(p) = q.portfolio {
+            binds.push(p.to_string());
+            clauses.push(format!("a.portfolio_id = CAST(${} AS BIGINT)", binds.len() + 1));
+        }
+        match q.acknowledged {
+            Some(true) => clauses.push("a.acknowledged_at IS NOT NULL".into()),
+            Some(false) => clauses.push("a.acknowledged_at IS NULL".into()),
+            None => {}
+        }
+        if let Some(k) = &q.kind {
+            binds.push(k.clone());
+            clauses.push(format!("a.kind = ${}", binds.len() + 1));
+        }
+        let clause = clauses.join(" AND ");
+        let mut conn = self.reader().await?;
+        let sql = format!("SELECT count(*) FROM alerts a WHERE {clause}");
+        let mut count_q = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql)).bind(org);
+        for b in &binds {
+            count_q = count_q.bind(b.as_str());
+        }
+        let total = count_q.fetch_one(&mut *conn).await?;
+        let n = binds.len() + 2;
+        let sql = format!(
+            "{ALERT_SELECT} WHERE {clause} ORDER BY a.created_at DESC, a.id DESC LIMIT CAST(${n} AS BIGINT) OFFSET ${}",
+            n + 1
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(org);
+        for b in &binds {
+            query = query.bind(b.as_str());
+        }
+        let rows = query.bind(page.limit()).bind(page.offset()).fetch_all(&mut *conn).await?;
+        Ok(Paged { items: rows.iter().map(alert_from_row).collect::<Result<_>>()?, total: count(total) })
+    }
+
+    async fn ack_alert(&self, org: i64, id: i64, by: &str, at: OffsetDateTime) -> Result<Option<Alert>> {
+        sqlx::query(
+            "UPDATE alerts SET acknowledged_at = $3, acknowledged_by = $4 \
+             WHERE id = $1 AND org_id = $2 AND acknowledged_at IS NULL",
+        )
+        .bind(id)
+        .bind(org)
+        .bind(rfc3339(at))
+        .bind(by)
+        .execute(self.writer())
+        .await?;
+        let sql = format!("{ALERT_SELECT} WHERE a.id = $1 AND a.org_id = $2");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).bind(org).fetch_optional(self.writer()).await?;
+        row.as_ref().map(alert_from_row).transpose()
     }
 
     async fn save_guidelines(&self, org: i64, document: &str, by: &str, at: OffsetDateTime) -> Result<i64> {

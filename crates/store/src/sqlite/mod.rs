@@ -135,6 +135,7 @@ const MIGRATIONS: Embedded = Embedded(&[
     (30, "portfolios", include_str!("../../migrations/sqlite/0030_portfolios.sql")),
     (31, "guidelines", include_str!("../../migrations/sqlite/0031_guidelines.sql")),
     (32, "finding opened", include_str!("../../migrations/sqlite/0032_finding_opened.sql")),
+    (33, "alerts", include_str!("../../migrations/sqlite/0033_alerts.sql")),
 ]);
 
 /// The page cache of each read connection, in KiB (SQLite's negative `cache_size`).

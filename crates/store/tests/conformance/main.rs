@@ -22,7 +22,7 @@ macro_rules! conformance {
     ($backend:ident, $open:path) => {
         mod $backend {
             conformance!(@areas $open; companies subsidiaries_and_search normalised_names subsidiary_requests
-                cves cve_batches keys_and_usage jobs job_order scans discovery software data_versions schedule feed_changes events concurrent_writes disputes rated_assets portfolios guidelines rating_changes);
+                cves cve_batches keys_and_usage jobs job_order scans discovery software data_versions schedule feed_changes events concurrent_writes disputes rated_assets portfolios guidelines rating_changes alerts);
 
             #[tokio::test]
             async fn served_forms_follow_their_record() {

@@ -2541,3 +2541,70 @@ pub async fn rating_changes(store: &dyn Store) {
     assert!(all.changes[0].before.is_none() && all.changes[0].opened.len() == 2, "{:?}", all.changes[0]);
     assert_eq!(codes(&all.changes[0].opened), vec![y.code.clone(), x.code.clone()], "worst first");
 }
+
+/// Alert rules per portfolio; the portfolios that watch a company; alerts kept once,
+/// listed newest first by portfolio, kind and acknowledgement, acknowledged once and
+/// only by their organisation.
+pub async fn alerts(store: &dyn Store) {
+    use store::{AlertQuery, NewAlert};
+    let org = store.create_org("Alerting Mutual").await.unwrap();
+    let other = store.create_org("Elsewhere").await.unwrap();
+    let book = store.create_portfolio(org.id, "Watched", 3).await.unwrap().unwrap();
+    let quiet = store.create_portfolio(org.id, "Unwatched", 3).await.unwrap().unwrap();
+    let c = store
+        .save_company(&CompanySnapshot { profile: profile("al-a", "Alert Co", "alert.example"), ..Default::default() })
+        .await
+        .unwrap();
+    let record = model::VendorRecord { tier: Some(model::Tier::new(2).unwrap()), ..Default::default() };
+    store.add_to_portfolio(book.id, &[(c.id, record)]).await.unwrap();
+    store.add_to_portfolio(quiet.id, &[(c.id, Default::default())]).await.unwrap();
+    assert!(store.alert_rules(book.id).await.unwrap().is_none());
+    assert!(store.alert_watches(c.id).await.unwrap().is_empty(), "no rules, no watch");
+    let now = at("2026-04-01T00:00:00Z").0;
+    store.set_alert_rules(book.id, r#"{"rules":[]}"#, "ana", now).await.unwrap();
+    store.set_alert_rules(book.id, r#"{"rules":[{"id":"g","kind":"grade_drop"}]}"#, "bo", now).await.unwrap();
+    let kept = store.alert_rules(book.id).await.unwrap().unwrap();
+    assert_eq!((kept.updated_by.as_str(), kept.document.contains("grade_drop")), ("bo", true));
+    let watches = store.alert_watches(c.id).await.unwrap();
+    assert_eq!(watches.len(), 1, "the portfolio without rules does not watch");
+    assert_eq!((watches[0].org, watches[0].portfolio, watches[0].tier), (org.id, book.id, Some(2)));
+
+    let alert = |rule: &str, kind: &str, subject: &str, minutes: i64| NewAlert {
+        org: org.id,
+        portfolio: book.id,
+        company: c.id,
+        rule_id: rule.into(),
+        kind: kind.into(),
+        subject: subject.into(),
+        summary: format!("{kind} {subject}"),
+        explanation: "Score 80.0 → 70.0".into(),
+        created_at: now + time::Duration::minutes(minutes),
+    };
+    let batch =
+        [alert("g", "grade_drop", "", 1), alert("h", "finding_opened", "7", 2), alert("h", "finding_opened", "8", 2)];
+    assert_eq!(store.record_alerts(&batch).await.unwrap(), 3);
+    assert_eq!(store.record_alerts(&batch[..1]).await.unwrap(), 0, "kept once");
+    let all = store.alerts(org.id, &AlertQuery::default(), Page::FIRST).await.unwrap();
+    assert_eq!(all.total, 3);
+    assert_eq!(all.items[2].kind, "grade_drop", "newest first");
+    assert_eq!((all.items[0].social_id.as_str(), all.items[0].portfolio_name.as_str()), ("al-a", "Watched"));
+    let opened = AlertQuery { kind: Some("finding_opened".into()), ..Default::default() };
+    assert_eq!(store.alerts(org.id, &opened, Page::FIRST).await.unwrap().total, 2);
+    let elsewhere = AlertQuery { portfolio: Some(quiet.id), ..Default::default() };
+    assert_eq!(store.alerts(org.id, &elsewhere, Page::FIRST).await.unwrap().total, 0);
+    assert_eq!(store.alerts(other.id, &AlertQuery::default(), Page::FIRST).await.unwrap().total, 0);
+
+    // Acknowledged once, by the organisation only.
+    let id = all.items[2].id;
+    assert!(store.ack_alert(other.id, id, "mallory", now).await.unwrap().is_none());
+    let acked = store.ack_alert(org.id, id, "ana", now).await.unwrap().unwrap();
+    assert_eq!(acked.acknowledged_by.as_deref(), Some("ana"));
+    let again = store.ack_alert(org.id, id, "bo", now + time::Duration::hours(1)).await.unwrap().unwrap();
+    assert_eq!(
+        (again.acknowledged_by.as_deref(), again.acknowledged_at),
+        (Some("ana"), Some(at("2026-04-01T00:00:00Z")))
+    );
+    let unread = AlertQuery { acknowledged: Some(false), ..Default::default() };
+    assert_eq!(store.alerts(org.id, &unread, Page::FIRST).await.unwrap().total, 2);
+    assert!(store.ack_alert(org.id, 999_999, "ana", now).await.unwrap().is_none());
+}
