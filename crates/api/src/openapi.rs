@@ -13,7 +13,7 @@ use utoipa_axum::{PathItemExt, routes};
 use crate::AppState;
 use crate::error::{ErrorBody, RouteNotFound};
 use crate::routes::{
-    Named, Own, changes, company, disputes, general, guidelines, monitor, portfolio, predictions, underwriter,
+    Named, Own, alerts, changes, company, disputes, general, guidelines, monitor, portfolio, predictions, underwriter,
     vulnerability,
 };
 
@@ -122,7 +122,11 @@ fn all_operations() -> OpenApiRouter<AppState> {
         .routes(routes!(guidelines::set))
         .routes(routes!(guidelines::get))
         .routes(routes!(guidelines::evaluate))
-        .routes(routes!(changes::get_changes));
+        .routes(routes!(changes::get_changes))
+        .routes(routes!(alerts::set_rules))
+        .routes(routes!(alerts::get_rules))
+        .routes(routes!(alerts::get_alerts))
+        .routes(routes!(alerts::ack));
     company_resources()
         .into_iter()
         .fold(router, |router, (underwriter, monitor)| router.routes(underwriter).routes(monitor))

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+pub mod alerts;
 pub mod changes;
 pub mod guidelines;
 pub mod portfolio;

@@ -27,28 +27,37 @@ pub const MAX_PER_KIND: usize = 100;
 /// What the store held about a company before a job.
 #[derive(Debug, Clone, Default)]
 pub struct Before {
-    rating: Option<ScoreSnapshot>,
-    open: Vec<Finding>,
+    pub(crate) rating: Option<ScoreSnapshot>,
+    pub(crate) open: Vec<Finding>,
     hosts: BTreeSet<String>,
+    /// The KEV-listed CVEs among the open findings, read only when a portfolio's alert
+    /// rules watch the company (`watched`).
+    pub(crate) kev: BTreeSet<String>,
+    pub(crate) watched: bool,
 }
 
 impl Before {
     pub async fn read(store: &dyn Store, company: i64) -> Result<Before, StoreError> {
+        let open = store.open_findings(company).await?;
+        let watched = !store.alert_watches(company).await?.is_empty();
+        let kev = if watched { store::judged::kev_among(store, &open).await? } else { BTreeSet::new() };
         Ok(Before {
             rating: store.latest_score(company).await?,
-            open: store.open_findings(company).await?,
+            open,
             hosts: store.hosts(company).await?.into_iter().map(|h| h.name).collect(),
+            kev,
+            watched,
         })
     }
 
     /// Nothing was known: the company's first look.
-    fn first_look(&self) -> bool {
+    pub(crate) fn first_look(&self) -> bool {
         self.rating.is_none() && self.open.is_empty() && self.hosts.is_empty()
     }
 }
 
 /// What identifies a finding across scans.
-fn identity(f: &Finding) -> (RiskVector, &str, &str, &str) {
+pub(crate) fn identity(f: &Finding) -> (RiskVector, &str, &str, &str) {
     (f.risk_vector, f.asset.as_str(), f.code.as_str(), store::finding_subject(f))
 }
 
@@ -115,7 +124,9 @@ pub async fn after(
     let now = Before::read(store, company.id).await?;
     let whose = Whose { id: company.id, social_id: company.social_id.as_str(), name: &company.company_name };
     let events = changes(whose, &before, &now, at, truncated);
-    announce(store, &events).await
+    let kept = announce(store, &events).await?;
+    crate::alerts::after_job(store, company.id, &before, &now, at).await?;
+    Ok(kept)
 }
 
 /// The company events are about.
@@ -396,6 +407,7 @@ mod tests {
             rating: Some(rating(91.0, Grade::A, 100)),
             open: vec![finding(1, "dmarc.missing", Severity::High)],
             hosts: ["www.acme.test".to_owned()].into(),
+            ..Default::default()
         };
         let got = changes(company(), &Before::default(), &now, OffsetDateTime::UNIX_EPOCH, None);
         assert_eq!(kinds(&got), vec![(EventKind::RatingChanged, String::new())]);
@@ -415,6 +427,7 @@ mod tests {
                 finding(3, "dmarc.partial_pct", Severity::Low),
             ],
             hosts: ["www.acme.test".to_owned()].into(),
+            ..Default::default()
         };
         let mut raised = finding(1, "dmarc.policy_none", Severity::High);
         raised.asset = "https://www.acme.test:8443/x".into();
@@ -428,6 +441,7 @@ mod tests {
                 finding(4, "dmarc.missing", Severity::Critical),
             ],
             hosts: ["www.acme.test".to_owned(), "api.acme.test".to_owned()].into(),
+            ..Default::default()
         };
         let notes = vec!["acme.test: the deadline was reached".to_owned()];
         let got = changes(company(), &before, &now, OffsetDateTime::UNIX_EPOCH, Some(&notes));
@@ -457,15 +471,21 @@ mod tests {
 
     #[test]
     fn a_small_move_of_the_same_grade_is_not_an_event_and_lists_are_capped() {
-        let before = Before { rating: Some(rating(91.0, Grade::A, 100)), open: vec![], hosts: ["a".into()].into() };
+        let before = Before {
+            rating: Some(rating(91.0, Grade::A, 100)),
+            open: vec![],
+            hosts: ["a".into()].into(),
+            ..Default::default()
+        };
         let hosts: BTreeSet<String> = (0..250).map(|i| format!("h{i:03}.acme.test")).collect();
-        let now = Before { rating: Some(rating(87.0, Grade::A, 200)), open: vec![], hosts };
+        let now = Before { rating: Some(rating(87.0, Grade::A, 200)), open: vec![], hosts, ..Default::default() };
         let got = changes(company(), &before, &now, OffsetDateTime::UNIX_EPOCH, None);
         assert!(got.iter().all(|e| e.kind == EventKind::AssetAttributed));
         assert_eq!(got.len(), MAX_PER_KIND);
         assert_eq!(got.last().unwrap().data["more"], 150);
         // The rating held before, read again: nothing moved.
-        let same = Before { rating: before.rating.clone(), open: vec![], hosts: before.hosts.clone() };
+        let same =
+            Before { rating: before.rating.clone(), open: vec![], hosts: before.hosts.clone(), ..Default::default() };
         assert!(changes(company(), &before, &same, OffsetDateTime::UNIX_EPOCH, None).is_empty());
     }
 }

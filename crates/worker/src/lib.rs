@@ -10,6 +10,7 @@
 //! of pages and services → applications and SBOM components (sbom findings from the
 //! lifecycle data), matched against the vulnerability database (vulnerabilities).
 
+pub mod alerts;
 pub mod disputes;
 pub mod events;
 pub mod feeds;

@@ -175,7 +175,8 @@ impl Scheduler {
         self.store.plan_rescans(&plans).await?;
         // Kept once per company and rating (the event's time is when it became stale).
         if !stale.is_empty() {
-            crate::events::announce(&*self.store, &stale).await?;
+            let kept = crate::events::announce(&*self.store, &stale).await?;
+            crate::alerts::stale(&*self.store, &kept).await?;
         }
         self.left = Some(waiting + round.queued);
         crate::metrics::scheduled(round.queued, round.held_back);

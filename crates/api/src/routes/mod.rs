@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::error::{self, ApiError};
 use crate::{AppState, Caller};
 
+pub mod alerts;
 pub mod changes;
 pub mod company;
 pub mod disputes;

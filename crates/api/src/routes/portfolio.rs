@@ -170,7 +170,7 @@ fn body_name(body: &serde_json::Map<String, serde_json::Value>) -> Result<String
 }
 
 /// `portfolio_id` of a JSON body: a positive integer (or its text).
-fn body_portfolio_id(body: &serde_json::Map<String, serde_json::Value>) -> Result<i64, ApiError> {
+pub(super) fn body_portfolio_id(body: &serde_json::Map<String, serde_json::Value>) -> Result<i64, ApiError> {
     match body.get("portfolio_id") {
         None | Some(serde_json::Value::Null) => Err(ApiError::required("portfolio_id")),
         Some(serde_json::Value::Number(n)) => {

@@ -345,6 +345,15 @@ pub fn extensions() -> Vec<(Method, &'static str, bool, Option<&'static str>)> {
         (Method::POST, "/portfolio-set-guidelines", false, Some(GUIDELINES)),
         (Method::GET, "/portfolio-getguidelines", false, None),
         (Method::GET, "/portfolio-getchanges?portfolio_id=1", false, None),
+        (
+            Method::POST,
+            "/portfolio-set-alert-rules",
+            false,
+            Some(r#"{"portfolio_id":1,"rules":[{"id":"g","kind":"grade_drop"}]}"#),
+        ),
+        (Method::GET, "/portfolio-getalertrules?portfolio_id=1", false, None),
+        (Method::GET, "/portfolio-getalerts", false, None),
+        (Method::POST, "/portfolio-ack-alert", false, Some(r#"{"alert_id":1}"#)),
         (Method::GET, "/underwriter-evaluate-guidelines?social_id=acme-robotics", false, None),
     ]
 }

@@ -1,5 +1,6 @@
 //! Contract tests: the real server, real HTTP, a real SQLite file. One binary.
 
+mod alerts;
 mod changes;
 mod disputes;
 mod errors;

@@ -411,6 +411,27 @@ fn prediction(v: &Value) {
     }
 }
 
+fn alert(a: &Value) {
+    exact(
+        a,
+        &[
+            ("alert_id", T::Int),
+            ("portfolio_id", T::Int),
+            ("portfolio_name", T::Str),
+            ("social_id", T::Str),
+            ("company_name", T::Str),
+            ("rule_id", T::Str),
+            ("kind", T::Str),
+            ("summary", T::Str),
+            ("explanation", T::Str),
+            ("created_at", T::Str),
+            ("acknowledged", T::Bool),
+            ("acknowledged_at", T::StrOrNull),
+            ("acknowledged_by", T::StrOrNull),
+        ],
+    );
+}
+
 fn subdomain_findings(v: &Value) {
     fields(v, &[("data", T::Obj), ("pagination", T::Obj)]);
     exact(&v["data"], &[("domain_name", T::Str), ("subdomain", T::Arr)]);
@@ -651,6 +672,25 @@ pub fn check(path: &str, v: &Value) {
                 finding(f);
                 fields(f, &[("social_id", T::Str), ("status", T::Str), ("closed_at", T::StrOrNull)]);
             });
+        }
+        "/portfolio-set-alert-rules" | "/portfolio-getalertrules" => exact(
+            v,
+            &[
+                ("portfolio_id", T::Int),
+                ("updated_at", T::StrOrNull),
+                ("updated_by", T::StrOrNull),
+                ("count", T::Int),
+                ("rules", T::Arr),
+            ],
+        ),
+        "/portfolio-getalerts" => {
+            exact(v, &[("alerts", T::Arr), ("unacknowledged", T::Int), ("pagination", T::Obj)]);
+            pagination(&v["pagination"]);
+            each(&v["alerts"], alert);
+        }
+        "/portfolio-ack-alert" => {
+            exact(v, &[("message", T::Str), ("alert", T::Obj)]);
+            alert(&v["alert"]);
         }
         "/portfolio-getchanges" => {
             exact(
