@@ -538,7 +538,7 @@ pub struct DisputeAnswer {
 }
 
 /// The disputes of a monitor key's company and subsidiaries (extension).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct DisputesOut {
     pub social_id: String,
     pub disputes: Vec<DisputeOut>,

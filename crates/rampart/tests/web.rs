@@ -170,6 +170,33 @@ async fn the_scorecard_in_a_browser() {
     tokio::task::spawn_blocking(move || run_script(&py, &ch, &b, &k, "rescan", &s)).await.unwrap();
     let (py, ch, b, k, s) = (python.clone(), chromium.clone(), base.clone(), keys.clone(), shots.clone());
     tokio::task::spawn_blocking(move || run_script(&py, &ch, &b, &k, "portfolio", &s)).await.unwrap();
+    // Two alerts of the portfolio the browser made (the worker's raising of them is
+    // worker/tests/alerts.rs): the inbox shows, filters and acknowledges them.
+    let book = store.portfolios(org.id).await.unwrap().into_iter().find(|p| p.name == "Book 2027").expect("the book");
+    let kestrel = store.company_by_social_id(&model::SocialId::parse("kestrel-logistics").unwrap()).await.unwrap();
+    let kestrel = kestrel.expect("kestrel-logistics");
+    let raised = |rule: &str, kind: &str, subject: &str, summary: &str, minutes: i64| {
+        store::NewAlert {
+        org: org.id,
+        portfolio: book.id,
+        company: kestrel.id,
+        rule_id: rule.into(),
+        kind: kind.into(),
+        subject: subject.into(),
+        summary: summary.into(),
+        explanation: "Score 81.0 → 74.0 (−7.0), grade B → C, by a scan: 1 finding opened (high dmarc.syntax_error on kestrelfreight.test).".into(),
+        created_at: time::OffsetDateTime::now_utc() - time::Duration::minutes(minutes),
+    }
+    };
+    store
+        .record_alerts(&[
+            raised("drop5", "score_drop", "", "Score fell 7.0 points (81.0 → 74.0)", 2),
+            raised("high", "finding_opened", "9", "high finding opened: dmarc.syntax_error on kestrelfreight.test", 1),
+        ])
+        .await
+        .unwrap();
+    let (py, ch, b, k, s) = (python.clone(), chromium.clone(), base.clone(), keys.clone(), shots.clone());
+    tokio::task::spawn_blocking(move || run_script(&py, &ch, &b, &k, "alerts", &s)).await.unwrap();
     let _ = stop_workers.send(());
     let _ = workers.await;
     running.down().await;

@@ -64,6 +64,24 @@
     // A new view starts at its top; keyboard focus moves to it (screen readers read on).
     view.focus({ preventScroll: true });
     window.scrollTo(0, 0);
+    unread();
+  }
+
+  // The header's count of unread alerts: shown for a key with an inbox (the portfolio
+  // scope), hidden otherwise.
+  async function unread() {
+    const link = document.getElementById('alerts-link');
+    if (!link || !key()) return;
+    try {
+      const response = await fetch('/ui/alerts/count', { headers: { apikey: key() } });
+      if (!response.ok) { link.hidden = true; return; }
+      const n = (await response.text()).trim();
+      if (!n) { link.hidden = true; return; }
+      document.getElementById('unread').textContent = n === '0' ? '' : n;
+      link.hidden = false;
+    } catch (e) {
+      link.hidden = true;
+    }
   }
 
   async function post(form) {

@@ -28,6 +28,7 @@ use axum::routing::{get, post};
 use maud::Markup;
 use serde::Serialize;
 
+mod alerts;
 pub mod chart;
 mod client;
 pub mod pages;
@@ -91,6 +92,9 @@ pub fn router(api: Router) -> Router {
         .route("/ui/findings/csv", get(portfolio::findings_download))
         .route("/ui/compare", get(portfolio::compare))
         .route("/ui/plan", get(plan))
+        .route("/ui/alerts", get(alerts::inbox))
+        .route("/ui/alerts/count", get(alerts::count))
+        .route("/ui/alerts/ack", post(alerts::ack))
         .layer(DefaultBodyLimit::max(FORM_LIMIT))
         // The domains of an add-companies request (1,000 rows of a CSV at most).
         .route("/ui/portfolio/add", post(portfolio::add).layer(DefaultBodyLimit::max(ADD_LIMIT)))
@@ -306,7 +310,34 @@ pub(crate) async fn scorecard(api: &Api, who: Audience, social_id: &str) -> Resu
         api.get(ops[4], id),
         api.get(ops[5], id),
     );
-    Ok(pages::Scorecard { scores, history, subsidiaries, applications, infrastructure, sbom, incidents })
+    let disputes = match who {
+        Audience::Monitor => own_disputes(api).await,
+        Audience::Underwriter => pages::Disputes::default(),
+    };
+    Ok(pages::Scorecard { scores, disputes, history, subsidiaries, applications, infrastructure, sbom, incidents })
+}
+
+/// The most pages of disputes a view reads (10 each).
+const DISPUTE_PAGES: u64 = 10;
+
+/// The monitor key's disputes, newest first, as a view shows them by finding (none when
+/// the key may not read them).
+pub(crate) async fn own_disputes(api: &Api) -> pages::Disputes {
+    let mut all = Vec::new();
+    for page in 1..=DISPUTE_PAGES {
+        let p = page.to_string();
+        match api.get::<api::responses::DisputesOut>("/monitor-getdisputes", &[("page", p.as_str())]).await {
+            Ok(v) => {
+                let last = v.pagination.total_pages <= page;
+                all.extend(v.disputes);
+                if last {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    pages::Disputes::of(all)
 }
 
 async fn company(Caller(api): Caller, Query(q): Params) -> Response {

@@ -54,6 +54,28 @@ impl Audience {
     }
 }
 
+/// The caller's disputes by finding, the latest of each: a monitor's view shows a
+/// finding's dispute state (open, accepted, rejected and why); an underwriter's has none.
+#[derive(Debug, Default)]
+pub struct Disputes(std::collections::HashMap<i64, api::responses::DisputeOut>);
+
+impl Disputes {
+    /// From the disputes newest first (as `/monitor-getdisputes` lists them).
+    pub fn of(list: Vec<api::responses::DisputeOut>) -> Disputes {
+        let mut by = std::collections::HashMap::new();
+        for d in list {
+            if let Some(id) = d.finding_id {
+                by.entry(id).or_insert(d);
+            }
+        }
+        Disputes(by)
+    }
+
+    fn get(&self, finding: i64) -> Option<&api::responses::DisputeOut> {
+        self.0.get(&finding)
+    }
+}
+
 /// The member of the score object that holds one component.
 pub type Member = fn(&ScoreComponents) -> &ComponentOut;
 
@@ -173,6 +195,7 @@ pub fn shell() -> Markup {
                     a.brand href="/app/" { "Rampart" }
                     nav #nav aria-label="Main" hidden {
                         a href="/app/" { "Home" }
+                        a #alerts-link href="/app/alerts" hidden { "Alerts " span #unread.badge aria-label="unread alerts" {} }
                         button #signout type="button" { "Sign out" }
                     }
                 }
@@ -337,6 +360,8 @@ pub enum Subsidiaries {
 /// Everything the scorecard shows, each as the API answered it.
 pub struct Scorecard {
     pub scores: CompanyScores,
+    /// The monitor key's disputes (none for an underwriter).
+    pub disputes: Disputes,
     pub history: Result<ScoreHistory, Failure>,
     pub subsidiaries: Result<Subsidiaries, Failure>,
     pub applications: Result<ApplicationsAssets, Failure>,
@@ -397,7 +422,7 @@ pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
             section {
                 h2 { "Components" }
                 @if let Some(score) = &s.score {
-                    ol.components { @for (key, name, member) in COMPONENTS { (component(who, sid, key, name, member(score))) } }
+                    ol.components { @for (key, name, member) in COMPONENTS { (component(who, sid, key, name, member(score), &card.disputes)) } }
                 } @else { p { "No rating yet." } }
             }
             section {
@@ -447,7 +472,7 @@ fn peers(p: &PeerBenchmarks) -> Markup {
     }
 }
 
-fn component(who: Audience, sid: &str, key: &str, name: &str, c: &ComponentOut) -> Markup {
+fn component(who: Audience, sid: &str, key: &str, name: &str, c: &ComponentOut, disputes: &Disputes) -> Markup {
     let score = finite(c.score);
     let findings = &c.findings;
     let count = u64::from(c.findings_count);
@@ -474,7 +499,7 @@ fn component(who: Audience, sid: &str, key: &str, name: &str, c: &ComponentOut) 
             @if !findings.is_empty() {
                 details.findings {
                     summary { (count) " finding" @if count != 1 { "s" } @if (findings.len() as u64) < count { " (the " (findings.len()) " worst shown)" } }
-                    ul { @for f in findings { li { (finding(who, f)) } } }
+                    ul { @for f in findings { li { (finding(who, f, disputes)) } } }
                     p { a href=(findings_link(who, sid, key)) { "All " (count) " of " (name) " (open and closed, with filters) →" } }
                 }
             } @else if score.is_some() {
@@ -484,8 +509,10 @@ fn component(who: Audience, sid: &str, key: &str, name: &str, c: &ComponentOut) 
     }
 }
 
-pub(crate) fn finding(who: Audience, f: &FindingOut) -> Markup {
+pub(crate) fn finding(who: Audience, f: &FindingOut, disputes: &Disputes) -> Markup {
     let id = f.id;
+    let dispute = disputes.get(id);
+    let open = f.disputed || dispute.is_some_and(|d| d.state == "open");
     let asset = f.asset.as_str();
     let last_seen = f.last_seen.as_str();
     html! {
@@ -510,15 +537,27 @@ pub(crate) fn finding(who: Audience, f: &FindingOut) -> Markup {
                 dt { "First seen" } dd { (f.first_seen) }
                 dt { "Last seen" } dd { (last_seen) }
             }
+            @if let Some(d) = dispute {
+                p class={"dispute-state " (d.state)} {
+                    @match d.state.as_str() {
+                        "open" => { strong { "Dispute open" } " since " (day(&d.opened_at)) " (" (d.reason) "): " (d.explanation) }
+                        state => {
+                            strong { "Dispute " (state) } " " (d.decided_at.as_deref().map(day).unwrap_or_default())
+                            @if let Some(by) = &d.decided_by { " by " (by) }
+                            @if let Some(note) = &d.note { ": " (note) }
+                        }
+                    }
+                }
+            }
             @if who == Audience::Monitor {
                 form.rescan data-action="/ui/monitor/rescan" data-then="watch" data-finding=(id) data-last-seen=(last_seen) {
                     input type="hidden" name="subdomain" value=(asset_host(asset));
                     input type="hidden" name="risk_vector_id" value=(f.risk_vector);
                     button type="submit" { "Rescan " (asset_host(asset)) " for " (f.risk_vector) }
                 }
-                @if !f.disputed {
+                @if !open {
                     details.dispute {
-                        summary { "Dispute this finding" }
+                        summary { @if dispute.is_some() { "Dispute it again" } @else { "Dispute this finding" } }
                         form data-action="/ui/monitor/dispute" data-then="reload" {
                             input type="hidden" name="finding_id" value=(id);
                             label { "Reason "
@@ -604,7 +643,7 @@ pub fn plan(who: Audience, p: &api::responses::ImprovementPlanOut) -> Markup {
                         li data-finding-id=(s.finding.id) {
                             span.muted { "+" (format!("{:.1}", s.gain)) " alone · then " } (score_badge(Some(s.score_after), Some(&s.grade_after)))
                             @if let Some(cap) = &s.lifts_cap { " " span.tag { "lifts the cap of " (cap) } }
-                            (finding(who, &s.finding))
+                            (finding(who, &s.finding, &Disputes::default()))
                         }
                     }
                 }
@@ -1259,6 +1298,7 @@ mod tests {
                 for who in [Audience::Underwriter, Audience::Monitor] {
                     let card = Scorecard {
                         scores: d.parse(scores.clone()),
+                        disputes: Disputes::default(),
                         history: Ok(d.parse(fixtures::history())),
                         subsidiaries: Ok(match who {
                             Audience::Underwriter => Subsidiaries::Scores(d.parse(fixtures::subscores())),
@@ -1328,6 +1368,7 @@ mod tests {
         let refused = || Err(Failure::new(axum::http::StatusCode::FORBIDDEN, "not allowed"));
         Scorecard {
             scores,
+            disputes: Disputes::default(),
             history: Ok(parse(fixtures::history())),
             subsidiaries: Ok(match who {
                 Audience::Underwriter => Subsidiaries::Scores(parse(fixtures::subscores())),
@@ -1427,6 +1468,34 @@ mod tests {
                 && monitor.contains(r#"name="finding_id" value="7""#)
         );
         assert!(monitor.contains("compensating control: no weight"));
+    }
+
+    /// A monitor sees each finding's dispute: an open one (and no second form), a
+    /// rejected one with why (and a form to dispute it again).
+    #[test]
+    fn a_finding_shows_its_dispute_open_or_rejected() {
+        let dispute = |state: &str, note: Option<&str>| {
+            parse::<api::responses::DisputeOut>(json!({
+                "id": 3, "social_id": "acme", "finding_id": 7, "asset": "acme.example", "risk_vector": "dmarc",
+                "code": "dmarc.policy_none", "title": "t", "reason": "fixed", "explanation": "We set p=reject.",
+                "state": state, "opened_at": "2026-11-02T10:00:00Z", "opened_by": "key 4",
+                "decided_at": note.map(|_| "2026-11-03T10:00:00Z"), "decided_by": note.map(|_| "rescan"), "note": note
+            }))
+        };
+        let with = |d| {
+            let mut c = card(Audience::Monitor, scores());
+            c.disputes = Disputes::of(vec![d]);
+            scorecard(Audience::Monitor, &c).into_string()
+        };
+        let open = with(dispute("open", None));
+        assert!(open.contains("Dispute open</strong> since 2026-11-02 (fixed): We set p=reject."), "{open}");
+        assert!(!open.contains(r#"name="finding_id" value="7""#), "no second dispute while one is open");
+        let rejected = with(dispute("rejected", Some("the rescan still saw p=none")));
+        assert!(
+            rejected.contains("Dispute rejected</strong> 2026-11-03 by rescan: the rescan still saw p=none"),
+            "{rejected}"
+        );
+        assert!(rejected.contains("Dispute it again") && rejected.contains(r#"name="finding_id" value="7""#));
     }
 
     /// Where a CVE's severity shows, so does the CVSS metric it is computed from, with its

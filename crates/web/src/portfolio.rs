@@ -55,12 +55,12 @@ const FOLLOWED: usize = api::MAX_NAMED;
 const GRADES: [&str; 6] = ["A", "B", "C", "D", "E", "F"];
 
 /// The given parameters among `names`, in that order.
-fn kept<'a>(q: &'a HashMap<String, String>, names: &[&'static str]) -> Vec<(&'static str, &'a str)> {
+pub(crate) fn kept<'a>(q: &'a HashMap<String, String>, names: &[&'static str]) -> Vec<(&'static str, &'a str)> {
     names.iter().filter_map(|n| Some((*n, param(q, n))).filter(|(_, v)| !v.is_empty())).collect()
 }
 
 /// A link to `view` with `base` and `kept`, `set` replacing (or, empty, removing) one.
-fn link(view: &str, base: &[(&str, &str)], kept: &[(&str, &str)], set: (&str, &str)) -> String {
+pub(crate) fn link(view: &str, base: &[(&str, &str)], kept: &[(&str, &str)], set: (&str, &str)) -> String {
     let mut pairs: Vec<(&str, &str)> = base.to_vec();
     pairs.extend(kept.iter().filter(|(k, _)| *k != set.0 && *k != "page"));
     if !set.1.is_empty() {
@@ -200,7 +200,7 @@ fn portfolio_view(
     }
 }
 
-fn company_link(social_id: &str) -> String {
+pub(crate) fn company_link(social_id: &str) -> String {
     format!("/app/company?{}", query(&[("social_id", social_id)]))
 }
 
@@ -583,7 +583,13 @@ pub(crate) async fn findings(Caller(api): Caller, Query(q): Params) -> Response 
     if !page.is_empty() {
         at.push(("page", page));
     }
-    let (answer, name) = tokio::join!(api.get::<FindingsOut>(of.operation(), &at), async {
+    let disputes = async {
+        match &of {
+            Of::Own => crate::own_disputes(&api).await,
+            _ => pages::Disputes::default(),
+        }
+    };
+    let (answer, disputes, name) = tokio::join!(api.get::<FindingsOut>(of.operation(), &at), disputes, async {
         match &of {
             Of::Portfolio(p) => api
                 .get::<PortfolioSummaryOut>("/portfolio-getsummary", &[("portfolio_id", p)])
@@ -598,7 +604,7 @@ pub(crate) async fn findings(Caller(api): Caller, Query(q): Params) -> Response 
             Of::Own => None,
         }
     });
-    fragment(StatusCode::OK, findings_view(&of, name.as_deref(), &kept, &answer))
+    fragment(StatusCode::OK, findings_view(&of, name.as_deref(), &kept, &answer, &disputes))
 }
 
 fn findings_view(
@@ -606,6 +612,7 @@ fn findings_view(
     name: Option<&str>,
     kept: &[(&str, &str)],
     answer: &Result<FindingsOut, Failure>,
+    disputes: &pages::Disputes,
 ) -> Markup {
     let base = of.base();
     let get = |k: &str| kept.iter().find(|(n, _)| *n == k).map_or("", |(_, v)| *v);
@@ -666,7 +673,7 @@ fn findings_view(
                         } }
                         tbody { @for f in &v.findings {
                             tr data-finding-id=(f.finding.id) {
-                                td { (pages::finding(who, &f.finding)) }
+                                td { (pages::finding(who, &f.finding, disputes)) }
                                 td { (f.finding.risk_vector) }
                                 @if matches!(of, Of::Portfolio(_)) { td { a href=(company_link(&f.social_id)) { (f.social_id) } } }
                                 td { (f.status) @if let Some(at) = &f.closed_at { br; span.muted { (pages::when(at)) } } }
@@ -834,7 +841,13 @@ pub(crate) fn every_view(mutate: &mut dyn FnMut(serde_json::Value) -> serde_json
         added(&parse(mutate(fixtures::added()))),
     ];
     let found: FindingsOut = parse(mutate(fixtures::found_findings()));
-    views.push(findings_view(&Of::Portfolio("7"), Some("Cyber book"), &[("severity", "high")], &Ok(found)));
+    views.push(findings_view(
+        &Of::Portfolio("7"),
+        Some("Cyber book"),
+        &[("severity", "high")],
+        &Ok(found),
+        &pages::Disputes::default(),
+    ));
     let compared: Vec<Compared> = (0..2)
         .map(|_| Compared {
             scores: parse(mutate(fixtures::scores())),
