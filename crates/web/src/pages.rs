@@ -1321,7 +1321,7 @@ mod tests {
                     }
                 }
                 let planned = d.parse(fixtures::plan());
-                let html = crate::report::render(&d.parse(scores), &Ok(d.parse(fixtures::history())), Some(&planned), "now").into_string();
+                let html = crate::report::render(&d.parse(scores), &Ok(d.parse(fixtures::history())), &crate::report::Decisions { plan: Some(&planned), ..Default::default() }, "now").into_string();
                 proptest::prop_assert!(!html.contains("<script"), "{html}");
                 let html = plan(Audience::Monitor, &planned).into_string();
                 proptest::prop_assert!(!html.contains("<script"), "{html}");

@@ -3,6 +3,7 @@
 //! history and the methodology version — to send to a broker or a board, or to print to
 //! PDF (`rampart report --format pdf` does, through headless Chromium).
 
+use api::responses::guidelines::EvaluationOut;
 use api::responses::{CompanyScores, ComponentOut, FindingOut, ImprovementPlanOut, ScoreHistory};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
@@ -45,8 +46,23 @@ pub async fn document(api: &Api, who: Audience, social_id: &str) -> Result<Strin
         }
         None => None,
     };
+    // The organisation's guidelines applied, for an underwriter of an organisation that
+    // has set them (the API refuses the others).
+    let evaluation = match who {
+        Audience::Underwriter => api.get::<EvaluationOut>("/underwriter-evaluate-guidelines", &sid).await.ok(),
+        Audience::Monitor => None,
+    };
     let generated = model::timefmt::rfc3339(model::timefmt::now());
-    Ok(render(&scores, &history, plan.as_ref(), &generated).into_string())
+    let decisions = Decisions { plan: plan.as_ref(), evaluation: evaluation.as_ref() };
+    Ok(render(&scores, &history, &decisions, &generated).into_string())
+}
+
+/// What the report prints beside the rating, when the key may ask for it: the plan to the
+/// next grade up, and the organisation's guidelines applied.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Decisions<'a> {
+    pub plan: Option<&'a ImprovementPlanOut>,
+    pub evaluation: Option<&'a EvaluationOut>,
 }
 
 fn severity_rank(s: &str) -> u8 {
@@ -118,9 +134,10 @@ fn methodology(scores: &CompanyScores) -> String {
 pub fn render(
     scores: &CompanyScores,
     history: &Result<ScoreHistory, Failure>,
-    plan: Option<&ImprovementPlanOut>,
+    decisions: &Decisions<'_>,
     generated: &str,
 ) -> Markup {
+    let plan = decisions.plan;
     let name = scores.company_name.as_str();
     let top = top_findings(scores);
     html! {
@@ -145,6 +162,19 @@ pub fn render(
                     p { "Rated " (or_empty(&scores.scanned_at)) ". Methodology version " strong.methodology { (methodology(scores)) } " (docs/METHODOLOGY.md). Report made " (generated) "." }
                     @if scores.stale == Some(true) {
                         p.stale { strong { "Stale rating: " } (or_empty(&scores.stale_reason)) ". Last successful scan " (or_empty(&scores.last_successful_scan)) "." }
+                    }
+                }
+                @if let Some(e) = decisions.evaluation {
+                    section.guidelines {
+                        h2 { "Underwriting guidelines" }
+                        p { "Outcome: " strong.outcome { (e.outcome) } " under guideline version " (e.guideline_version) ", evaluated " (e.evaluated_at) "." }
+                        table {
+                            thead { tr { th { "Rule" } th { "Kind" } th { "Action" } th { "Outcome" } th { "Observed" } } }
+                            tbody { @for r in &e.rules { tr {
+                                td { (r.id) } td { (r.kind) } td { (r.action) } td { (r.outcome) }
+                                td { (r.observed) @if let Some(n) = &r.note { " — " (n) } }
+                            } } }
+                        }
                     }
                 }
                 section {
@@ -242,7 +272,7 @@ mod tests {
             {"scanned_at": "2026-11-01T10:00:00Z", "score": 64.2, "grade": "D", "methodology": "2026.11", "components": {}},
             {"scanned_at": "2026-10-01T10:00:00Z", "score": 70.0, "grade": "C", "methodology": "2026.11", "components": {}}
         ], "pagination": fixtures::pagination(1, 100, 1, 2)})));
-        let html = render(&scores, &history, None, "2026-11-02T00:00:00Z").into_string();
+        let html = render(&scores, &history, &Decisions::default(), "2026-11-02T00:00:00Z").into_string();
         assert!(html.contains("<h1>Acme</h1>") && html.contains("64.2"));
         // Worst first, whatever the component order.
         let rdp = html.find("RDP open to the internet").unwrap();
@@ -256,7 +286,7 @@ mod tests {
         stale.stale = Some(true);
         stale.stale_reason = Some("rated 9 d ago, more than twice its rescan cadence of 24 h".to_owned());
         stale.last_successful_scan = Some("2026-11-01T10:00:00Z".to_owned());
-        let html = render(&stale, &history, None, "2026-11-10T00:00:00Z").into_string();
+        let html = render(&stale, &history, &Decisions::default(), "2026-11-10T00:00:00Z").into_string();
         assert!(html.contains("Stale rating") && html.contains("more than twice its rescan cadence of 24 h"), "{html}");
     }
 
@@ -277,13 +307,38 @@ mod tests {
         assert_eq!(ranked, ["RDP open to the internet", "SPF softfail"]);
     }
 
+    /// The organisation's guidelines applied: the outcome, its version and every rule.
+    #[test]
+    fn the_report_prints_the_guideline_outcome() {
+        let evaluation: EvaluationOut = parse(serde_json::json!({
+            "social_id": "acme", "company_name": "Acme", "outcome": "decline", "guideline_version": 3,
+            "evaluated_at": "2026-11-02T00:00:00Z", "score": 72.0, "grade": "C",
+            "rules": [{"id": "no-rdp", "kind": "forbidden_finding", "action": "decline", "outcome": "decline",
+                       "observed": "1 finding", "note": null, "findings": []},
+                      {"id": "min-score", "kind": "min_global_score", "action": "refer", "outcome": "refer",
+                       "observed": "72.0", "note": "below 80", "findings": []}]
+        }));
+        let decisions = Decisions { evaluation: Some(&evaluation), ..Default::default() };
+        let html = render(&parse(scores()), &Ok(parse(fixtures::history())), &decisions, "now").into_string();
+        assert!(html.contains("<h2>Underwriting guidelines</h2>"), "{html}");
+        assert!(
+            html.contains(r#"Outcome: <strong class="outcome">decline</strong> under guideline version 3"#),
+            "{html}"
+        );
+        assert!(html.contains("<td>no-rdp</td>") && html.contains("72.0 — below 80"), "{html}");
+        let none =
+            render(&parse(scores()), &Ok(parse(fixtures::history())), &Decisions::default(), "now").into_string();
+        assert!(!none.contains("Underwriting guidelines"));
+    }
+
     /// The plan to the next grade: each fix with the score after it and its remediation.
     #[test]
     fn the_report_prints_the_plan_to_the_next_grade() {
+        let plan = parse(fixtures::plan());
         let html = render(
             &parse(scores()),
             &Ok(parse(fixtures::history())),
-            Some(&parse(fixtures::plan())),
+            &Decisions { plan: Some(&plan), ..Default::default() },
             "2026-11-02T00:00:00Z",
         )
         .into_string();
@@ -299,7 +354,8 @@ mod tests {
         let mut v = scores();
         v["score"]["vulnerabilities"] = json!({"score": 10.0, "grade": "F", "weight": 10.0, "assets_checked": 1,
             "findings_count": 1, "methodology": "2026.11", "findings": [fixtures::cve_finding(3)]});
-        let html = render(&parse(v), &Ok(parse(fixtures::history())), None, "2026-11-02T00:00:00Z").into_string();
+        let html = render(&parse(v), &Ok(parse(fixtures::history())), &Decisions::default(), "2026-11-02T00:00:00Z")
+            .into_string();
         assert!(html.contains("CVE-2022-26134: <span class=\"cvss\""), "{html}");
         assert!(
             html.contains(
@@ -308,7 +364,8 @@ mod tests {
             "{html}"
         );
         let plain =
-            render(&parse(scores()), &Ok(parse(fixtures::history())), None, "2026-11-02T00:00:00Z").into_string();
+            render(&parse(scores()), &Ok(parse(fixtures::history())), &Decisions::default(), "2026-11-02T00:00:00Z")
+                .into_string();
         assert!(!plain.contains("<code class=\"cvss-vector\">"));
     }
 
