@@ -310,11 +310,24 @@ pub(crate) async fn scorecard(api: &Api, who: Audience, social_id: &str) -> Resu
         api.get(ops[4], id),
         api.get(ops[5], id),
     );
-    let disputes = match who {
-        Audience::Monitor => own_disputes(api).await,
-        Audience::Underwriter => pages::Disputes::default(),
+    let (disputes, evaluation) = match who {
+        Audience::Monitor => (own_disputes(api).await, None),
+        // The API refuses a key of no organisation, or one without guidelines: no section.
+        Audience::Underwriter => {
+            (pages::Disputes::default(), api.get("/underwriter-evaluate-guidelines", id).await.ok())
+        }
     };
-    Ok(pages::Scorecard { scores, disputes, history, subsidiaries, applications, infrastructure, sbom, incidents })
+    Ok(pages::Scorecard {
+        scores,
+        disputes,
+        evaluation,
+        history,
+        subsidiaries,
+        applications,
+        infrastructure,
+        sbom,
+        incidents,
+    })
 }
 
 /// The most pages of disputes a view reads (10 each).

@@ -362,6 +362,9 @@ pub struct Scorecard {
     pub scores: CompanyScores,
     /// The monitor key's disputes (none for an underwriter).
     pub disputes: Disputes,
+    /// The organisation's guidelines applied (an underwriter of an organisation that
+    /// has set them).
+    pub evaluation: Option<api::responses::guidelines::EvaluationOut>,
     pub history: Result<ScoreHistory, Failure>,
     pub subsidiaries: Result<Subsidiaries, Failure>,
     pub applications: Result<ApplicationsAssets, Failure>,
@@ -412,6 +415,7 @@ pub fn scorecard(who: Audience, card: &Scorecard) -> Markup {
                     a.button href=(link) { "Plan to reach " (next) }
                 }
             }
+            @if let Some(e) = &card.evaluation { (guidelines(e)) }
             @if let Some(m) = &s.message { p.notice { (m) } }
             @if s.stale == Some(true) {
                 p.notice.stale { strong { "Stale rating: " } (or_empty(&s.stale_reason)) ". Last successful scan " (day(or_empty(&s.last_successful_scan))) "." }
@@ -505,6 +509,28 @@ fn component(who: Audience, sid: &str, key: &str, name: &str, c: &ComponentOut, 
             } @else if score.is_some() {
                 p.muted { "No findings (" (c.assets_checked) " assets checked)." }
             }
+        }
+    }
+}
+
+/// The organisation's guidelines applied to the company: the outcome, and each rule that
+/// refers or declines with what was observed.
+fn guidelines(e: &api::responses::guidelines::EvaluationOut) -> Markup {
+    let broken: Vec<_> = e.rules.iter().filter(|r| r.outcome != "pass").collect();
+    html! {
+        section.guidelines data-outcome=(e.outcome) aria-label="Underwriting guidelines" {
+            p {
+                "Underwriting guidelines (version " (e.guideline_version) "): "
+                strong class={"outcome " (e.outcome)} { (e.outcome) }
+                @if broken.is_empty() { " — every rule passes." } @else { " — " (broken.len()) " of " (e.rules.len()) " rules:" }
+            }
+            @if !broken.is_empty() {
+                ul { @for r in &broken { li {
+                    strong { (r.outcome) } " " code { (r.id) } " (" (r.kind) "): observed " (r.observed)
+                    @if let Some(n) = &r.note { " — " (n) }
+                    @if !r.findings.is_empty() { span.muted { " · " (r.findings.len()) " finding" @if r.findings.len() != 1 { "s" } } }
+                } }
+            } }
         }
     }
 }
@@ -1299,6 +1325,7 @@ mod tests {
                     let card = Scorecard {
                         scores: d.parse(scores.clone()),
                         disputes: Disputes::default(),
+                        evaluation: None,
                         history: Ok(d.parse(fixtures::history())),
                         subsidiaries: Ok(match who {
                             Audience::Underwriter => Subsidiaries::Scores(d.parse(fixtures::subscores())),
@@ -1369,6 +1396,7 @@ mod tests {
         Scorecard {
             scores,
             disputes: Disputes::default(),
+            evaluation: None,
             history: Ok(parse(fixtures::history())),
             subsidiaries: Ok(match who {
                 Audience::Underwriter => Subsidiaries::Scores(parse(fixtures::subscores())),
@@ -1468,6 +1496,24 @@ mod tests {
                 && monitor.contains(r#"name="finding_id" value="7""#)
         );
         assert!(monitor.contains("compensating control: no weight"));
+    }
+
+    /// An underwriter whose organisation set guidelines sees the outcome on the
+    /// scorecard, with the rules that refer or decline.
+    #[test]
+    fn the_scorecard_shows_the_guideline_outcome() {
+        let mut c = card(Audience::Underwriter, scores());
+        c.evaluation = Some(parse(json!({
+            "social_id": "acme", "company_name": "Acme", "outcome": "refer", "guideline_version": 2,
+            "evaluated_at": "2026-11-02T00:00:00Z", "score": 72.0, "grade": "C",
+            "rules": [{"id": "min-score", "kind": "min_global_score", "action": "refer", "outcome": "refer",
+                       "observed": "72.0", "note": null, "findings": []},
+                      {"id": "no-kev", "kind": "no_kev_cve", "action": "decline", "outcome": "pass",
+                       "observed": "0 CVEs", "note": null, "findings": []}]
+        })));
+        let html = scorecard(Audience::Underwriter, &c).into_string();
+        assert!(html.contains(r#"<strong class="outcome refer">refer</strong> — 1 of 2 rules:"#), "{html}");
+        assert!(html.contains("<code>min-score</code> (min_global_score): observed 72.0") && !html.contains("no-kev"));
     }
 
     /// A monitor sees each finding's dispute: an open one (and no second form), a

@@ -323,9 +323,20 @@ def portfolio(page, a, shot, sign_in):
     expect(page.locator("ul.legend").first).to_contain_text("Global")
     shot("compare")
 
+    # The organisation sets underwriting guidelines; a scorecard shows their outcome.
+    rules = {"rules": [
+        {"id": "min-score", "kind": "min_global_score", "value": 99, "action": "refer"},
+        {"id": "no-kev", "kind": "no_kev_cve", "action": "decline"}]}
+    answer = page.request.post(a.base + "/portfolio-set-guidelines", data=rules,
+                               headers={"apikey": a.portfolio_key})
+    assert answer.ok, answer.text()
+
     # A company's findings from its scorecard: every one of a component, not five.
     page.get_by_role("link", name=re.compile("Kestrel")).first.click()
     expect(page.locator("li.component")).to_have_count(12)
+    guidelines = page.locator("section.guidelines")
+    expect(guidelines).to_contain_text(re.compile(r"Underwriting guidelines \(version 1\): (refer|decline)"))
+    expect(guidelines).to_contain_text("min-score")
     # Its plan to the next grade: the fewest fixes, each with the score after it.
     page.get_by_role("link", name=re.compile("^Plan to reach ")).click()
     expect(page.get_by_role("heading", name=re.compile("^Plan to reach grade [A-E]: Kestrel"))).to_be_visible()
