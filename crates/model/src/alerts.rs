@@ -76,7 +76,7 @@ pub enum AlertRuleError {
 
 fn tiers(rule: &Value) -> Result<Option<Vec<Option<u8>>>, String> {
     let Some(raw) = rule.get("tiers") else { return Ok(None) };
-    let bad = || "tiers must be an array of tiers 1 to 5 or null (the untiered)".to_owned();
+    let bad = || "tiers must be an array of tiers 1 to 4 or null (the untiered)".to_owned();
     let list = raw.as_array().ok_or_else(bad)?;
     if list.is_empty() {
         return Err(bad());
@@ -180,7 +180,7 @@ mod tests {
             ),
             (
                 json!([{"id": "c", "kind": "grade_drop", "tiers": [9]}]),
-                "rule 1 (c): tiers must be an array of tiers 1 to 5 or null (the untiered)",
+                "rule 1 (c): tiers must be an array of tiers 1 to 4 or null (the untiered)",
             ),
             (
                 json!([{"id": "d", "kind": "weather"}]),

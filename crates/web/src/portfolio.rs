@@ -418,12 +418,9 @@ pub(crate) async fn add(Caller(api): Caller, body: Bytes) -> Response {
         let path = format!("/portfolio-add-companies?{}", query(&[("portfolio_id", &portfolio_id.to_string())]));
         api.post_text::<AddCompaniesOut>(&path, "text/csv", text.to_owned()).await
     } else {
-        let tier = match param(&f, "tier") {
-            "" => None,
-            t => match t.parse::<u8>() {
-                Ok(n) => Some(n),
-                Err(_) => return fragment(StatusCode::BAD_REQUEST, pages::message(false, "The tier is 1 to 4")),
-            },
+        let tier = match tier_of(&f) {
+            Ok(t) => t,
+            Err(refused) => return refused,
         };
         let tags: Vec<&str> = param(&f, "tags").split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
         let companies: Vec<AddRow<'_>> = text
@@ -521,14 +518,21 @@ struct RecordBody<'a> {
     tags: Vec<&'a str>,
 }
 
+/// The tier a form gives (none when empty), or the refusal to show.
+fn tier_of(f: &HashMap<String, String>) -> Result<Option<u8>, Response> {
+    match param(f, "tier") {
+        "" => Ok(None),
+        t => model::Tier::parse(t)
+            .map(|t| Some(t.get()))
+            .map_err(|_| fragment(StatusCode::BAD_REQUEST, pages::message(false, "The tier is 1 to 4"))),
+    }
+}
+
 pub(crate) async fn member(Caller(api): Caller, body: Bytes) -> Response {
     let f = form(&body);
-    let tier = match param(&f, "tier") {
-        "" => None,
-        t => match t.parse::<u8>() {
-            Ok(n) => Some(n),
-            Err(_) => return fragment(StatusCode::BAD_REQUEST, pages::message(false, "The tier is 1 to 4")),
-        },
+    let tier = match tier_of(&f) {
+        Ok(t) => t,
+        Err(refused) => return refused,
     };
     let tags: Vec<&str> = param(&f, "tags").split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
     let at = [("portfolio_id", param(&f, "portfolio_id")), ("social_id", param(&f, "social_id"))];
