@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::guidelines::{number, rule_id, text};
+use crate::guidelines::{RulesError, number, rules_of, text};
 use crate::{Severity, Tier};
 
 /// Most rules one portfolio holds.
@@ -63,16 +63,8 @@ pub struct AlertRules {
     pub rules: Vec<AlertRule>,
 }
 
-/// Why a document was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AlertRuleError {
-    #[error("the document must be an object with a `rules` array")]
-    NotRules,
-    #[error("at most {MAX_RULES} rules")]
-    TooMany,
-    #[error("rule {place}{}: {why}", id.as_ref().map(|i| format!(" ({i})")).unwrap_or_default())]
-    Rule { place: usize, id: Option<String>, why: String },
-}
+/// Why a document of alert rules was refused.
+pub type AlertRuleError = RulesError;
 
 fn tiers(rule: &Value) -> Result<Option<Vec<Option<u8>>>, String> {
     let Some(raw) = rule.get("tiers") else { return Ok(None) };
@@ -113,29 +105,10 @@ impl AlertRules {
     /// and a `kind` of [`KINDS`] with its field (`points` for score_drop, `severity` for
     /// finding_opened).
     pub fn parse(doc: &Value) -> Result<AlertRules, AlertRuleError> {
-        let rules = doc.get("rules").and_then(Value::as_array).ok_or(AlertRuleError::NotRules)?;
-        if rules.len() > MAX_RULES {
-            return Err(AlertRuleError::TooMany);
-        }
-        let mut out: Vec<AlertRule> = Vec::with_capacity(rules.len());
-        for (i, rule) in rules.iter().enumerate() {
-            let id = rule.get("id").and_then(Value::as_str).filter(|s| rule_id(s)).map(str::to_owned);
-            let fail = |why: String| AlertRuleError::Rule { place: i + 1, id: id.clone(), why };
-            if !rule.is_object() {
-                return Err(fail("a rule must be an object".into()));
-            }
-            let Some(rule_id) = id.clone() else {
-                return Err(fail("id is required: 1 to 64 letters, digits, -, _ or .".into()));
-            };
-            if out.iter().any(|r| r.id == rule_id) {
-                return Err(fail("another rule has this id".into()));
-            }
-            let kind = text(rule, "kind").map_err(fail)?;
-            let trigger = trigger_of(rule, kind).map_err(fail)?;
-            let tiers = tiers(rule).map_err(fail)?;
-            out.push(AlertRule { id: rule_id, trigger, tiers });
-        }
-        Ok(AlertRules { rules: out })
+        let rules = rules_of(doc, MAX_RULES, |rule, kind| Ok((trigger_of(rule, kind)?, tiers(rule)?)))?;
+        Ok(AlertRules {
+            rules: rules.into_iter().map(|(id, (trigger, tiers))| AlertRule { id, trigger, tiers }).collect(),
+        })
     }
 }
 

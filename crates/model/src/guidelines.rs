@@ -138,16 +138,50 @@ pub struct Guidelines {
     pub rules: Vec<Rule>,
 }
 
-/// Why a document was refused: the rule (its place from 1, and its id when it has one)
-/// and what is wrong with it.
+/// Why a document of rules (guidelines, alert rules) was refused: the rule (its place
+/// from 1, and its id when it has one) and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum GuidelineError {
+pub enum RulesError {
     #[error("the document must be an object with a `rules` array")]
     NotRules,
-    #[error("at most {MAX_RULES} rules")]
-    TooMany,
+    #[error("at most {0} rules")]
+    TooMany(usize),
     #[error("rule {place}{}: {why}", id.as_ref().map(|i| format!(" ({i})")).unwrap_or_default())]
     Rule { place: usize, id: Option<String>, why: String },
+}
+
+/// Why a guidelines document was refused.
+pub type GuidelineError = RulesError;
+
+/// The rules of a document `{"rules": [...]}`, at most `max`: each an object with a
+/// unique `id` ([`rule_id`]) and a `kind`, the rest read by `read(rule, kind)`.
+pub(crate) fn rules_of<T>(
+    doc: &Value,
+    max: usize,
+    mut read: impl FnMut(&Value, &str) -> Result<T, String>,
+) -> Result<Vec<(String, T)>, RulesError> {
+    let rules = doc.get("rules").and_then(Value::as_array).ok_or(RulesError::NotRules)?;
+    if rules.len() > max {
+        return Err(RulesError::TooMany(max));
+    }
+    let mut out: Vec<(String, T)> = Vec::with_capacity(rules.len());
+    for (i, rule) in rules.iter().enumerate() {
+        let id = rule.get("id").and_then(Value::as_str).filter(|s| rule_id(s)).map(str::to_owned);
+        let fail = |why: String| RulesError::Rule { place: i + 1, id: id.clone(), why };
+        if !rule.is_object() {
+            return Err(fail("a rule must be an object".into()));
+        }
+        let Some(rule_id) = id.clone() else {
+            return Err(fail("id is required: 1 to 64 letters, digits, -, _ or .".into()));
+        };
+        if out.iter().any(|(r, _)| *r == rule_id) {
+            return Err(fail("another rule has this id".into()));
+        }
+        let kind = text(rule, "kind").map_err(fail)?;
+        let read = read(rule, kind).map_err(fail)?;
+        out.push((rule_id, read));
+    }
+    Ok(out)
 }
 
 /// The kinds a rule may be, as the document names them.
@@ -257,33 +291,16 @@ impl Guidelines {
     /// unique `id`, a `kind` of [`KINDS`] with its fields, and an `action` (`refer` or
     /// `decline`).
     pub fn parse(doc: &Value) -> Result<Guidelines, GuidelineError> {
-        let rules = doc.get("rules").and_then(Value::as_array).ok_or(GuidelineError::NotRules)?;
-        if rules.len() > MAX_RULES {
-            return Err(GuidelineError::TooMany);
-        }
-        let mut out: Vec<Rule> = Vec::with_capacity(rules.len());
-        for (i, rule) in rules.iter().enumerate() {
-            let id = rule.get("id").and_then(Value::as_str).filter(|s| rule_id(s)).map(str::to_owned);
-            let fail = |why: String| GuidelineError::Rule { place: i + 1, id: id.clone(), why };
-            if !rule.is_object() {
-                return Err(fail("a rule must be an object".into()));
-            }
-            let Some(rule_id) = id.clone() else {
-                return Err(fail("id is required: 1 to 64 letters, digits, -, _ or .".into()));
-            };
-            if out.iter().any(|r| r.id == rule_id) {
-                return Err(fail("another rule has this id".into()));
-            }
-            let kind = text(rule, "kind").map_err(fail)?;
-            let check = check_of(rule, kind).map_err(fail)?;
+        let rules = rules_of(doc, MAX_RULES, |rule, kind| {
+            let check = check_of(rule, kind)?;
             let action = match rule.get("action").and_then(Value::as_str) {
                 Some("refer") => Action::Refer,
                 Some("decline") => Action::Decline,
-                _ => return Err(fail("action must be refer or decline".into())),
+                _ => return Err("action must be refer or decline".into()),
             };
-            out.push(Rule { id: rule_id, check, action });
-        }
-        Ok(Guidelines { rules: out })
+            Ok((check, action))
+        })?;
+        Ok(Guidelines { rules: rules.into_iter().map(|(id, (check, action))| Rule { id, check, action }).collect() })
     }
 }
 

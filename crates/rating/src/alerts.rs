@@ -88,23 +88,9 @@ mod tests {
     use serde_json::json;
 
     fn finding(id: i64, severity: Severity) -> Finding {
-        Finding {
-            id,
-            risk_vector: RiskVector::OpenPorts,
-            asset: "vpn.acme.example:3389".into(),
-            severity,
-            code: "open_ports.rdp_exposed".into(),
-            title: String::new(),
-            evidence: String::new(),
-            remediation: String::new(),
-            references: Vec::new(),
-            cve: None,
-            component: None,
-            first_seen: model::OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
-            last_seen: model::OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
-            disputed: false,
-            no_weight: false,
-        }
+        let f =
+            crate::testing::finding(RiskVector::OpenPorts, severity, "open_ports.rdp_exposed", "vpn.acme.example:3389");
+        Finding { id, ..f }
     }
 
     fn rating(score: f64) -> Option<(Score, Grade)> {

@@ -77,23 +77,7 @@ mod tests {
     use model::{RiskVector, Severity};
 
     fn finding(code: &str, severity: Severity) -> Finding {
-        Finding {
-            id: 1,
-            risk_vector: RiskVector::OpenPorts,
-            asset: "vpn.acme.example:3389".into(),
-            severity,
-            code: code.into(),
-            title: String::new(),
-            evidence: String::new(),
-            remediation: String::new(),
-            references: Vec::new(),
-            cve: None,
-            component: None,
-            first_seen: model::OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
-            last_seen: model::OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
-            disputed: false,
-            no_weight: false,
-        }
+        crate::testing::finding(RiskVector::OpenPorts, severity, code, "vpn.acme.example:3389")
     }
 
     fn side(score: f64, grade: Grade) -> Side {

@@ -379,6 +379,33 @@ pub fn snapshot(rating: &Rating, scanned_at: OffsetDateTimeText) -> Option<Score
     })
 }
 
+/// What the crate's tests build findings with.
+#[cfg(test)]
+pub(crate) mod testing {
+    use model::{Finding, OffsetDateTimeText, RiskVector, Severity};
+
+    /// A finding of `code` on `asset` (id 0, seen at the epoch).
+    pub(crate) fn finding(v: RiskVector, severity: Severity, code: &str, asset: &str) -> Finding {
+        Finding {
+            id: 0,
+            risk_vector: v,
+            asset: asset.into(),
+            severity,
+            code: code.into(),
+            title: String::new(),
+            evidence: String::new(),
+            remediation: String::new(),
+            references: Vec::new(),
+            cve: None,
+            component: None,
+            first_seen: OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
+            last_seen: OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
+            disputed: false,
+            no_weight: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,25 +427,7 @@ mod tests {
         }
     }
 
-    fn finding(v: RiskVector, severity: Severity, code: &str, asset: &str) -> Finding {
-        Finding {
-            id: 0,
-            risk_vector: v,
-            asset: asset.into(),
-            severity,
-            code: code.into(),
-            title: String::new(),
-            evidence: String::new(),
-            remediation: String::new(),
-            references: Vec::new(),
-            cve: None,
-            component: None,
-            first_seen: OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
-            last_seen: OffsetDateTimeText(time::OffsetDateTime::UNIX_EPOCH),
-            disputed: false,
-            no_weight: false,
-        }
-    }
+    use crate::testing::finding;
 
     fn all(assets: u32) -> BTreeMap<RiskVector, u32> {
         RiskVector::ALL.iter().map(|v| (*v, assets)).collect()

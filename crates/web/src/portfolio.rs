@@ -420,7 +420,7 @@ pub(crate) async fn add(Caller(api): Caller, body: Bytes) -> Response {
     } else {
         let tier = match tier_of(&f) {
             Ok(t) => t,
-            Err(refused) => return refused,
+            Err(why) => return fragment(StatusCode::BAD_REQUEST, pages::message(false, why)),
         };
         let tags: Vec<&str> = param(&f, "tags").split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
         let companies: Vec<AddRow<'_>> = text
@@ -518,13 +518,11 @@ struct RecordBody<'a> {
     tags: Vec<&'a str>,
 }
 
-/// The tier a form gives (none when empty), or the refusal to show.
-fn tier_of(f: &HashMap<String, String>) -> Result<Option<u8>, Response> {
+/// The tier a form gives (none when empty), or why it is refused.
+fn tier_of(f: &HashMap<String, String>) -> Result<Option<u8>, &'static str> {
     match param(f, "tier") {
         "" => Ok(None),
-        t => model::Tier::parse(t)
-            .map(|t| Some(t.get()))
-            .map_err(|_| fragment(StatusCode::BAD_REQUEST, pages::message(false, "The tier is 1 to 4"))),
+        t => model::Tier::parse(t).map(|t| Some(t.get())).map_err(|_| "The tier is 1 to 4"),
     }
 }
 
@@ -532,7 +530,7 @@ pub(crate) async fn member(Caller(api): Caller, body: Bytes) -> Response {
     let f = form(&body);
     let tier = match tier_of(&f) {
         Ok(t) => t,
-        Err(refused) => return refused,
+        Err(why) => return fragment(StatusCode::BAD_REQUEST, pages::message(false, why)),
     };
     let tags: Vec<&str> = param(&f, "tags").split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
     let at = [("portfolio_id", param(&f, "portfolio_id")), ("social_id", param(&f, "social_id"))];
